@@ -1,0 +1,3 @@
+module github.com/guiagent/guiagent
+
+go 1.26

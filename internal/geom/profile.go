@@ -1,0 +1,215 @@
+package geom
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"strings"
+)
+
+// Order is the order in which a model writes the two axes of a point.
+type Order int
+
+// Axis orders.
+const (
+	XY Order = iota
+	YX
+)
+
+// Resize is how a model family wants the screenshot sized before it sees it.
+type Resize int
+
+// Resize rules.
+const (
+	// ResizeFit scales to fit the long-edge and pixel caps, keeping the aspect ratio.
+	ResizeFit Resize = iota
+	// ResizeSmart28 is Qwen2-VL/UI-TARS "smart resize": both sides rounded to
+	// multiples of 28 with the pixel count kept inside [MinPixels, MaxPixels].
+	// The image is stretched to that size (no padding).
+	ResizeSmart28
+	// ResizePad28 fits the caps, then pads right and bottom up to multiples of 28.
+	ResizePad28
+)
+
+// Profile is one row of the model convention table: how a model family's
+// coordinates relate to the image it was sent. Adding a family is adding a row.
+type Profile struct {
+	// Name identifies the row (also accepted by GUI_AGENT_ADAPTER-style overrides).
+	Name string
+	// Match holds glob patterns (path.Match syntax) tried against the lower-cased
+	// model name, without any "vendor/" prefix.
+	Match []string
+	// Divisor is 0 when the model emits pixels of the image it saw; otherwise
+	// coordinates are normalized: value / Divisor * image side.
+	Divisor float64
+	// Order of the axes in points and boxes ([ymin,xmin,ymax,xmax] for YX).
+	Order Order
+	// Resize is how the image is sized for this family.
+	Resize Resize
+	// MaxLongEdge caps the long edge of images sent; 0 uses the caller's cap.
+	MaxLongEdge int
+	// MaxPixels caps width*height of images sent; 0 means no cap.
+	MaxPixels int
+	// MinPixels is the lower bound used by ResizeSmart28.
+	MinPixels int
+}
+
+// Profiles is the model convention table, first match wins; the last row is the
+// conservative fallback (pixels of the image sent, xy). See shared MODELS.md.
+var Profiles = []Profile{
+	{Name: "anthropic", Match: []string{"claude-*", "claude*"}, MaxLongEdge: 1568, MaxPixels: 1_150_000},
+	{Name: "openai-computer", Match: []string{"computer-use-preview*"}},
+	{Name: "openai", Match: []string{"gpt-4o*", "gpt-4.1*", "gpt-5*", "o3*", "o4*"}},
+	{Name: "gemini", Match: []string{"gemini*"}, Divisor: 1000, Order: YX},
+	{Name: "ui-tars-1.5", Match: []string{"ui-tars-1.5*", "ui-tars-2*", "uitars-1.5*"}, Resize: ResizeSmart28,
+		MinPixels: 100 * 28 * 28, MaxPixels: 16384 * 28 * 28},
+	{Name: "ui-tars", Match: []string{"ui-tars*", "uitars*", "doubao-vision*", "doubao-1.5-ui-tars*", "doubao*"}, Divisor: 1000},
+	{Name: "qwen2.5-vl", Match: []string{"qwen2.5-vl*", "qwen2_5-vl*", "qwen-vl*"}, Resize: ResizePad28},
+	{Name: "normalized-1000", Match: []string{"qwen3-vl*", "qwen3*vl*", "glm-4*v*", "glm-4.*", "cogagent*"}, Divisor: 1000},
+	{Name: "normalized-1", Match: []string{"seeclick*", "showui*"}, Divisor: 1},
+	{Name: "default", Match: []string{"*"}},
+}
+
+// ProfileFor returns the first profile whose pattern matches model.
+func ProfileFor(model string) Profile {
+	m := strings.ToLower(strings.TrimSpace(model))
+	if i := strings.LastIndex(m, "/"); i >= 0 {
+		m = m[i+1:]
+	}
+	for _, p := range Profiles {
+		for _, pat := range p.Match {
+			if ok, _ := path.Match(pat, m); ok {
+				return p
+			}
+		}
+	}
+	return Profiles[len(Profiles)-1]
+}
+
+// CoordinateModes lists the names accepted by ParseMode (GUI_AGENT_COORDINATE_MODE).
+var CoordinateModes = []string{"image-absolute", "normalized-1000", "normalized-999", "normalized-0-1", "yx-normalized-1000"}
+
+// WithMode returns p with its coordinate convention replaced by a named mode:
+// image-absolute (pixels of the image), normalized-1000, normalized-999 (a 0-999
+// grid, divided by 1000), normalized-0-1, or yx-normalized-1000.
+func (p Profile) WithMode(mode string) (Profile, error) {
+	switch strings.ToLower(strings.TrimSpace(mode)) {
+	case "image-absolute", "image", "pixels", "absolute":
+		p.Divisor, p.Order = 0, XY
+	case "normalized-1000", "normalized-999", "norm1000", "norm999":
+		p.Divisor, p.Order = 1000, XY
+	case "normalized-0-1", "normalized-1", "norm1":
+		p.Divisor, p.Order = 1, XY
+	case "yx-normalized-1000", "gemini":
+		p.Divisor, p.Order = 1000, YX
+	default:
+		return p, fmt.Errorf("unknown coordinate mode %q: use one of %s", mode, strings.Join(CoordinateModes, ", "))
+	}
+	return p, nil
+}
+
+// PrepareSize returns the content and prepared image sizes for a capture of the
+// given logical size. maxLongEdge is the caller's cap (0 = none); the profile's
+// own caps apply on top.
+func (p Profile) PrepareSize(logical Size, maxLongEdge int) (content, prepared Size) {
+	if p.Resize == ResizeSmart28 {
+		s := SmartResize(logical, 28, p.MinPixels, p.MaxPixels)
+		return s, s
+	}
+	edge := maxLongEdge
+	if p.MaxLongEdge > 0 && (edge == 0 || p.MaxLongEdge < edge) {
+		edge = p.MaxLongEdge
+	}
+	content = FitSize(logical, edge, p.MaxPixels)
+	prepared = content
+	if p.Resize == ResizePad28 {
+		prepared = Size{ceilTo(content.W, 28), ceilTo(content.H, 28)}
+	}
+	return content, prepared
+}
+
+func ceilTo(v, m int) int { return (v + m - 1) / m * m }
+
+// FitSize scales s down (never up) so its long edge is at most maxLongEdge and its
+// area at most maxPixels (zero disables either cap), keeping the aspect ratio.
+func FitSize(s Size, maxLongEdge, maxPixels int) Size {
+	f := 1.0
+	if maxLongEdge > 0 && s.LongEdge() > maxLongEdge {
+		f = float64(maxLongEdge) / float64(s.LongEdge())
+	}
+	if maxPixels > 0 && float64(s.W)*float64(s.H)*f*f > float64(maxPixels) {
+		f = math.Sqrt(float64(maxPixels) / (float64(s.W) * float64(s.H)))
+	}
+	if f >= 1 {
+		return s
+	}
+	w, h := int(math.Floor(float64(s.W)*f)), int(math.Floor(float64(s.H)*f))
+	return Size{max(w, 1), max(h, 1)}
+}
+
+// SmartResize implements the Qwen2-VL resize rule: sides rounded to multiples of
+// factor, area kept within [minPixels, maxPixels] (zero = unbounded).
+func SmartResize(s Size, factor, minPixels, maxPixels int) Size {
+	fh, fw := float64(s.H), float64(s.W)
+	ff := float64(factor)
+	h := max(factor, int(math.Round(fh/ff))*factor)
+	w := max(factor, int(math.Round(fw/ff))*factor)
+	switch {
+	case maxPixels > 0 && h*w > maxPixels:
+		beta := math.Sqrt(fh * fw / float64(maxPixels))
+		h = max(factor, int(math.Floor(fh/beta/ff))*factor)
+		w = max(factor, int(math.Floor(fw/beta/ff))*factor)
+	case minPixels > 0 && h*w < minPixels:
+		beta := math.Sqrt(float64(minPixels) / (fh * fw))
+		h = int(math.Ceil(fh*beta/ff)) * factor
+		w = int(math.Ceil(fw*beta/ff)) * factor
+	}
+	return Size{w, h}
+}
+
+// ToImage interprets numbers a model emitted for frame f: two numbers are a
+// point, four a box (its centre is used). Order and normalization follow p.
+func (p Profile) ToImage(nums []float64, f Frame) (ImagePoint, error) {
+	var x, y float64
+	switch len(nums) {
+	case 2:
+		x, y = nums[0], nums[1]
+		if p.Order == YX {
+			x, y = y, x
+		}
+	case 4:
+		if p.Order == YX { // [ymin, xmin, ymax, xmax]
+			y, x = (nums[0]+nums[2])/2, (nums[1]+nums[3])/2
+		} else { // [xmin, ymin, xmax, ymax]
+			x, y = (nums[0]+nums[2])/2, (nums[1]+nums[3])/2
+		}
+	default:
+		return ImagePoint{}, fmt.Errorf("coordinates need 2 numbers (a point) or 4 (a box), got %d", len(nums))
+	}
+	for _, v := range []float64{x, y} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return ImagePoint{}, fmt.Errorf("coordinate %v is not a finite number", v)
+		}
+	}
+	if p.Divisor == 0 {
+		return ImagePoint{x, y}, nil
+	}
+	img := f.ImageSize()
+	// Normalized values name a position on the whole image the model saw; map the
+	// continuous position to a pixel index (centre convention).
+	return ImagePoint{x/p.Divisor*float64(img.W) - 0.5, y/p.Divisor*float64(img.H) - 0.5}, nil
+}
+
+// FromImage expresses an image point in p's convention (a point, in p's order).
+func (p Profile) FromImage(ip ImagePoint, f Frame) []float64 {
+	x, y := ip.X, ip.Y
+	if p.Divisor != 0 {
+		img := f.ImageSize()
+		x = (x + 0.5) / float64(img.W) * p.Divisor
+		y = (y + 0.5) / float64(img.H) * p.Divisor
+	}
+	if p.Order == YX {
+		return []float64{y, x}
+	}
+	return []float64{x, y}
+}
