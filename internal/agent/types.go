@@ -1,0 +1,141 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/llm"
+)
+
+// Status is how a task run ended.
+type Status string
+
+// Run statuses.
+const (
+	Completed  Status = "completed"
+	Blocked    Status = "blocked"
+	Failed     Status = "failed"
+	Cancelled  Status = "cancelled"
+	Timeout    Status = "timeout"
+	Superseded Status = "superseded"
+)
+
+// Block reasons.
+const (
+	ReasonModel         = "model_requested_human"
+	ReasonHumanOverride = "human_override"
+	ReasonPolicy        = "policy"
+	ReasonKillSwitch    = "kill_switch"
+	ReasonConfirmation  = "confirmation_refused"
+	ReasonSafetyCheck   = "safety_check"
+)
+
+// Task is one gui_execute_task request.
+type Task struct {
+	Task     string        `json:"task"`
+	Display  string        `json:"display,omitempty"`
+	MaxSteps int           `json:"max_steps,omitempty"`
+	Timeout  time.Duration `json:"-"`
+}
+
+// ActionTrace is one executed (or refused) action.
+type ActionTrace struct {
+	Action llm.Action `json:"action"`
+	// Image is the point in the screenshot's pixels; Global where input went.
+	Image  *geom.ImagePoint  `json:"image,omitempty"`
+	Global *geom.GlobalPoint `json:"global,omitempty"`
+	// ImageTo/GlobalTo are a drag's end point.
+	ImageTo  *geom.ImagePoint  `json:"image_to,omitempty"`
+	GlobalTo *geom.GlobalPoint `json:"global_to,omitempty"`
+	Outcome  string            `json:"outcome"` // "ok", or what went wrong
+	Error    string            `json:"error,omitempty"`
+	Warning  string            `json:"warning,omitempty"`
+	Millis   int64             `json:"ms"`
+}
+
+// StepTrace is one step of a run.
+type StepTrace struct {
+	Step            int           `json:"step"`
+	Observation     string        `json:"observation,omitempty"`
+	Reasoning       string        `json:"reasoning,omitempty"`
+	Actions         []ActionTrace `json:"actions"`
+	ExpectedOutcome string        `json:"expected_outcome,omitempty"`
+	ModelStatus     llm.Status    `json:"model_status,omitempty"`
+	Outcome         string        `json:"outcome,omitempty"`
+	Warnings        []string      `json:"warnings,omitempty"`
+	Usage           llm.Usage     `json:"usage"`
+	ModelMillis     int64         `json:"model_ms"`
+	StepMillis      int64         `json:"step_ms"`
+	// FrameID is the screenshot this step's decision was made on.
+	FrameID string `json:"frame_id,omitempty"`
+}
+
+// RunUsage is what a run consumed.
+type RunUsage struct {
+	llm.Usage
+	WallMillis int64 `json:"wall_ms"`
+}
+
+// Result is what gui_execute_task returns.
+type Result struct {
+	Status         Status      `json:"status"`
+	Summary        string      `json:"summary"`
+	Result         string      `json:"result,omitempty"`
+	BlockReason    string      `json:"block_reason,omitempty"`
+	NextUserAction string      `json:"next_user_action,omitempty"`
+	SafetyChecks   []string    `json:"safety_checks,omitempty"`
+	Steps          int         `json:"steps"`
+	Memory         []string    `json:"memory,omitempty"`
+	Warnings       []string    `json:"warnings,omitempty"`
+	Trace          []StepTrace `json:"trace"`
+	Usage          RunUsage    `json:"usage"`
+	RunID          string      `json:"run_id"`
+	RunDir         string      `json:"run_dir,omitempty"`
+	Report         string      `json:"report,omitempty"`
+}
+
+// EventKind names a run event.
+type EventKind string
+
+// Run events, in the order they usually occur.
+const (
+	EvStart      EventKind = "start"      // Message = task
+	EvProgress   EventKind = "progress"   // Message = human-readable progress
+	EvScreenshot EventKind = "screenshot" // Image = the screenshot sent to the model
+	EvModel      EventKind = "model"      // Decision (with Request/Response bodies)
+	EvAction     EventKind = "action"     // Action = the executed action
+	EvStep       EventKind = "step"       // Step = the finished step
+	EvWarning    EventKind = "warning"    // Message
+	EvFinish     EventKind = "finish"     // Result
+)
+
+// Event is something that happened during a run. Observers must not keep or
+// modify the pointed-to values after returning, except Image.Data which is
+// never modified after the event.
+type Event struct {
+	Time     time.Time     `json:"time"`
+	RunID    string        `json:"run_id"`
+	Kind     EventKind     `json:"kind"`
+	Step     int           `json:"step,omitempty"`
+	Message  string        `json:"message,omitempty"`
+	Image    *llm.Image    `json:"-"`
+	Decision *llm.Decision `json:"decision,omitempty"`
+	Action   *ActionTrace  `json:"action,omitempty"`
+	StepDone *StepTrace    `json:"step_trace,omitempty"`
+	Result   *Result       `json:"result,omitempty"`
+	// Progress and Total count progress units (for MCP progress notifications).
+	Progress float64 `json:"progress,omitempty"`
+	Total    float64 `json:"total,omitempty"`
+}
+
+// Observer receives run events synchronously; it must return quickly (record
+// off the hot path). Implementations must be safe for use by one run at a time.
+type Observer interface {
+	OnEvent(ev Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Event)
+
+// OnEvent calls f(ev).
+func (f ObserverFunc) OnEvent(ev Event) { f(ev) }

@@ -1,0 +1,210 @@
+// Package llm holds provider-neutral types for talking to multimodal models: what
+// the agent loop shows a model each step (Observation), what it gets back
+// (Decision with Actions in the model's own coordinate convention), and the small
+// interfaces provider adapters implement. Provider wire formats live in
+// subpackages; only cmd picks one.
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/geom"
+)
+
+// Image is one encoded screenshot with the frame that maps its pixels to the screen.
+type Image struct {
+	MIME  string     // "image/jpeg" or "image/png"
+	Data  []byte     // encoded bytes, exactly what is sent
+	Frame geom.Frame // Frame.ImageSize() is the size of Data's image
+	Step  int        // the step it was taken at
+	// Ref is how records refer to the image instead of embedding it ("images/step-003.jpg").
+	Ref string
+}
+
+// Observation is what the loop shows the model at one step.
+type Observation struct {
+	Step int
+	Task string
+	// Screenshot is the current screen; Recent holds up to K earlier screenshots,
+	// oldest first, that the adapter may include (older steps are in History as text).
+	Screenshot Image
+	Recent     []Image
+	// Memory is the composed memory text (summary, recent steps, facts).
+	Memory string
+	// History is a short text of the recent steps and their outcomes.
+	History string
+	// Warnings are added to the prompt (stuck or loop detected, clamped points...).
+	Warnings []string
+	// Feedback reports what happened to the previous decision's actions, or the
+	// validation error of a malformed answer that the model must fix (a re-ask).
+	Feedback string
+	// ReAsk is set when Feedback is a validation error of the previous answer.
+	ReAsk bool
+}
+
+// Status is the model's verdict on the task.
+type Status string
+
+// Model statuses.
+const (
+	Continue Status = "continue"
+	Done     Status = "done"
+	Blocked  Status = "blocked"
+	Failed   Status = "failed"
+)
+
+// ActionKind names one action of the action set.
+type ActionKind string
+
+// The action set. Coordinates are in the adapter profile's convention.
+const (
+	Click       ActionKind = "click"        // At, Button, Clicks (1-3), Keys = modifiers
+	DoubleClick ActionKind = "double_click" // At
+	TripleClick ActionKind = "triple_click" // At
+	Move        ActionKind = "move"         // At
+	Drag        ActionKind = "drag"         // At (from), To, Path
+	Scroll      ActionKind = "scroll"       // At (optional), Direction, Amount, Keys = modifiers
+	TypeText    ActionKind = "type"         // Text
+	KeyPress    ActionKind = "key"          // Keys: one combination such as ["ctrl","s"], Amount = repeat
+	HoldKey     ActionKind = "hold_key"     // Keys held for DurationMS
+	MouseDown   ActionKind = "mouse_down"   // At (optional), Button
+	MouseUp     ActionKind = "mouse_up"     // At (optional), Button
+	Wait        ActionKind = "wait"         // DurationMS
+	Zoom        ActionKind = "zoom"         // At and To are the corners of a region to look at closer
+)
+
+// ActionKinds lists every kind, for validation and prompts.
+var ActionKinds = []ActionKind{Click, DoubleClick, TripleClick, Move, Drag, Scroll, TypeText, KeyPress, HoldKey, MouseDown, MouseUp, Wait, Zoom}
+
+// Action is one parsed and validated action.
+type Action struct {
+	Kind ActionKind `json:"kind"`
+	// At is a point (2 numbers) or box (4 numbers) in the model's convention; nil
+	// means the current pointer position, or see Target.
+	At []float64 `json:"at,omitempty"`
+	// To is the end point of a drag (or the far corner of a zoom region).
+	To []float64 `json:"to,omitempty"`
+	// Path holds intermediate drag points.
+	Path [][]float64 `json:"path,omitempty"`
+	// Target names the element in words, for a separate grounding model when At is nil.
+	Target     string   `json:"target,omitempty"`
+	Button     string   `json:"button,omitempty"`
+	Clicks     int      `json:"clicks,omitempty"`
+	Text       string   `json:"text,omitempty"`
+	Keys       []string `json:"keys,omitempty"`
+	Direction  string   `json:"direction,omitempty"`
+	Amount     int      `json:"amount,omitempty"`
+	DurationMS int      `json:"duration_ms,omitempty"`
+	// CallID is the provider's id for this action (tool_use id, computer_call call_id).
+	CallID string `json:"call_id,omitempty"`
+}
+
+// Usage counts model calls and tokens.
+type Usage struct {
+	Calls        int `json:"model_calls"`
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Add returns u + o.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{u.Calls + o.Calls, u.InputTokens + o.InputTokens, u.OutputTokens + o.OutputTokens}
+}
+
+// Decision is a model's answer for one step.
+type Decision struct {
+	Observation     string   `json:"observation,omitempty"`
+	Reasoning       string   `json:"reasoning,omitempty"`
+	Actions         []Action `json:"actions,omitempty"`
+	MemoryUpdate    []string `json:"memory_update,omitempty"`
+	ExpectedOutcome string   `json:"expected_outcome,omitempty"`
+	Status          Status   `json:"status"`
+	Result          string   `json:"result,omitempty"`
+	BlockReason     string   `json:"block_reason,omitempty"`
+	NextUserAction  string   `json:"next_user_action,omitempty"`
+	// SafetyChecks are provider safety checks awaiting a human (OpenAI computer tool).
+	SafetyChecks []string `json:"safety_checks,omitempty"`
+	// ImageSize is the image size the model says it saw, when it says so; the
+	// resolver then scales from it.
+	ImageSize *geom.Size `json:"image_size,omitempty"`
+	Usage     Usage      `json:"usage"`
+	// Request is the request body as sent, with image data replaced by Image.Ref;
+	// Response is the raw response body. Both are for the run record.
+	Request  []byte `json:"-"`
+	Response []byte `json:"-"`
+}
+
+// Session is one task's conversation with a model. Next is called once per step
+// with the current observation; stateful adapters keep their own history (and
+// prune old images to the same K). A Session is used by one goroutine.
+type Session interface {
+	Next(ctx context.Context, obs Observation) (*Decision, error)
+}
+
+// Adapter is a model family on a provider: its wire format and coordinate convention.
+type Adapter interface {
+	// Name is the adapter name ("generic", "anthropic-computer", ...).
+	Name() string
+	// Profile is the coordinate convention and image sizing the adapter uses.
+	Profile() geom.Profile
+	// NewSession starts a conversation for task.
+	NewSession(task string) Session
+}
+
+// TextModel completes plain text (memory summaries).
+type TextModel interface {
+	Complete(ctx context.Context, system, prompt string) (string, Usage, error)
+}
+
+// Grounder finds named targets on a screenshot and returns one point per target
+// in its profile's convention (nil for a target it cannot find).
+type Grounder interface {
+	Profile() geom.Profile
+	Ground(ctx context.Context, img Image, targets []string) ([][]float64, Usage, error)
+}
+
+// ErrBadOutput wraps a model answer that does not parse or validate; the loop
+// re-asks once with the message.
+var ErrBadOutput = errors.New("model answer is not valid")
+
+// APIError is a provider's error response.
+type APIError struct {
+	Provider   string
+	StatusCode int
+	Type       string // provider error type ("rate_limit_error", "insufficient_quota", ...)
+	Message    string
+	// RetryAfter is the server's Retry-After, when given.
+	RetryAfter time.Duration
+}
+
+// Error names the provider, status and message. It never contains credentials.
+func (e *APIError) Error() string {
+	s := fmt.Sprintf("%s API error: HTTP %d", e.Provider, e.StatusCode)
+	if e.Type != "" {
+		s += " " + e.Type
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// Retryable reports whether the request may succeed if repeated: 408, 409, 429
+// (unless it is a quota error), 5xx and overloaded (529). Authentication and
+// quota errors are not retryable.
+func (e *APIError) Retryable() bool {
+	switch e.Type {
+	case "insufficient_quota", "billing_error", "authentication_error", "permission_error", "invalid_api_key":
+		return false
+	}
+	switch {
+	case e.StatusCode == 401 || e.StatusCode == 403:
+		return false
+	case e.StatusCode == 408, e.StatusCode == 409, e.StatusCode == 429, e.StatusCode >= 500:
+		return true
+	}
+	return false
+}
