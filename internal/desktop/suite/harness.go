@@ -1,0 +1,46 @@
+// Package suite is the conformance suite every desktop backend must pass: the
+// fake always, X11 under a private Xvfb (and Xorg dummy for two monitors) in CI.
+// A backend's test supplies a Harness that shows the suite, from the
+// application's side, what really arrived.
+package suite
+
+import (
+	"image/color"
+	"testing"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
+)
+
+// Received is one input event as an application saw it.
+type Received struct {
+	// Kind is "motion", "button_down", "button_up", "key_down", "key_up" or "scroll".
+	Kind string
+	// At is the pointer position (global logical pixels) for pointer events.
+	At geom.GlobalPoint
+	// Button is set for button events.
+	Button desktop.Button
+	// Direction is set for scroll events.
+	Direction desktop.Direction
+	// Key is set for key events: the canonical key name (desktop.Key).
+	Key desktop.Key
+	// Modifiers lists the modifiers held (short names: ctrl, shift, alt, super),
+	// sorted, for button and key events.
+	Modifiers []string
+}
+
+// Harness is a backend under test plus an application-side observer.
+type Harness interface {
+	// Screen is the backend under test, started.
+	Screen() desktop.Screen
+	// Fill paints r (global logical pixels) with c so that Capture must see it.
+	Fill(t testing.TB, r geom.Rect, c color.RGBA)
+	// Events waits until at least n events arrived since the last call (or timeout)
+	// and returns them all.
+	Events(t testing.TB, n int, timeout time.Duration) []Received
+	// Text waits until the focused text field holds want (or timeout) and returns what it holds.
+	Text(t testing.TB, want string, timeout time.Duration) string
+	// ResetText empties the text field and forgets events.
+	ResetText(t testing.TB)
+}
