@@ -1,0 +1,358 @@
+// Package config turns flags and GUI_AGENT_* environment variables into one
+// validated Config. It is the only place, with cmd, that reads either. A bad
+// value fails fast with a message naming the variable or flag and what it accepts.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/geom"
+)
+
+// Config is guiagent's whole configuration. Zero values are never used directly:
+// Load fills every default.
+type Config struct {
+	// Model provider.
+	Provider       string        `json:"provider"`        // GUI_AGENT_PROVIDER: openai | anthropic | gemini
+	Model          string        `json:"model"`           // GUI_AGENT_MODEL
+	APIKey         string        `json:"api_key"`         // GUI_AGENT_API_KEY (never logged)
+	BaseURL        string        `json:"base_url"`        // GUI_AGENT_BASE_URL
+	Adapter        string        `json:"adapter"`         // GUI_AGENT_ADAPTER: generic | anthropic-computer | openai-computer | ui-tars ("" = by provider and model)
+	MemoryModel    string        `json:"memory_model"`    // GUI_AGENT_MEMORY_MODEL ("" = Model)
+	MemoryProvider string        `json:"memory_provider"` // GUI_AGENT_MEMORY_PROVIDER ("" = Provider)
+	GroundingModel string        `json:"grounding_model"` // GUI_AGENT_GROUNDING_MODEL ("" = none)
+	ToolVersion    string        `json:"tool_version"`    // GUI_AGENT_TOOL_VERSION (Anthropic computer tool version)
+	ModelTimeout   time.Duration `json:"model_timeout"`   // GUI_AGENT_MODEL_TIMEOUT_S, 1-600, default 120
+
+	// Desktop.
+	DisplayIndex   string    `json:"display_index"`   // GUI_AGENT_DISPLAY_INDEX: default display id ("" = primary)
+	CoordinateMode string    `json:"coordinate_mode"` // GUI_AGENT_COORDINATE_MODE (geom.CoordinateModes; "" = by model)
+	XDisplay       string    `json:"x_display"`       // --display / $DISPLAY
+	VirtualDisplay geom.Size `json:"virtual_display"` // --virtual-display / GUI_AGENT_VIRTUAL_DISPLAY WxH (zero = none)
+	ForceVirtual   bool      `json:"force_virtual"`   // --virtual-display given as a flag: always start a private display
+
+	// Screenshots.
+	JPEGQuality           int    `json:"jpeg_quality"`            // GUI_AGENT_JPEG_QUALITY 1-100, default 75
+	MaxLongEdge           int    `json:"max_long_edge"`           // GUI_AGENT_MAX_LONG_EDGE 64-8192, default 1920
+	MaxImageBytes         int    `json:"max_image_bytes"`         // GUI_AGENT_MAX_IMAGE_BYTES 32768-20000000, default 1000000
+	ImageFormat           string `json:"image_format"`            // GUI_AGENT_IMAGE_FORMAT jpeg | png, default jpeg
+	ScreenshotAfterAction bool   `json:"screenshot_after_action"` // GUI_AGENT_SCREENSHOT_AFTER_ACTION
+
+	// Task loop.
+	MaxSteps      int           `json:"max_steps"`      // GUI_AGENT_MAX_STEPS 1-500, default 50
+	StepDelay     time.Duration `json:"step_delay"`     // GUI_AGENT_STEP_DELAY_MS 0-10000, default 0
+	TaskTimeout   time.Duration `json:"task_timeout"`   // GUI_AGENT_TASK_TIMEOUT_S 1-86400, default 600
+	TokenBudget   int           `json:"token_budget"`   // GUI_AGENT_TOKEN_BUDGET (0 = none)
+	KeepImages    int           `json:"keep_images"`    // GUI_AGENT_SCREENSHOT_KEEP 1-10, default 3
+	OnBusy        string        `json:"on_busy"`        // GUI_AGENT_ON_BUSY queue | preempt | reject
+	HumanOverride bool          `json:"human_override"` // GUI_AGENT_HUMAN_OVERRIDE, default true
+
+	// Safety.
+	KillSwitchFile string   `json:"kill_switch_file"` // GUI_AGENT_KILL_SWITCH_FILE
+	BlockedHotkeys []string `json:"blocked_hotkeys"`  // GUI_AGENT_BLOCKED_HOTKEYS: extra combos, comma separated
+	AllowedHotkeys []string `json:"allowed_hotkeys"`  // GUI_AGENT_ALLOWED_HOTKEYS: combos removed from the default blocklist
+
+	// HTTP transport.
+	HTTP        bool   `json:"http"`         // serve --http
+	HTTPAddr    string `json:"http_addr"`    // --addr / GUI_AGENT_HTTP_ADDR, default 127.0.0.1:60008
+	HTTPToken   string `json:"http_token"`   // GUI_AGENT_HTTP_TOKEN ("" = generated at start; never logged)
+	AllowRemote bool   `json:"allow_remote"` // --allow-remote / GUI_AGENT_ALLOW_REMOTE (requires a token)
+
+	// Records and logs.
+	RunsDir     string `json:"runs_dir"`     // GUI_AGENT_RUNS_DIR, default $XDG_STATE_HOME/guiagent/runs
+	DebugImages bool   `json:"debug_images"` // GUI_AGENT_DEBUG_IMAGES, default true
+	LogLevel    string `json:"log_level"`    // GUI_AGENT_LOG_LEVEL debug | info | warn | error
+	LogFile     string `json:"log_file"`     // GUI_AGENT_LOG_FILE ("" = stderr)
+}
+
+// Providers lists accepted GUI_AGENT_PROVIDER values.
+var Providers = []string{"openai", "anthropic", "gemini"}
+
+// Adapters lists accepted GUI_AGENT_ADAPTER values.
+var Adapters = []string{"generic", "anthropic-computer", "openai-computer", "ui-tars"}
+
+// Default returns the configuration with every default filled and nothing read.
+func Default() Config {
+	return Config{
+		ModelTimeout:  120 * time.Second,
+		JPEGQuality:   75,
+		MaxLongEdge:   1920,
+		MaxImageBytes: 1_000_000,
+		ImageFormat:   "jpeg",
+		MaxSteps:      50,
+		TaskTimeout:   600 * time.Second,
+		KeepImages:    3,
+		OnBusy:        "queue",
+		HumanOverride: true,
+		HTTPAddr:      "127.0.0.1:60008",
+		DebugImages:   true,
+		LogLevel:      "info",
+	}
+}
+
+// Load reads environment variables through getenv, then the flags in args (flags
+// win), fills defaults and validates. It returns the remaining positional args.
+// Flags are the serve/demo flags; unknown flags are an error naming them.
+func Load(name string, args []string, getenv func(string) string) (Config, []string, error) {
+	c := Default()
+	if err := c.loadEnv(getenv); err != nil {
+		return c, nil, err
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&c.HTTP, "http", c.HTTP, "serve MCP over Streamable HTTP instead of stdio")
+	fs.StringVar(&c.HTTPAddr, "addr", c.HTTPAddr, "HTTP listen address (loopback unless --allow-remote)")
+	fs.BoolVar(&c.AllowRemote, "allow-remote", c.AllowRemote, "allow a non-loopback --addr (requires GUI_AGENT_HTTP_TOKEN)")
+	fs.StringVar(&c.XDisplay, "display", c.XDisplay, "X display to drive (default $DISPLAY)")
+	vd := fs.String("virtual-display", "", "start a private Xvfb of this size, e.g. 1280x800")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
+	fs.StringVar(&c.LogFile, "log-file", c.LogFile, "write logs to this file instead of stderr")
+	fs.StringVar(&c.RunsDir, "runs-dir", c.RunsDir, "where task run records are written")
+	fs.StringVar(&c.Model, "model", c.Model, "model name (GUI_AGENT_MODEL)")
+	fs.StringVar(&c.Provider, "provider", c.Provider, "openai, anthropic or gemini (GUI_AGENT_PROVIDER)")
+	if err := fs.Parse(args); err != nil {
+		return c, nil, fmt.Errorf("%s: %w (run 'guiagent help')", name, err)
+	}
+	if *vd != "" {
+		s, err := ParseSize(*vd)
+		if err != nil {
+			return c, nil, fmt.Errorf("--virtual-display: %w", err)
+		}
+		c.VirtualDisplay, c.ForceVirtual = s, true
+	}
+	if c.XDisplay == "" {
+		c.XDisplay = getenv("DISPLAY")
+	}
+	if c.RunsDir == "" {
+		c.RunsDir = DefaultRunsDir(getenv)
+	}
+	return c, fs.Args(), c.Validate()
+}
+
+// DefaultRunsDir is $XDG_STATE_HOME/guiagent/runs, or ~/.local/state/guiagent/runs.
+func DefaultRunsDir(getenv func(string) string) string {
+	if d := getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "guiagent", "runs")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".local", "state", "guiagent", "runs")
+}
+
+type envReader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (r *envReader) str(name string, dst *string) {
+	if v, ok := r.lookup(name); ok {
+		*dst = v
+	}
+}
+
+func (r *envReader) lookup(name string) (string, bool) {
+	v := strings.TrimSpace(r.getenv("GUI_AGENT_" + name))
+	return v, v != ""
+}
+
+func (r *envReader) int(name string, dst *int, lo, hi int) {
+	v, ok := r.lookup(name)
+	if !ok {
+		return
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		r.errs = append(r.errs, fmt.Errorf("GUI_AGENT_%s=%q: want a whole number from %d to %d", name, v, lo, hi))
+		return
+	}
+	*dst = n
+}
+
+func (r *envReader) dur(name string, dst *time.Duration, unit time.Duration, lo, hi int) {
+	n := -1
+	r.int(name, &n, lo, hi)
+	if n >= 0 {
+		*dst = time.Duration(n) * unit
+	}
+}
+
+func (r *envReader) bool(name string, dst *bool) {
+	v, ok := r.lookup(name)
+	if !ok {
+		return
+	}
+	switch strings.ToLower(v) {
+	case "1", "true", "yes", "on":
+		*dst = true
+	case "0", "false", "no", "off":
+		*dst = false
+	default:
+		r.errs = append(r.errs, fmt.Errorf("GUI_AGENT_%s=%q: want true or false (1/0, yes/no, on/off)", name, v))
+	}
+}
+
+func (r *envReader) list(name string, dst *[]string) {
+	if v, ok := r.lookup(name); ok {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				*dst = append(*dst, s)
+			}
+		}
+	}
+}
+
+func (c *Config) loadEnv(getenv func(string) string) error {
+	r := &envReader{getenv: getenv}
+	r.str("PROVIDER", &c.Provider)
+	r.str("MODEL", &c.Model)
+	r.str("API_KEY", &c.APIKey)
+	r.str("BASE_URL", &c.BaseURL)
+	r.str("ADAPTER", &c.Adapter)
+	r.str("MEMORY_MODEL", &c.MemoryModel)
+	r.str("MEMORY_PROVIDER", &c.MemoryProvider)
+	r.str("GROUNDING_MODEL", &c.GroundingModel)
+	r.str("TOOL_VERSION", &c.ToolVersion)
+	r.dur("MODEL_TIMEOUT_S", &c.ModelTimeout, time.Second, 1, 600)
+	r.str("DISPLAY_INDEX", &c.DisplayIndex)
+	r.str("COORDINATE_MODE", &c.CoordinateMode)
+	if v, ok := r.lookup("VIRTUAL_DISPLAY"); ok {
+		s, err := ParseSize(v)
+		if err != nil {
+			r.errs = append(r.errs, fmt.Errorf("GUI_AGENT_VIRTUAL_DISPLAY: %w", err))
+		}
+		c.VirtualDisplay = s
+	}
+	r.int("JPEG_QUALITY", &c.JPEGQuality, 1, 100)
+	r.int("MAX_LONG_EDGE", &c.MaxLongEdge, 64, 8192)
+	r.int("MAX_IMAGE_BYTES", &c.MaxImageBytes, 32768, 20_000_000)
+	r.str("IMAGE_FORMAT", &c.ImageFormat)
+	r.bool("SCREENSHOT_AFTER_ACTION", &c.ScreenshotAfterAction)
+	r.int("MAX_STEPS", &c.MaxSteps, 1, 500)
+	r.dur("STEP_DELAY_MS", &c.StepDelay, time.Millisecond, 0, 10000)
+	r.dur("TASK_TIMEOUT_S", &c.TaskTimeout, time.Second, 1, 86400)
+	r.int("TOKEN_BUDGET", &c.TokenBudget, 0, 1<<30)
+	r.int("SCREENSHOT_KEEP", &c.KeepImages, 1, 10)
+	r.str("ON_BUSY", &c.OnBusy)
+	r.bool("HUMAN_OVERRIDE", &c.HumanOverride)
+	r.str("KILL_SWITCH_FILE", &c.KillSwitchFile)
+	r.list("BLOCKED_HOTKEYS", &c.BlockedHotkeys)
+	r.list("ALLOWED_HOTKEYS", &c.AllowedHotkeys)
+	r.str("HTTP_ADDR", &c.HTTPAddr)
+	r.str("HTTP_TOKEN", &c.HTTPToken)
+	r.bool("ALLOW_REMOTE", &c.AllowRemote)
+	r.str("RUNS_DIR", &c.RunsDir)
+	r.bool("DEBUG_IMAGES", &c.DebugImages)
+	r.str("LOG_LEVEL", &c.LogLevel)
+	r.str("LOG_FILE", &c.LogFile)
+	return errors.Join(r.errs...)
+}
+
+// ParseSize parses "WxH" (e.g. 1280x800).
+func ParseSize(s string) (geom.Size, error) {
+	w, h, ok := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "x")
+	wi, err1 := strconv.Atoi(w)
+	hi, err2 := strconv.Atoi(h)
+	if !ok || err1 != nil || err2 != nil || wi < 64 || hi < 64 || wi > 16384 || hi > 16384 {
+		return geom.Size{}, fmt.Errorf("%q is not a size: want WIDTHxHEIGHT such as 1280x800 (64 to 16384 each)", s)
+	}
+	return geom.Size{W: wi, H: hi}, nil
+}
+
+func oneOf(name, v string, allowed []string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s=%q: want one of %s", name, v, strings.Join(allowed, ", "))
+}
+
+// Validate checks values that are not simple ranges.
+func (c *Config) Validate() error {
+	var errs []error
+	c.Provider = strings.ToLower(c.Provider)
+	if c.Provider != "" {
+		errs = append(errs, oneOf("GUI_AGENT_PROVIDER", c.Provider, Providers))
+	}
+	if c.MemoryProvider != "" {
+		errs = append(errs, oneOf("GUI_AGENT_MEMORY_PROVIDER", c.MemoryProvider, Providers))
+	}
+	if c.Adapter != "" {
+		errs = append(errs, oneOf("GUI_AGENT_ADAPTER", c.Adapter, Adapters))
+	}
+	if c.CoordinateMode != "" {
+		if _, err := (geom.Profile{}).WithMode(c.CoordinateMode); err != nil {
+			errs = append(errs, fmt.Errorf("GUI_AGENT_COORDINATE_MODE: %w", err))
+		}
+	}
+	errs = append(errs, oneOf("GUI_AGENT_IMAGE_FORMAT", c.ImageFormat, []string{"jpeg", "png"}))
+	errs = append(errs, oneOf("GUI_AGENT_ON_BUSY", c.OnBusy, []string{"queue", "preempt", "reject"}))
+	errs = append(errs, oneOf("GUI_AGENT_LOG_LEVEL", c.LogLevel, []string{"debug", "info", "warn", "error"}))
+	if c.BaseURL != "" && !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
+		errs = append(errs, fmt.Errorf("GUI_AGENT_BASE_URL=%q: want an http:// or https:// URL", c.BaseURL))
+	}
+	host, _, err := net.SplitHostPort(c.HTTPAddr)
+	switch {
+	case err != nil:
+		errs = append(errs, fmt.Errorf("--addr/GUI_AGENT_HTTP_ADDR=%q: want host:port such as 127.0.0.1:60008", c.HTTPAddr))
+	case !IsLoopbackHost(host) && !c.AllowRemote:
+		errs = append(errs, fmt.Errorf("--addr %s is not a loopback address: guiagent listens on loopback only unless --allow-remote is given together with GUI_AGENT_HTTP_TOKEN", c.HTTPAddr))
+	}
+	if c.AllowRemote && c.HTTPToken == "" {
+		errs = append(errs, errors.New("--allow-remote requires GUI_AGENT_HTTP_TOKEN: set a long random token so remote clients must present it"))
+	}
+	if c.HTTPToken != "" && len(c.HTTPToken) < 16 {
+		errs = append(errs, errors.New("GUI_AGENT_HTTP_TOKEN is too short: use at least 16 characters (e.g. openssl rand -hex 32)"))
+	}
+	return errors.Join(errs...)
+}
+
+// IsLoopbackHost reports whether host names the loopback interface.
+func IsLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Redacted returns a copy safe to log or record: secrets replaced by "<set>".
+func (c Config) Redacted() Config {
+	if c.APIKey != "" {
+		c.APIKey = "<set>"
+	}
+	if c.HTTPToken != "" {
+		c.HTTPToken = "<set>"
+	}
+	return c
+}
+
+// LogValue keeps secrets out of slog output.
+func (c Config) LogValue() slog.Value {
+	r := c.Redacted()
+	return slog.GroupValue(slog.String("provider", r.Provider), slog.String("model", r.Model),
+		slog.String("api_key", r.APIKey), slog.String("adapter", r.Adapter))
+}
+
+// Secrets returns the secret strings of c (non-empty), for scrubbing records.
+func (c Config) Secrets() []string {
+	var s []string
+	for _, v := range []string{c.APIKey, c.HTTPToken} {
+		if v != "" {
+			s = append(s, v)
+		}
+	}
+	return s
+}

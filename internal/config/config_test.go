@@ -1,0 +1,96 @@
+package config
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/geom"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestDefaults(t *testing.T) {
+	c, rest, err := Load("serve", nil, env(map[string]string{"HOME": "/home/u", "DISPLAY": ":7"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rest) != 0 || c.JPEGQuality != 75 || c.MaxLongEdge != 1920 || c.MaxSteps != 50 || c.HTTPAddr != "127.0.0.1:60008" ||
+		c.OnBusy != "queue" || !c.HumanOverride || !c.DebugImages || c.XDisplay != ":7" {
+		t.Fatalf("unexpected defaults: %+v", c)
+	}
+	if c.RunsDir != "/home/u/.local/state/guiagent/runs" {
+		t.Fatalf("runs dir %q", c.RunsDir)
+	}
+}
+
+func TestEnvAndFlags(t *testing.T) {
+	c, rest, err := Load("serve", []string{"--http", "--addr", "127.0.0.1:9999", "--virtual-display", "1024x768", "extra"}, env(map[string]string{
+		"GUI_AGENT_PROVIDER": "Anthropic", "GUI_AGENT_MODEL": "claude-sonnet-4-5", "GUI_AGENT_API_KEY": "sk-secret",
+		"GUI_AGENT_JPEG_QUALITY": "60", "GUI_AGENT_STEP_DELAY_MS": "250", "GUI_AGENT_BLOCKED_HOTKEYS": "ctrl+q, super+d",
+		"GUI_AGENT_SCREENSHOT_AFTER_ACTION": "yes", "GUI_AGENT_HTTP_ADDR": "127.0.0.1:1", "XDG_STATE_HOME": "/s",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Provider != "anthropic" || c.JPEGQuality != 60 || c.StepDelay != 250*time.Millisecond || !c.ScreenshotAfterAction ||
+		!c.HTTP || c.HTTPAddr != "127.0.0.1:9999" || c.VirtualDisplay != (geom.Size{W: 1024, H: 768}) || !c.ForceVirtual ||
+		len(c.BlockedHotkeys) != 2 || c.BlockedHotkeys[1] != "super+d" || c.RunsDir != "/s/guiagent/runs" {
+		t.Fatalf("unexpected config: %+v", c)
+	}
+	if len(rest) != 1 || rest[0] != "extra" {
+		t.Fatalf("rest %v", rest)
+	}
+}
+
+func TestBadValuesNameTheVariable(t *testing.T) {
+	cases := []struct{ name, val, want string }{
+		{"GUI_AGENT_JPEG_QUALITY", "101", `GUI_AGENT_JPEG_QUALITY="101": want a whole number from 1 to 100`},
+		{"GUI_AGENT_MAX_STEPS", "0", `GUI_AGENT_MAX_STEPS="0": want a whole number from 1 to 500`},
+		{"GUI_AGENT_PROVIDER", "bogus", "want one of openai, anthropic, gemini"},
+		{"GUI_AGENT_COORDINATE_MODE", "bogus", "unknown coordinate mode"},
+		{"GUI_AGENT_ON_BUSY", "bogus", `GUI_AGENT_ON_BUSY="bogus": want one of queue, preempt, reject`},
+		{"GUI_AGENT_VIRTUAL_DISPLAY", "big", "WIDTHxHEIGHT"},
+		{"GUI_AGENT_HUMAN_OVERRIDE", "maybe", "want true or false"},
+		{"GUI_AGENT_BASE_URL", "api.example", "want an http:// or https:// URL"},
+	}
+	for _, tc := range cases {
+		_, _, err := Load("serve", nil, env(map[string]string{tc.name: tc.val}))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s=%s: error %v, want it to contain %q", tc.name, tc.val, err, tc.want)
+		}
+	}
+}
+
+func TestRemoteNeedsToken(t *testing.T) {
+	_, _, err := Load("serve", []string{"--addr", "0.0.0.0:60008"}, env(nil))
+	if err == nil || !strings.Contains(err.Error(), "--allow-remote") {
+		t.Fatalf("non-loopback without --allow-remote: %v", err)
+	}
+	_, _, err = Load("serve", []string{"--addr", "0.0.0.0:60008", "--allow-remote"}, env(nil))
+	if err == nil || !strings.Contains(err.Error(), "GUI_AGENT_HTTP_TOKEN") {
+		t.Fatalf("--allow-remote without token: %v", err)
+	}
+	_, _, err = Load("serve", []string{"--addr", "0.0.0.0:60008", "--allow-remote"}, env(map[string]string{"GUI_AGENT_HTTP_TOKEN": strings.Repeat("t", 32)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRedactedHidesSecrets(t *testing.T) {
+	c, _, err := Load("serve", nil, env(map[string]string{"GUI_AGENT_API_KEY": "sk-canary-123", "GUI_AGENT_HTTP_TOKEN": "tok-canary-4567890123"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(c.Redacted())
+	if strings.Contains(string(b), "canary") {
+		t.Fatalf("redacted config leaks a secret: %s", b)
+	}
+	if got := c.LogValue().String(); strings.Contains(got, "canary") {
+		t.Fatalf("log value leaks: %s", got)
+	}
+	if len(c.Secrets()) != 2 {
+		t.Fatalf("secrets %v", c.Secrets())
+	}
+}
