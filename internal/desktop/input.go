@@ -135,38 +135,48 @@ func (in *Input) keyDown(ctx context.Context, k Key) error {
 	if err := in.gate(ctx); err != nil {
 		return err
 	}
+	// Enter the ledger first, so a backend that panics after pressing is still released.
+	in.keys = append(in.keys, k)
 	if err := in.kbd.KeyDown(ctx, k); err != nil {
+		in.keys = in.keys[:len(in.keys)-1]
 		return err
 	}
-	in.keys = append(in.keys, k)
 	return nil
 }
 
+// keyUp releases k and leaves the ledger only once the release succeeded, so a
+// failed release is retried when the action unwinds or at ReleaseAll.
 func (in *Input) keyUp(ctx context.Context, k Key) error {
-	i := slices.Index(in.keys, k)
-	if i >= 0 {
+	if err := in.kbd.KeyUp(context.WithoutCancel(ctx), k); err != nil {
+		return err
+	}
+	if i := slices.Index(in.keys, k); i >= 0 {
 		in.keys = slices.Delete(in.keys, i, i+1)
 	}
-	return in.kbd.KeyUp(context.WithoutCancel(ctx), k)
+	return nil
 }
 
 func (in *Input) buttonDown(ctx context.Context, b Button) error {
 	if err := in.gate(ctx); err != nil {
 		return err
 	}
+	in.buttons = append(in.buttons, b)
 	if err := in.ptr.ButtonDown(ctx, b); err != nil {
+		in.buttons = in.buttons[:len(in.buttons)-1]
 		return err
 	}
-	in.buttons = append(in.buttons, b)
 	return nil
 }
 
+// buttonUp releases b; like keyUp, the ledger forgets b only after success.
 func (in *Input) buttonUp(ctx context.Context, b Button) error {
-	i := slices.Index(in.buttons, b)
-	if i >= 0 {
+	if err := in.ptr.ButtonUp(context.WithoutCancel(ctx), b); err != nil {
+		return err
+	}
+	if i := slices.Index(in.buttons, b); i >= 0 {
 		in.buttons = slices.Delete(in.buttons, i, i+1)
 	}
-	return in.ptr.ButtonUp(context.WithoutCancel(ctx), b)
+	return nil
 }
 
 func (in *Input) moveTo(ctx context.Context, p geom.GlobalPoint) error {

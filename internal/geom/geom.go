@@ -295,3 +295,26 @@ func FindDisplay(ds []Display, id string) (Display, error) {
 	}
 	return Display{}, fmt.Errorf("%w: %q (known: %v; see gui_list_displays)", ErrNoDisplay, id, ids)
 }
+
+// ScaleFromDeclared returns f as seen by a model that reports the size of the
+// image it worked on (image_width/image_height): the whole image sent (Prepared)
+// is taken to have been scaled to declared, and Content scales with it, so
+// ImagePoints in the declared image resolve to the same screen pixels. A
+// declared size that is not positive, or equals f.ImageSize(), returns f
+// unchanged. With padding, Content is rounded to whole pixels.
+func ScaleFromDeclared(f Frame, declared Size) Frame {
+	img := f.ImageSize()
+	if declared.W <= 0 || declared.H <= 0 || img.W <= 0 || img.H <= 0 || declared == img {
+		return f
+	}
+	sx, sy := float64(declared.W)/float64(img.W), float64(declared.H)/float64(img.H)
+	content := declared
+	if f.Content != img {
+		content = Size{
+			min(declared.W, max(1, int(math.Round(float64(f.Content.W)*sx)))),
+			min(declared.H, max(1, int(math.Round(float64(f.Content.H)*sy)))),
+		}
+	}
+	f.Content, f.Prepared = content, declared
+	return f
+}

@@ -56,10 +56,31 @@ type Profile struct {
 
 // Profiles is the model convention table, first match wins; the last row is the
 // conservative fallback (pixels of the image sent, xy). See shared MODELS.md.
+//
+// Sources, checked against the providers' public documentation:
+//   - anthropic: Anthropic vision docs downscale an image whose long edge exceeds
+//     1568 px or which exceeds about 1.15 megapixels; sending at most that keeps
+//     the model's pixels equal to ours (computer tool: display_width_px/height_px).
+//   - openai-computer: OpenAI Responses computer tool; coordinates are pixels of
+//     the declared display size, which guiagent declares equal to the image sent.
+//   - gemini-computer-use: Gemini API "Computer Use" docs; click_at(x, y) etc. take
+//     named x and y on a 0-999 grid, denormalized as x/1000*width (xy order).
+//   - gemini: Gemini object detection and pointing; box_2d is [ymin,xmin,ymax,xmax]
+//     and points are [y, x], normalized to 0-1000 (yx order).
+//   - ui-tars-1.5: UI-TARS README_coordinates; absolute pixels of the image after
+//     smart_resize (factor 28, MIN_PIXELS 100*28*28, MAX_PIXELS 16384*28*28).
+//     guiagent sends an image that is already a fixed point of smart_resize.
+//   - ui-tars (1.0, e.g. UI-TARS-72B-DPO) and doubao UI-TARS: relative 0-1000
+//     (the UI-TARS action parser's factor 1000).
+//   - qwen2.5-vl: absolute pixels of the image the processor saw; the image is
+//     padded to multiples of 28 (Midscene's padBlockSize) so that the processor's
+//     own resize leaves it unchanged.
+//   - qwen3-vl, glm-4.xv, cogagent: relative 0-1000. seeclick, showui: 0-1.
 var Profiles = []Profile{
 	{Name: "anthropic", Match: []string{"claude-*", "claude*"}, MaxLongEdge: 1568, MaxPixels: 1_150_000},
 	{Name: "openai-computer", Match: []string{"computer-use-preview*"}},
 	{Name: "openai", Match: []string{"gpt-4o*", "gpt-4.1*", "gpt-5*", "o3*", "o4*"}},
+	{Name: "gemini-computer-use", Match: []string{"gemini*computer-use*"}, Divisor: 1000, Order: XY},
 	{Name: "gemini", Match: []string{"gemini*"}, Divisor: 1000, Order: YX},
 	{Name: "ui-tars-1.5", Match: []string{"ui-tars-1.5*", "ui-tars-2*", "uitars-1.5*"}, Resize: ResizeSmart28,
 		MinPixels: 100 * 28 * 28, MaxPixels: 16384 * 28 * 28},
@@ -112,13 +133,23 @@ func (p Profile) WithMode(mode string) (Profile, error) {
 // given logical size. maxLongEdge is the caller's cap (0 = none); the profile's
 // own caps apply on top.
 func (p Profile) PrepareSize(logical Size, maxLongEdge int) (content, prepared Size) {
-	if p.Resize == ResizeSmart28 {
-		s := SmartResize(logical, 28, p.MinPixels, p.MaxPixels)
-		return s, s
-	}
 	edge := maxLongEdge
 	if p.MaxLongEdge > 0 && (edge == 0 || p.MaxLongEdge < edge) {
 		edge = p.MaxLongEdge
+	}
+	if p.Resize == ResizeSmart28 {
+		// Fit the caps first, then smart-resize: the result is a fixed point of the
+		// model's own smart_resize, so its pixels are the model's pixels.
+		s := SmartResize(FitSize(logical, edge, 0), 28, p.MinPixels, p.MaxPixels)
+		for edge > 0 && s.LongEdge() > edge && s.W*s.H-28*min(s.W, s.H) >= p.MinPixels {
+			// Rounding to 28 went past the cap: drop one block from the long side.
+			if s.W >= s.H {
+				s.W -= 28
+			} else {
+				s.H -= 28
+			}
+		}
+		return s, s
 	}
 	content = FitSize(logical, edge, p.MaxPixels)
 	prepared = content
@@ -147,13 +178,15 @@ func FitSize(s Size, maxLongEdge, maxPixels int) Size {
 	return Size{max(w, 1), max(h, 1)}
 }
 
-// SmartResize implements the Qwen2-VL resize rule: sides rounded to multiples of
-// factor, area kept within [minPixels, maxPixels] (zero = unbounded).
+// SmartResize implements the Qwen2-VL resize rule (qwen_vl_utils smart_resize, also
+// used by UI-TARS 1.5): sides rounded to multiples of factor, area kept within
+// [minPixels, maxPixels] (zero = unbounded). Rounding is half-to-even like
+// Python's round, so sizes match the model's processor exactly.
 func SmartResize(s Size, factor, minPixels, maxPixels int) Size {
 	fh, fw := float64(s.H), float64(s.W)
 	ff := float64(factor)
-	h := max(factor, int(math.Round(fh/ff))*factor)
-	w := max(factor, int(math.Round(fw/ff))*factor)
+	h := max(factor, int(math.RoundToEven(fh/ff))*factor)
+	w := max(factor, int(math.RoundToEven(fw/ff))*factor)
 	switch {
 	case maxPixels > 0 && h*w > maxPixels:
 		beta := math.Sqrt(fh * fw / float64(maxPixels))
@@ -212,4 +245,17 @@ func (p Profile) FromImage(ip ImagePoint, f Frame) []float64 {
 		return []float64{y, x}
 	}
 	return []float64{x, y}
+}
+
+// PrepareZoomSize returns the content and prepared image sizes for a zoom: the
+// region (logical pixels) is scaled, up or down, so that its long edge is
+// longEdge, then the profile's caps, smart resize and padding apply as in
+// PrepareSize.
+func (p Profile) PrepareZoomSize(region Size, longEdge int) (content, prepared Size) {
+	if longEdge <= 0 || region.W <= 0 || region.H <= 0 {
+		return p.PrepareSize(region, longEdge)
+	}
+	f := float64(longEdge) / float64(region.LongEdge())
+	target := Size{max(1, int(math.Round(float64(region.W)*f))), max(1, int(math.Round(float64(region.H)*f)))}
+	return p.PrepareSize(target, longEdge)
 }

@@ -48,4 +48,7 @@ type RetryPolicy struct {
 	Base time.Duration
 	// Max caps one wait (including Retry-After); zero = 30 s.
 	Max time.Duration
+	// OnRetry, when set, is called before each wait with the 1-based number of
+	// the attempt that failed, its error and the wait (for logs and progress).
+	OnRetry func(attempt int, err error, wait time.Duration)
 }

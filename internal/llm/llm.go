@@ -43,6 +43,13 @@ type Observation struct {
 	Feedback string
 	// ReAsk is set when Feedback is a validation error of the previous answer.
 	ReAsk bool
+	// Cursor is the pointer position in Screenshot's image pixels when the loop
+	// knows it (nil otherwise); native tools answer "where is the cursor" from it.
+	Cursor *geom.ImagePoint
+	// ApprovedSafetyChecks lists provider safety checks (Decision.SafetyChecks
+	// entries, or just their IDs) a human approved; adapters acknowledge exactly
+	// these and never any other.
+	ApprovedSafetyChecks []string
 }
 
 // Status is the model's verdict on the task.

@@ -1,0 +1,646 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/safety"
+)
+
+// run is one task execution.
+type run struct {
+	r        *Runner
+	o        Options
+	id       string
+	task     Task
+	started  time.Time
+	progress func(Event)
+	done     chan struct{}
+
+	ctx      context.Context
+	cancelFn context.CancelCauseFunc
+	maxSteps int
+	deadline time.Time
+
+	infoMu sync.Mutex
+	step   int
+	phase  string
+
+	emitMu       sync.Mutex
+	lastProgress float64
+	runObs       Observer
+
+	session  llm.Session
+	mem      *memory
+	stuck    stuckDetector
+	loop     loopDetector
+	watcher  *safety.OverrideWatcher
+	display  geom.Display
+	usage    llm.Usage
+	trace    []StepTrace
+	warnings []string
+	shotSeq  int
+
+	recent   []llm.Image // screenshots of earlier steps, oldest first (at most K-1)
+	zooms    []llm.Image // regions zoomed by the last decision
+	prevShot *imaging.Shot
+	prevActs bool     // whether the previous step acted on the screen
+	nextWarn []string // warnings for the next observation
+	feedback string   // what happened to the previous decision's actions
+}
+
+// ending is how a run ends.
+type ending struct {
+	status      Status
+	summary     string
+	result      string
+	blockReason string
+	next        string
+	checks      []string
+}
+
+func newRun(parent context.Context, r *Runner, id string, t Task, progress func(Event)) *run {
+	o := r.o
+	ctx, cancel := context.WithCancelCause(parent)
+	maxSteps := o.MaxSteps
+	if t.MaxSteps > 0 {
+		maxSteps = t.MaxSteps
+	}
+	return &run{
+		r: r, o: o, id: id, task: t, started: time.Now(), progress: progress,
+		done: make(chan struct{}), maxSteps: maxSteps, phase: "queued",
+		ctx: ctx, cancelFn: cancel,
+		mem:   newMemory(o.MemoryModel, o.RecentBudgetChars, o.SummaryBudgetChars),
+		stuck: stuckDetector{steps: o.Stuck.Steps, threshold: o.Stuck.Threshold},
+	}
+}
+
+func (ru *run) info() RunInfo {
+	ru.infoMu.Lock()
+	defer ru.infoMu.Unlock()
+	return RunInfo{RunID: ru.id, Task: ru.task.Task, Step: ru.step, MaxSteps: ru.maxSteps, Phase: ru.phase, Started: ru.started}
+}
+
+func (ru *run) setPhase(step int, phase string) {
+	ru.infoMu.Lock()
+	defer ru.infoMu.Unlock()
+	ru.step, ru.phase = step, phase
+}
+
+// cancel stops the run with cause; safe at any time, even before it started.
+func (ru *run) cancel(cause error) { ru.cancelFn(cause) }
+
+// execute runs the loop and always returns a complete Result.
+func (ru *run) execute() (res Result) {
+	timeout := ru.o.Timeout
+	if ru.task.Timeout > 0 {
+		timeout = ru.task.Timeout
+	}
+	ru.infoMu.Lock()
+	ru.started = time.Now()
+	ru.infoMu.Unlock()
+	ru.deadline = ru.started.Add(timeout)
+	ctx, cancelDeadline := context.WithDeadlineCause(ru.ctx, ru.deadline, errRunDeadline)
+	defer cancelDeadline()
+	defer ru.cancelFn(nil)
+	ru.ctx = ctx
+	ru.setPhase(0, "starting")
+
+	if ru.o.NewObserver != nil {
+		obs, err := ru.o.NewObserver(ru.id, ru.task)
+		if err != nil {
+			ru.o.Logger.Warn("run recorder unavailable; the run is not recorded", "run", ru.id, "err", err)
+			ru.warnings = append(ru.warnings, "run record not written: "+err.Error())
+		} else {
+			ru.runObs = obs
+		}
+	}
+	ru.o.Logger.Info("task started", "run", ru.id, "max_steps", ru.maxSteps, "timeout", timeout)
+	ru.emit(Event{Kind: EvStart, Message: ru.task.Task, Total: float64(ru.maxSteps)})
+
+	end := ru.loopSafely()
+
+	// Every exit path releases what input holds.
+	if err := ru.o.Input.ReleaseAll(); err != nil {
+		ru.warnings = append(ru.warnings, "releasing held keys/buttons failed: "+err.Error())
+	}
+	if ru.watcher != nil {
+		ru.watcher.Disarm()
+	}
+	res = ru.result(end)
+	if loc, ok := ru.runObs.(RunLocator); ok {
+		res.RunDir, res.Report = loc.RunDir(), loc.ReportPath()
+	}
+	ru.progressEvent(float64(ru.maxSteps), "Finished: "+string(res.Status))
+	ru.emit(Event{Kind: EvFinish, Result: &res, Message: res.Summary})
+	if c, ok := ru.runObs.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			ru.o.Logger.Warn("closing the run record failed", "run", ru.id, "err", err)
+		}
+	}
+	ru.o.Logger.Info("task finished", "run", ru.id, "status", res.Status, "steps", res.Steps,
+		"model_calls", res.Usage.Calls, "input_tokens", res.Usage.InputTokens, "ms", res.Usage.WallMillis)
+	return res
+}
+
+// loopSafely runs the loop, turning a panic into a failed ending (the deferred
+// ReleaseAll in execute still runs).
+func (ru *run) loopSafely() (end ending) {
+	defer func() {
+		if p := recover(); p != nil {
+			ru.o.Logger.Error("agent loop panicked", "run", ru.id, "panic", p)
+			end = ending{status: Failed, summary: fmt.Sprintf("internal error in the agent loop: %v", p)}
+		}
+	}()
+	return ru.loopSteps()
+}
+
+func (ru *run) result(end ending) Result {
+	u := ru.usage.Add(ru.mem.usage)
+	warnings := append(append([]string(nil), ru.warnings...), ru.mem.warnings...)
+	trace := ru.trace
+	if trace == nil {
+		trace = []StepTrace{}
+	}
+	return Result{
+		Status: end.status, Summary: oneLine(end.summary), Result: end.result,
+		BlockReason: end.blockReason, NextUserAction: end.next, SafetyChecks: end.checks,
+		Steps: len(ru.trace), Memory: append([]string(nil), ru.mem.facts...), Warnings: dedupe(warnings),
+		Trace: trace, Usage: RunUsage{Usage: u, WallMillis: time.Since(ru.started).Milliseconds()},
+		RunID: ru.id,
+	}
+}
+
+// emit stamps ev and delivers it to every observer and, for progress events,
+// to the caller's progress function. Safe for concurrent use.
+func (ru *run) emit(ev Event) {
+	ev.Time = time.Now()
+	ev.RunID = ru.id
+	ru.emitMu.Lock()
+	defer ru.emitMu.Unlock()
+	if ru.runObs != nil {
+		ru.runObs.OnEvent(ev)
+	}
+	for _, o := range ru.r.observerList() {
+		o.OnEvent(ev)
+	}
+	if ev.Kind == EvProgress && ru.progress != nil {
+		ru.progress(ev)
+	}
+}
+
+// progressEvent emits a progress message; progress never goes backwards.
+func (ru *run) progressEvent(progress float64, msg string) {
+	ru.emitMu.Lock()
+	progress = max(progress, ru.lastProgress)
+	ru.lastProgress = progress
+	ru.emitMu.Unlock()
+	ru.emit(Event{Kind: EvProgress, Step: ru.info().Step, Message: msg, Progress: progress, Total: float64(ru.maxSteps)})
+}
+
+func (ru *run) warn(step int, msg string) {
+	ru.warnings = append(ru.warnings, msg)
+	ru.emit(Event{Kind: EvWarning, Step: step, Message: msg})
+}
+
+// stopEnding reports why the run must stop now (cancelled, superseded,
+// deadline, kill switch, human takeover), or nil.
+func (ru *run) stopEnding() *ending {
+	if e := ru.ctxEnding(); e != nil {
+		return e
+	}
+	if ru.o.KillSwitch != nil && ru.o.KillSwitch.Engaged() {
+		return &ending{status: Blocked, blockReason: ReasonKillSwitch,
+			summary: "stopped by the kill switch: all input is halted",
+			next:    "remove the kill-switch file (GUI_AGENT_KILL_SWITCH_FILE) when input may resume, then run the task again"}
+	}
+	if ru.watcher != nil {
+		if err := ru.watcher.Check(ru.ctx); err != nil {
+			return &ending{status: Blocked, blockReason: ReasonHumanOverride,
+				summary: "a human took over the pointer; the run stopped (" + err.Error() + ")",
+				next:    "ask the user why they intervened and whether to continue from the current screen before running the task again"}
+		}
+	}
+	return nil
+}
+
+// ctxEnding maps the run context's cancellation cause to an ending, or nil.
+func (ru *run) ctxEnding() *ending {
+	if ru.ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ru.ctx)
+	var stop *stopError
+	switch {
+	case errors.Is(cause, errSuperseded):
+		return &ending{status: Superseded, summary: "superseded: a newer task took over the desktop"}
+	case errors.As(cause, &stop):
+		return &ending{status: Cancelled, summary: "cancelled: " + stop.reason}
+	case errors.Is(cause, errRunDeadline), errors.Is(cause, context.DeadlineExceeded):
+		return &ending{status: Timeout, summary: fmt.Sprintf("timed out: the task's deadline (%s) passed after %d steps; raise timeout_s or split the task",
+			ru.deadline.Sub(ru.started).Round(time.Second), len(ru.trace))}
+	}
+	return &ending{status: Cancelled, summary: "cancelled: the request was cancelled by the client"}
+}
+
+// loopSteps is the agent loop: capture, settle, ask, validate, execute, record.
+func (ru *run) loopSteps() ending {
+	if e := ru.ctxEnding(); e != nil {
+		return *e
+	}
+	ds, err := ru.o.Screen.Displays(ru.ctx)
+	if err != nil {
+		return ending{status: Failed, summary: "cannot list the displays: " + err.Error()}
+	}
+	if ru.display, err = geom.FindDisplay(ds, ru.task.Display); err != nil {
+		return ending{status: Failed, summary: err.Error()}
+	}
+	if !ru.o.DisableHumanOverride {
+		w := safety.NewOverrideWatcher(ru.o.Input, ru.o.OverrideTolerancePx)
+		if err := w.Arm(ru.ctx); err == nil {
+			ru.watcher = w
+		} else {
+			ru.warnings = append(ru.warnings, "human-override detection is off for this run: "+err.Error())
+		}
+	}
+	ru.session = ru.o.Adapter.NewSession(ru.task.Task)
+
+	for step := 1; ; step++ {
+		if step > ru.maxSteps {
+			return ending{status: Failed, summary: fmt.Sprintf(
+				"reached the step limit (%d) before the task was done; raise max_steps or split the task", ru.maxSteps)}
+		}
+		if e := ru.stopEnding(); e != nil {
+			return *e
+		}
+		if end, stop := ru.doStep(step); stop {
+			return end
+		}
+	}
+}
+
+// doStep runs one step; stop is true when the run ends with end.
+func (ru *run) doStep(step int) (end ending, stop bool) {
+	stepStart := time.Now()
+	base := float64(step - 1)
+	ru.setPhase(step, "capturing")
+	if step == 1 {
+		ru.progressEvent(base, "Capturing the screen")
+	} else {
+		ru.progressEvent(base, fmt.Sprintf("Capturing the updated screen after step %d", step-1))
+	}
+	shot, settleWarn, err := ru.captureSettled(step)
+	if err != nil {
+		if e := ru.stopEnding(); e != nil {
+			return *e, true
+		}
+		return ending{status: Failed, summary: "cannot capture the screen: " + err.Error()}, true
+	}
+	warnings := ru.nextWarn
+	ru.nextWarn = nil
+	if settleWarn != "" {
+		warnings = append(warnings, settleWarn)
+	}
+	// Stuck detection: did the previous step's actions change the screen?
+	if ru.prevShot != nil {
+		v, msg := ru.stuck.observe(imaging.Diff(ru.prevShot.Thumb, shot.Thumb), ru.prevActs)
+		switch v {
+		case verdictFail:
+			return ending{status: Failed, summary: msg + "; the run was ended"}, true
+		case verdictWarn:
+			ru.warn(step, msg)
+			warnings = append(warnings, msg)
+		}
+	}
+	img := ru.imageOf(shot, step, fmt.Sprintf("images/step-%03d", step))
+	ru.emit(Event{Kind: EvScreenshot, Step: step, Image: &img})
+
+	obs := llm.Observation{
+		Step: step, Task: ru.task.Task, Screenshot: img, Recent: ru.recentImages(),
+		Memory: ru.mem.text(), History: ru.mem.history(), Warnings: warnings, Feedback: ru.feedback,
+	}
+	if len(ru.zooms) > 0 {
+		obs.Feedback = strings.TrimSpace(obs.Feedback + fmt.Sprintf(
+			"\nThe %d zoomed region(s) you asked for are the last earlier image(s), just before the current screenshot.", len(ru.zooms)))
+	}
+	st := StepTrace{Step: step, FrameID: shot.Frame.ID, Warnings: warnings}
+	dec, modelMS, end, stop := ru.decide(step, obs)
+	st.ModelMillis = modelMS
+	if stop {
+		if dec != nil {
+			st.Usage = dec.Usage
+		}
+		st.Outcome = end.summary
+		st.StepMillis = time.Since(stepStart).Milliseconds()
+		ru.recordStep(st)
+		return end, true
+	}
+	st.Observation, st.Reasoning, st.ExpectedOutcome = dec.Observation, dec.Reasoning, dec.ExpectedOutcome
+	st.ModelStatus, st.Usage = dec.Status, dec.Usage
+	ru.mem.addFacts(dec.MemoryUpdate)
+
+	// The screenshot history the next call carries.
+	ru.recent = append(ru.recent, img)
+	if k := ru.o.KeepImages - 1; len(ru.recent) > k {
+		ru.recent = append([]llm.Image(nil), ru.recent[len(ru.recent)-k:]...)
+	}
+	ru.zooms = nil
+	ru.prevShot = shot
+
+	if end, stop := ru.terminal(dec, step); stop && len(dec.Actions) == 0 || stop && dec.Status != llm.Done {
+		st.Outcome = end.summary
+		st.StepMillis = time.Since(stepStart).Milliseconds()
+		ru.recordStep(st)
+		ru.mem.finishStep(ru.ctx, stepLine(step, dec, nil, end.summary))
+		return end, true
+	}
+	if ru.o.TokenBudget > 0 && ru.tokensUsed() > ru.o.TokenBudget && dec.Status != llm.Done {
+		end := ending{status: Failed, summary: fmt.Sprintf(
+			"token budget exhausted: %d tokens used of %d; the last decision was not executed", ru.tokensUsed(), ru.o.TokenBudget)}
+		st.Outcome = end.summary
+		st.StepMillis = time.Since(stepStart).Milliseconds()
+		ru.recordStep(st)
+		return end, true
+	}
+
+	// Resolve the whole batch against this screenshot, then execute it in order.
+	ru.setPhase(step, "acting")
+	plan := ru.resolve(dec, shot, img)
+	if v, msg := ru.loop.observe(planTraces(plan)); v == verdictFail {
+		end := ending{status: Failed, summary: msg + "; the run was ended"}
+		st.Outcome = end.summary
+		st.StepMillis = time.Since(stepStart).Milliseconds()
+		ru.recordStep(st)
+		return end, true
+	} else if v == verdictWarn {
+		ru.warn(step, msg)
+		ru.nextWarn = append(ru.nextWarn, msg)
+	}
+	acts, halt, outcome := ru.executePlan(step, plan)
+	st.Actions = acts
+	st.Outcome = outcome
+	ru.prevActs = actedOnScreen(acts)
+	ru.feedback = feedbackFor(acts, outcome)
+	for _, a := range acts {
+		if a.Warning != "" {
+			st.Warnings = append(st.Warnings, a.Warning)
+			ru.nextWarn = append(ru.nextWarn, a.Warning)
+		}
+	}
+	if halt == nil && ru.o.StepDelay > 0 {
+		sleepCtx(ru.ctx, ru.o.StepDelay)
+	}
+	st.StepMillis = time.Since(stepStart).Milliseconds()
+	ru.recordStep(st)
+	ru.mem.finishStep(ru.ctx, stepLine(step, dec, acts, outcome))
+	if halt != nil {
+		return *halt, true
+	}
+	if end, stop := ru.terminal(dec, step); stop {
+		return end, true
+	}
+	return ending{}, false
+}
+
+func (ru *run) tokensUsed() int {
+	u := ru.usage.Add(ru.mem.usage)
+	return u.InputTokens + u.OutputTokens
+}
+
+func (ru *run) recordStep(st StepTrace) {
+	ru.trace = append(ru.trace, st)
+	cp := st
+	ru.emit(Event{Kind: EvStep, Step: st.Step, StepDone: &cp})
+}
+
+// terminal maps a decision's status to an ending; stop is false for continue.
+func (ru *run) terminal(d *llm.Decision, step int) (ending, bool) {
+	switch d.Status {
+	case llm.Done:
+		sum := fmt.Sprintf("completed in %d step(s)", step)
+		if d.Result != "" {
+			sum += ": " + d.Result
+		}
+		return ending{status: Completed, summary: sum, result: d.Result}, true
+	case llm.Blocked:
+		e := ending{status: Blocked, blockReason: ReasonModel, result: d.Result, next: d.NextUserAction}
+		reason := firstNonEmpty(d.BlockReason, d.Result, "the model needs a human to continue")
+		if len(d.SafetyChecks) > 0 {
+			e.blockReason, e.checks = ReasonSafetyCheck, append([]string(nil), d.SafetyChecks...)
+			e.summary = "blocked: the provider raised safety checks that need a human: " + strings.Join(d.SafetyChecks, "; ")
+			if e.next == "" {
+				e.next = "review the safety checks; run the task again only if the action is intended"
+			}
+		} else {
+			e.summary = "blocked: " + reason
+			if e.next == "" {
+				e.next = reason
+			}
+		}
+		return e, true
+	case llm.Failed:
+		return ending{status: Failed, result: d.Result,
+			summary: "the model gave up: " + firstNonEmpty(d.Result, d.BlockReason, d.Observation, "no reason given")}, true
+	}
+	return ending{}, false
+}
+
+// decide asks the model for this step, re-asking once when the answer is invalid.
+func (ru *run) decide(step int, obs llm.Observation) (*llm.Decision, int64, ending, bool) {
+	var total int64
+	for attempt := 0; ; attempt++ {
+		dec, ms, err := ru.ask(step, obs)
+		total += ms
+		if err == nil {
+			err = ru.validate(dec)
+		}
+		if err == nil {
+			ru.emit(Event{Kind: EvModel, Step: step, Decision: dec})
+			return dec, total, ending{}, false
+		}
+		if e := ru.ctxEnding(); e != nil {
+			return dec, total, *e, true
+		}
+		if !errors.Is(err, llm.ErrBadOutput) {
+			return dec, total, ending{status: Failed, summary: "the model provider failed: " + err.Error()}, true
+		}
+		if dec != nil {
+			ru.emit(Event{Kind: EvModel, Step: step, Decision: dec, Message: err.Error()})
+		}
+		if attempt >= 1 {
+			return dec, total, ending{status: Failed, summary: "the model's answer was invalid twice in a row: " + err.Error()}, true
+		}
+		msg := fmt.Sprintf("the model's answer for step %d was invalid; asking again: %v", step, err)
+		ru.warn(step, msg)
+		obs.ReAsk = true
+		obs.Feedback = "Your previous answer could not be used: " + err.Error() +
+			". Answer again for the same screenshot, following the answer format exactly. No action of the invalid answer was executed."
+	}
+}
+
+// ask makes one model call, with "still waiting" progress while it runs.
+func (ru *run) ask(step int, obs llm.Observation) (*llm.Decision, int64, error) {
+	ru.setPhase(step, "waiting for the model")
+	base := float64(step-1) + 0.1
+	if obs.ReAsk {
+		ru.progressEvent(base, fmt.Sprintf("Asking the model again for step %d (invalid answer)", step))
+	} else {
+		ru.progressEvent(base, fmt.Sprintf("Asking the model for step %d", step))
+	}
+	stopTick := make(chan struct{})
+	tickDone := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(tickDone)
+		t := time.NewTicker(ru.o.ProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopTick:
+				return
+			case <-t.C:
+				ru.progressEvent(base, fmt.Sprintf("Still waiting for the model for step %d (%s)", step, time.Since(start).Round(time.Second)))
+			}
+		}
+	}()
+	dec, err := ru.session.Next(ru.ctx, obs)
+	close(stopTick)
+	<-tickDone
+	ms := time.Since(start).Milliseconds()
+	ru.usage.Calls++
+	if dec != nil {
+		ru.usage.InputTokens += dec.Usage.InputTokens
+		ru.usage.OutputTokens += dec.Usage.OutputTokens
+	}
+	return dec, ms, err
+}
+
+// validate checks a decision against the action schema and what this run can do.
+func (ru *run) validate(d *llm.Decision) error {
+	if d == nil {
+		return fmt.Errorf("%w: empty answer", llm.ErrBadOutput)
+	}
+	if d.Status == "" && len(d.Actions) > 0 {
+		d.Status = llm.Continue
+	}
+	if err := llm.ValidateDecision(d, ru.o.Adapter.Profile()); err != nil {
+		return err
+	}
+	if ru.o.Grounder == nil {
+		for i, a := range d.Actions {
+			if a.At == nil && a.Target != "" && needsPoint(a.Kind) {
+				return fmt.Errorf("%w: actions[%d] (%s) names target %q without coordinates, and no grounding model is configured: give the coordinates",
+					llm.ErrBadOutput, i, a.Kind, a.Target)
+			}
+		}
+	}
+	return nil
+}
+
+// needsPoint reports whether an action kind must have a position (from At or a grounded Target).
+func needsPoint(k llm.ActionKind) bool {
+	switch k {
+	case llm.Click, llm.DoubleClick, llm.TripleClick, llm.Move, llm.Drag:
+		return true
+	}
+	return false
+}
+
+// recentImages returns the earlier screenshots and the zoomed regions for the next call.
+func (ru *run) recentImages() []llm.Image {
+	if len(ru.recent) == 0 && len(ru.zooms) == 0 {
+		return nil
+	}
+	out := make([]llm.Image, 0, len(ru.recent)+len(ru.zooms))
+	out = append(out, ru.recent...)
+	return append(out, ru.zooms...)
+}
+
+// captureSettled takes a screenshot once the screen stops changing (bounded).
+func (ru *run) captureSettled(step int) (*imaging.Shot, string, error) {
+	shot, err := ru.shoot(geom.Rect{})
+	if err != nil || ru.o.Settle.MaxWait < 0 {
+		return shot, "", err
+	}
+	limit := time.Now().Add(ru.o.Settle.MaxWait)
+	for {
+		if !sleepCtx(ru.ctx, ru.o.Settle.Interval) {
+			return nil, "", context.Cause(ru.ctx)
+		}
+		next, err := ru.shoot(geom.Rect{})
+		if err != nil {
+			return nil, "", err
+		}
+		if imaging.Diff(shot.Thumb, next.Thumb) < ru.o.Settle.Threshold {
+			return next, "", nil
+		}
+		shot = next
+		if time.Now().After(limit) {
+			return shot, fmt.Sprintf("the screen was still changing after %s; this screenshot may show a transition", ru.o.Settle.MaxWait), nil
+		}
+	}
+}
+
+// shoot captures region (zero = the run's whole display).
+func (ru *run) shoot(region geom.Rect) (*imaging.Shot, error) {
+	ru.shotSeq++
+	return ru.o.Shots.Shoot(ru.ctx, ru.o.Screen, ru.display, region, ru.o.Shot, fmt.Sprintf("%s-f%d", ru.id, ru.shotSeq))
+}
+
+// imageOf wraps a shot as the llm.Image of a step.
+func (ru *run) imageOf(s *imaging.Shot, step int, ref string) llm.Image {
+	ext := ".jpg"
+	if s.MIME == "image/png" {
+		ext = ".png"
+	}
+	return llm.Image{MIME: s.MIME, Data: s.Data, Frame: s.Frame, Step: step, Ref: ref + ext}
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether the full wait passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return shorten(s, 400)
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

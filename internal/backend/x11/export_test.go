@@ -1,0 +1,41 @@
+package x11
+
+import "github.com/jezek/xgb/xproto"
+
+// Test hooks for the external test package (x11_test), which cannot be the
+// internal one because xvfbtest imports platform, which imports this package.
+
+// ExtInitMu guards xgb extension initialisation across connections.
+var ExtInitMu = &extInitMu
+
+// KeysymRune exposes keysymRune.
+func KeysymRune(s xproto.Keysym) (rune, bool) { return keysymRune(s) }
+
+// SpareKeycodes returns how many keycodes the backend's keymap copy has free.
+func (b *Backend) SpareKeycodes() int {
+	b.kbdMu.Lock()
+	defer b.kbdMu.Unlock()
+	return len(b.keymap.spare())
+}
+
+// HasShm reports whether captures use MIT-SHM.
+func (b *Backend) HasShm() bool {
+	b.capMu.Lock()
+	defer b.capMu.Unlock()
+	return b.hasShm
+}
+
+// DisableShm forces the chunked GetImage capture path.
+func (b *Backend) DisableShm() {
+	b.capMu.Lock()
+	defer b.capMu.Unlock()
+	b.hasShm = false
+}
+
+// DropClipboard gives up the clipboard if the backend owns it.
+func (b *Backend) DropClipboard() error {
+	b.sel.mu.Lock()
+	gen := b.sel.gen
+	b.sel.mu.Unlock()
+	return b.disown(gen)
+}

@@ -1,0 +1,242 @@
+package imaging
+
+import (
+	"image"
+	"math"
+	"sort"
+)
+
+// Match is one place where a template was found.
+type Match struct {
+	// Rect is the matched area in pixels of the searched screen image.
+	Rect image.Rectangle `json:"rect"`
+	// Score is the normalized cross-correlation, from -1 to 1 (1 = identical up
+	// to brightness and contrast). A flat template is scored by 1 - mean absolute
+	// difference instead.
+	Score float64 `json:"score"`
+}
+
+// Defaults of FindTemplate.
+const (
+	DefaultMatchThreshold = 0.8
+	DefaultMaxMatches     = 10
+)
+
+// gray is a float luma plane.
+type gray struct {
+	w, h int
+	p    []float32
+}
+
+func toGray(img image.Image) gray {
+	m := ToRGBA(img)
+	w, h := m.Rect.Dx(), m.Rect.Dy()
+	g := gray{w, h, make([]float32, w*h)}
+	for y := range h {
+		row := m.Pix[y*m.Stride : y*m.Stride+w*4]
+		for x := range w {
+			g.p[y*w+x] = 0.299*float32(row[x*4]) + 0.587*float32(row[x*4+1]) + 0.114*float32(row[x*4+2])
+		}
+	}
+	return g
+}
+
+// shrink returns g box-averaged by an integer factor k.
+func (g gray) shrink(k int) gray {
+	if k <= 1 {
+		return g
+	}
+	o := gray{g.w / k, g.h / k, nil}
+	o.p = make([]float32, o.w*o.h)
+	inv := 1 / float32(k*k)
+	for y := range o.h {
+		for x := range o.w {
+			var s float32
+			for j := range k {
+				row := g.p[(y*k+j)*g.w+x*k:]
+				for i := range k {
+					s += row[i]
+				}
+			}
+			o.p[y*o.w+x] = s * inv
+		}
+	}
+	return o
+}
+
+// scorer computes the match score of a template at positions of a screen.
+type scorer struct {
+	s, t       gray
+	tz         []float32 // zero-mean template
+	tNorm      float64   // sqrt(sum tz^2)
+	flat       bool
+	tMean      float64
+	sum, sumSq []float64 // integral images of s, (w+1)*(h+1)
+}
+
+func newScorer(s, t gray) *scorer {
+	sc := &scorer{s: s, t: t, tz: make([]float32, len(t.p))}
+	var mean float64
+	for _, v := range t.p {
+		mean += float64(v)
+	}
+	mean /= float64(len(t.p))
+	var ss float64
+	for i, v := range t.p {
+		d := float64(v) - mean
+		sc.tz[i] = float32(d)
+		ss += d * d
+	}
+	sc.tMean, sc.tNorm = mean, math.Sqrt(ss)
+	sc.flat = sc.tNorm < 1e-3*float64(len(t.p))
+	W := s.w + 1
+	sc.sum = make([]float64, W*(s.h+1))
+	sc.sumSq = make([]float64, W*(s.h+1))
+	for y := range s.h {
+		var rs, rq float64
+		for x := range s.w {
+			v := float64(s.p[y*s.w+x])
+			rs += v
+			rq += v * v
+			sc.sum[(y+1)*W+x+1] = sc.sum[y*W+x+1] + rs
+			sc.sumSq[(y+1)*W+x+1] = sc.sumSq[y*W+x+1] + rq
+		}
+	}
+	return sc
+}
+
+func (sc *scorer) score(x, y int) float64 {
+	tw, th := sc.t.w, sc.t.h
+	n := float64(tw * th)
+	if sc.flat {
+		var sad float64
+		for j := range th {
+			row := sc.s.p[(y+j)*sc.s.w+x:]
+			for i := range tw {
+				sad += math.Abs(float64(row[i]) - sc.tMean)
+			}
+		}
+		return 1 - sad/n/255
+	}
+	W := sc.s.w + 1
+	a, b, c, d := y*W+x, y*W+x+tw, (y+th)*W+x, (y+th)*W+x+tw
+	sum := sc.sum[d] - sc.sum[b] - sc.sum[c] + sc.sum[a]
+	sq := sc.sumSq[d] - sc.sumSq[b] - sc.sumSq[c] + sc.sumSq[a]
+	v := sq - sum*sum/n
+	if v < 1e-6*n {
+		return 0 // flat window cannot correlate with a textured template
+	}
+	var num float32
+	for j := range th {
+		row := sc.s.p[(y+j)*sc.s.w+x : (y+j)*sc.s.w+x+tw]
+		trow := sc.tz[j*tw : j*tw+tw]
+		for i, t := range trow {
+			num += t * row[i]
+		}
+	}
+	return float64(num) / (sc.tNorm * math.Sqrt(v))
+}
+
+// FindTemplate finds where tmpl appears in screen, best first: matches scoring at
+// least threshold (0 = 0.8), at most maxResults (0 = 10), not overlapping a better
+// match by more than half. It searches a downscaled pyramid level first, then
+// refines candidates at full resolution.
+func FindTemplate(screen *image.RGBA, tmpl image.Image, threshold float64, maxResults int) []Match {
+	if threshold == 0 {
+		threshold = DefaultMatchThreshold
+	}
+	if maxResults <= 0 {
+		maxResults = DefaultMaxMatches
+	}
+	s, t := toGray(screen), toGray(tmpl)
+	if t.w == 0 || t.h == 0 || t.w > s.w || t.h > s.h {
+		return nil
+	}
+	// Pyramid factor: keep the coarse template at least 8 px on its short side.
+	k := 1
+	for k < 8 && min(t.w, t.h)/(k*2) >= 8 {
+		k *= 2
+	}
+	type cand struct {
+		x, y int
+		s    float64
+	}
+	var cands []cand
+	cs, ct := s.shrink(k), t.shrink(k)
+	coarse := newScorer(cs, ct)
+	slack := 0.0
+	if k > 1 {
+		slack = 0.25 // coarse scores are blurred; refine generously
+	}
+	cw, ch := cs.w-ct.w+1, cs.h-ct.h+1
+	grid := make([]float64, cw*ch)
+	for y := range ch {
+		for x := range cw {
+			grid[y*cw+x] = coarse.score(x, y)
+		}
+	}
+	// Local maxima over a 3x3 neighbourhood.
+	for y := range ch {
+		for x := range cw {
+			v := grid[y*cw+x]
+			if v < threshold-slack {
+				continue
+			}
+			isMax := true
+			for dy := -1; dy <= 1 && isMax; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					xx, yy := x+dx, y+dy
+					if (dx != 0 || dy != 0) && xx >= 0 && yy >= 0 && xx < cw && yy < ch && grid[yy*cw+xx] > v {
+						isMax = false
+						break
+					}
+				}
+			}
+			if isMax {
+				cands = append(cands, cand{x, y, v})
+			}
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].s > cands[j].s })
+	if len(cands) > 8*maxResults+16 {
+		cands = cands[:8*maxResults+16]
+	}
+	// Refine at full resolution around each candidate.
+	full := coarse
+	if k > 1 {
+		full = newScorer(s, t)
+	}
+	var found []Match
+	for _, c := range cands {
+		best, bx, by := math.Inf(-1), 0, 0
+		for y := max(0, c.y*k-k); y <= min(s.h-t.h, c.y*k+k); y++ {
+			for x := max(0, c.x*k-k); x <= min(s.w-t.w, c.x*k+k); x++ {
+				if v := full.score(x, y); v > best {
+					best, bx, by = v, x, y
+				}
+			}
+		}
+		if best >= threshold {
+			found = append(found, Match{Rect: image.Rect(bx, by, bx+t.w, by+t.h).Add(screen.Rect.Min), Score: best})
+		}
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].Score > found[j].Score })
+	var out []Match
+	for _, m := range found {
+		dup := false
+		for _, o := range out {
+			in := m.Rect.Intersect(o.Rect)
+			if in.Dx()*in.Dy()*2 > m.Rect.Dx()*m.Rect.Dy() {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, m)
+			if len(out) == maxResults {
+				break
+			}
+		}
+	}
+	return out
+}

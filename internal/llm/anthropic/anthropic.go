@@ -1,0 +1,543 @@
+// Package anthropic is the anthropic-computer adapter: Anthropic's Messages API
+// with the native computer tool (computer_20250124, or computer_20251124 which
+// adds zoom), through the official SDK with its retries off (llm.Do retries).
+//
+// A Session keeps the conversation: every tool_use the model sends is answered
+// by a tool_result in the next request, the last one carrying the current
+// screenshot; screenshots beyond Config.KeepImages become a line of text.
+// Several tool_use blocks in one answer form one batched step. An answer
+// without tool_use ends the task: see cuwire.ClassifyFinal for how its text is
+// read (done, blocked when it asks the user for help, failed).
+package anthropic
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/llm/internal/cuwire"
+)
+
+// Name is the adapter name.
+const Name = "anthropic-computer"
+
+// Computer tool versions and the beta header each needs.
+const (
+	Tool20250124 = "computer_20250124"
+	Tool20251124 = "computer_20251124"
+	Beta20250124 = "computer-use-2025-01-24"
+	Beta20251124 = "computer-use-2025-11-24"
+)
+
+// ToolName is the name the computer tool is declared (and called) with.
+const ToolName = "computer"
+
+const (
+	defaultTimeout    = 120 * time.Second
+	defaultMaxTokens  = 2048
+	defaultKeepImages = 3
+)
+
+// claudeVersion matches "claude-<family>-<major>[-<minor>]" model names.
+var claudeVersion = regexp.MustCompile(`^claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:$|[-@.])`)
+
+// ToolVersionFor returns the computer tool version a model takes: computer_20251124
+// for Claude Opus 4.5 and models from the 4.6 generation on, computer_20250124
+// for the earlier Claude 4 and 3.7 models (and names it does not recognize).
+func ToolVersionFor(model string) string {
+	m := strings.ToLower(strings.TrimSpace(model))
+	if i := strings.LastIndex(m, "/"); i >= 0 {
+		m = m[i+1:]
+	}
+	sub := claudeVersion.FindStringSubmatch(m)
+	if sub == nil {
+		return Tool20250124
+	}
+	major, _ := strconv.Atoi(sub[2])
+	minor := 0
+	if sub[3] != "" {
+		minor, _ = strconv.Atoi(sub[3])
+	}
+	switch {
+	case major > 4, major == 4 && minor >= 6, major == 4 && minor == 5 && sub[1] == "opus":
+		return Tool20251124
+	}
+	return Tool20250124
+}
+
+// BetaFor returns the beta header value a tool version needs.
+func BetaFor(tool string) (string, error) {
+	switch tool {
+	case Tool20250124:
+		return Beta20250124, nil
+	case Tool20251124:
+		return Beta20251124, nil
+	}
+	return "", fmt.Errorf("unknown Anthropic computer tool version %q: use %s or %s", tool, Tool20250124, Tool20251124)
+}
+
+// Adapter is the anthropic-computer model adapter. It is safe for concurrent
+// use; each Session is used by one goroutine.
+type Adapter struct {
+	cfg     llm.Config
+	profile geom.Profile
+	tool    string
+	beta    string
+	svc     sdk.BetaMessageService
+}
+
+var _ llm.Adapter = (*Adapter)(nil)
+
+// New returns the adapter for cfg. It needs Model and APIKey; BaseURL is the
+// host root (the SDK adds /v1/messages). ToolVersion, when set, overrides the
+// version chosen by model name.
+func New(cfg llm.Config) (llm.Adapter, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("anthropic-computer: no model given: set GUI_AGENT_MODEL to a Claude model such as claude-sonnet-4-5")
+	}
+	if cfg.APIKey == "" {
+		return nil, errors.New("anthropic-computer: no API key: set GUI_AGENT_API_KEY to an Anthropic API key")
+	}
+	tool := cfg.ToolVersion
+	if tool == "" {
+		tool = ToolVersionFor(cfg.Model)
+	}
+	beta, err := BetaFor(tool)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic-computer: %w", err)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = defaultTimeout
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = defaultMaxTokens
+	}
+	if cfg.KeepImages <= 0 {
+		cfg.KeepImages = defaultKeepImages
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: cfg.Timeout}
+	}
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+		option.WithRequestTimeout(cfg.Timeout),
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	client := sdk.NewClient(opts...)
+	return &Adapter{cfg: cfg, profile: profileFor(cfg), tool: tool, beta: beta, svc: client.Beta.Messages}, nil
+}
+
+// profileFor is cfg.Profile, or the "anthropic" row of the convention table
+// (pixels of the image sent, long edge <= 1568, <= 1.15 MP) whatever the model
+// is called: the native tool always speaks in pixels of the declared display.
+func profileFor(cfg llm.Config) geom.Profile {
+	if cfg.Profile != nil {
+		return *cfg.Profile
+	}
+	if p := geom.ProfileFor(cfg.Model); p.Name == "anthropic" {
+		return p
+	}
+	for _, p := range geom.Profiles {
+		if p.Name == "anthropic" {
+			return p
+		}
+	}
+	return geom.Profile{Name: "anthropic", MaxLongEdge: 1568, MaxPixels: 1_150_000}
+}
+
+// Name returns "anthropic-computer".
+func (a *Adapter) Name() string { return Name }
+
+// Profile returns the coordinate convention: pixels of the image sent.
+func (a *Adapter) Profile() geom.Profile { return a.profile }
+
+// ToolVersion returns the computer tool version requests declare.
+func (a *Adapter) ToolVersion() string { return a.tool }
+
+// NewSession starts a conversation for task.
+func (a *Adapter) NewSession(task string) llm.Session {
+	return &Session{a: a, task: task}
+}
+
+// block is one content block of the conversation as the session keeps it;
+// requests are rendered from blocks so old images can be pruned.
+type block struct {
+	kind    string // "text", "image", "tool_use", "tool_result"
+	text    string
+	img     *llm.Image
+	id      string          // tool_use id, or the id a tool_result answers
+	input   json.RawMessage // tool_use input
+	isError bool            // tool_result
+	content []block         // tool_result content: text and image blocks
+}
+
+type turn struct {
+	role   sdk.BetaMessageParamRole
+	blocks []block
+}
+
+// pendingUse is a tool_use of the last answer still to be answered.
+type pendingUse struct {
+	id     string
+	answer answerKind
+	errMsg string // set when the tool_use was refused
+}
+
+// Session is one task's conversation. It is used by one goroutine.
+type Session struct {
+	a          *Adapter
+	task       string
+	turns      []turn
+	pending    []pendingUse
+	lastMemory string
+	display    geom.Size
+}
+
+var _ llm.Session = (*Session)(nil)
+
+// Next sends the observation (answering the previous answer's tool_use blocks)
+// and returns the model's decision. On a provider error nothing is committed,
+// so calling Next again resends the same exchange.
+func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision, error) {
+	if len(obs.Screenshot.Data) == 0 {
+		return nil, errors.New("anthropic-computer: the observation has no screenshot: the loop must capture one before asking the model")
+	}
+	s.updateDisplay(obs.Screenshot.Frame)
+	user := s.userTurn(obs)
+	msgs, elide := s.render(append(s.turns[:len(s.turns):len(s.turns)], user))
+
+	params := sdk.BetaMessageNewParams{
+		Model:     sdk.Model(s.a.cfg.Model),
+		MaxTokens: int64(s.a.cfg.MaxTokens),
+		System:    []sdk.BetaTextBlockParam{{Text: systemPrompt(s.a.tool == Tool20251124)}},
+		Messages:  msgs,
+		Tools:     []sdk.BetaToolUnionParam{s.toolParam()},
+		Betas:     []sdk.AnthropicBeta{sdk.AnthropicBeta(s.a.beta)},
+	}
+	var (
+		res  *sdk.BetaMessage
+		capt cuwire.Capture
+	)
+	err := llm.Do(ctx, s.a.cfg.Retry, func(ctx context.Context) error {
+		capt = cuwire.Capture{}
+		var err error
+		res, err = s.a.svc.New(ctx, params, option.WithMiddleware(capt.Middleware))
+		if err != nil {
+			return s.a.wrapErr(&capt, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	d := &llm.Decision{
+		Request:  cuwire.Redact(cuwire.Elide(capt.Request, elide), s.a.cfg.APIKey),
+		Response: cuwire.Redact(capt.Response, s.a.cfg.APIKey),
+		Usage: llm.Usage{
+			Calls:        1,
+			InputTokens:  int(res.Usage.InputTokens + res.Usage.CacheCreationInputTokens + res.Usage.CacheReadInputTokens),
+			OutputTokens: int(res.Usage.OutputTokens),
+		},
+	}
+	asst := turn{role: sdk.BetaMessageParamRoleAssistant}
+	var texts []string
+	var pending []pendingUse
+	var bad []string
+	var ptr []float64 // the pointer as the batch moves it, in image pixels
+	if obs.Cursor != nil {
+		ptr = []float64{obs.Cursor.X, obs.Cursor.Y}
+	}
+	for _, c := range res.Content {
+		switch c.Type {
+		case "text":
+			if t := strings.TrimSpace(c.Text); t != "" {
+				texts = append(texts, t)
+			}
+			asst.blocks = append(asst.blocks, block{kind: "text", text: c.Text})
+		case "tool_use":
+			input := c.Input
+			if len(input) == 0 {
+				input = json.RawMessage("{}")
+			}
+			asst.blocks = append(asst.blocks, block{kind: "tool_use", id: c.ID, text: c.Name, input: input})
+			p := pendingUse{id: c.ID}
+			if c.Name != ToolName {
+				p.errMsg = fmt.Sprintf("unknown tool %q: the only tool is %q", c.Name, ToolName)
+			} else {
+				acts, ans, err := mapToolUse(input, s.a.tool == Tool20251124)
+				if err == nil {
+					err = fillPointer(acts, &ptr)
+				}
+				if err != nil {
+					p.errMsg = err.Error()
+				} else {
+					p.answer = ans
+					for i := range acts {
+						acts[i].CallID = c.ID
+					}
+					d.Actions = append(d.Actions, acts...)
+				}
+			}
+			if p.errMsg != "" {
+				bad = append(bad, p.errMsg)
+			}
+			pending = append(pending, p)
+		}
+	}
+	// Commit: the request was answered, so both turns are now history.
+	s.turns = append(s.turns, user, asst)
+	s.pending = pending
+	if obs.Memory != "" {
+		s.lastMemory = obs.Memory
+	}
+	d.Observation = strings.Join(texts, "\n")
+
+	if len(bad) > 0 {
+		for i := range s.pending {
+			if s.pending[i].errMsg == "" {
+				s.pending[i].errMsg = "not executed: another action in the same answer was invalid"
+			}
+		}
+		d.Actions = nil
+		return d, fmt.Errorf("%w: %s", llm.ErrBadOutput, strings.Join(bad, "; "))
+	}
+	if len(pending) > 0 {
+		d.Status = llm.Continue
+		if len(d.Actions) == 0 {
+			// Only screenshot or cursor_position: nothing to do but look again,
+			// which the next step does anyway.
+			d.Actions = []llm.Action{{Kind: llm.Wait, CallID: pending[len(pending)-1].id}}
+		}
+		return d, nil
+	}
+	switch res.StopReason {
+	case sdk.BetaStopReasonRefusal:
+		d.Status, d.Result = llm.Failed, "the model declined the task: "+d.Observation
+		return d, nil
+	case sdk.BetaStopReasonMaxTokens:
+		return d, fmt.Errorf("%w: the answer was cut off at max_tokens (%d) before any action", llm.ErrBadOutput, s.a.cfg.MaxTokens)
+	}
+	if d.Observation == "" {
+		return d, fmt.Errorf("%w: the answer has neither an action nor text: call the computer tool, or reply DONE:, BLOCKED: or FAILED: with the result", llm.ErrBadOutput)
+	}
+	f := cuwire.ClassifyFinal(d.Observation)
+	d.Status, d.Result, d.BlockReason, d.NextUserAction = f.Status, f.Result, f.BlockReason, f.NextUserAction
+	return d, nil
+}
+
+// updateDisplay keeps the declared display size equal to the image sent. A
+// frame showing only part of its display (a zoom) does not change it: the
+// model keeps addressing the full screen.
+func (s *Session) updateDisplay(f geom.Frame) {
+	full := f.Region == f.Display.Bounds || f.Display.Bounds.Empty()
+	if s.display == (geom.Size{}) || full {
+		s.display = f.ImageSize()
+	}
+}
+
+func (s *Session) toolParam() sdk.BetaToolUnionParam {
+	w, h := int64(s.display.W), int64(s.display.H)
+	if s.a.tool == Tool20251124 {
+		t := sdk.BetaToolUnionParamOfComputerUseTool20251124(h, w)
+		t.OfComputerUseTool20251124.EnableZoom = sdk.Bool(true)
+		return t
+	}
+	return sdk.BetaToolUnionParamOfComputerUseTool20250124(h, w)
+}
+
+// userTurn builds the message answering the last answer: one tool_result per
+// tool_use (the last carrying the screenshot), then feedback and warnings.
+func (s *Session) userTurn(obs llm.Observation) turn {
+	u := turn{role: sdk.BetaMessageParamRoleUser}
+	shot := obs.Screenshot
+	var notes []string
+	if obs.Feedback != "" {
+		if obs.ReAsk {
+			notes = append(notes, "Your previous answer could not be used: "+obs.Feedback)
+		} else {
+			notes = append(notes, obs.Feedback)
+		}
+	}
+	for _, w := range obs.Warnings {
+		notes = append(notes, "Warning: "+w)
+	}
+	if obs.Memory != "" && obs.Memory != s.lastMemory && len(s.turns) > 0 {
+		notes = append(notes, "Notes so far:\n"+obs.Memory)
+	}
+	if len(s.turns) == 0 {
+		text := "Task: " + s.task
+		if obs.Memory != "" {
+			text += "\n\nNotes so far:\n" + obs.Memory
+		}
+		u.blocks = append(u.blocks, block{kind: "text", text: text})
+		for _, n := range notes {
+			u.blocks = append(u.blocks, block{kind: "text", text: n})
+		}
+		u.blocks = append(u.blocks, block{kind: "text", text: screenNote(shot)}, block{kind: "image", img: &shot})
+		return u
+	}
+	if len(s.pending) == 0 {
+		for _, n := range notes {
+			u.blocks = append(u.blocks, block{kind: "text", text: n})
+		}
+		u.blocks = append(u.blocks, block{kind: "text", text: screenNote(shot)}, block{kind: "image", img: &shot})
+		return u
+	}
+	for i, p := range s.pending {
+		r := block{kind: "tool_result", id: p.id}
+		switch {
+		case p.errMsg != "":
+			r.isError = true
+			r.content = append(r.content, block{kind: "text", text: p.errMsg})
+		case p.answer == answerCursor:
+			if obs.Cursor != nil {
+				r.content = append(r.content, block{kind: "text",
+					text: fmt.Sprintf("X=%d,Y=%d", int(obs.Cursor.X+0.5), int(obs.Cursor.Y+0.5))})
+			} else {
+				r.content = append(r.content, block{kind: "text", text: "The cursor position is not known; look for the pointer in the screenshot."})
+			}
+		}
+		if i == len(s.pending)-1 {
+			for _, n := range notes {
+				r.content = append(r.content, block{kind: "text", text: n})
+			}
+			r.content = append(r.content, block{kind: "image", img: &shot})
+		}
+		u.blocks = append(u.blocks, r)
+	}
+	return u
+}
+
+func screenNote(img llm.Image) string {
+	return fmt.Sprintf("Current screen (step %d):", img.Step)
+}
+
+// render turns the kept turns into SDK messages, replacing all but the last
+// KeepImages screenshots with a text note, and lists the image data to elide
+// from the recorded body.
+func (s *Session) render(turns []turn) ([]sdk.BetaMessageParam, []cuwire.Elision) {
+	total := 0
+	for _, t := range turns {
+		total += countImages(t.blocks)
+	}
+	drop := total - s.a.cfg.KeepImages // the oldest images to replace
+	var elide []cuwire.Elision
+	var conv func(bs []block) []sdk.BetaContentBlockParamUnion
+	conv = func(bs []block) []sdk.BetaContentBlockParamUnion {
+		var out []sdk.BetaContentBlockParamUnion
+		for _, b := range bs {
+			switch b.kind {
+			case "text":
+				if b.text != "" {
+					out = append(out, sdk.NewBetaTextBlock(b.text))
+				}
+			case "image":
+				if drop > 0 {
+					drop--
+					out = append(out, sdk.NewBetaTextBlock(prunedNote(b.img)))
+					continue
+				}
+				data := base64.StdEncoding.EncodeToString(b.img.Data)
+				elide = append(elide, cuwire.Elision{Data: data, Ref: cuwire.ImageRef(*b.img)})
+				out = append(out, sdk.NewBetaImageBlock(sdk.BetaBase64ImageSourceParam{
+					Data: data, MediaType: sdk.BetaBase64ImageSourceMediaType(mimeOf(*b.img)),
+				}))
+			case "tool_use":
+				out = append(out, sdk.NewBetaToolUseBlock(b.id, b.input, b.text))
+			case "tool_result":
+				r := sdk.BetaToolResultBlockParam{ToolUseID: b.id}
+				if b.isError {
+					r.IsError = sdk.Bool(true)
+				}
+				for _, c := range conv(b.content) {
+					switch {
+					case c.OfText != nil:
+						r.Content = append(r.Content, sdk.BetaToolResultBlockParamContentUnion{OfText: c.OfText})
+					case c.OfImage != nil:
+						r.Content = append(r.Content, sdk.BetaToolResultBlockParamContentUnion{OfImage: c.OfImage})
+					}
+				}
+				out = append(out, sdk.BetaContentBlockParamUnion{OfToolResult: &r})
+			}
+		}
+		return out
+	}
+	msgs := make([]sdk.BetaMessageParam, 0, len(turns))
+	for _, t := range turns {
+		msgs = append(msgs, sdk.BetaMessageParam{Role: t.role, Content: conv(t.blocks)})
+	}
+	return msgs, elide
+}
+
+func countImages(bs []block) int {
+	n := 0
+	for _, b := range bs {
+		if b.kind == "image" {
+			n++
+		}
+		n += countImages(b.content)
+	}
+	return n
+}
+
+func prunedNote(img *llm.Image) string {
+	return fmt.Sprintf("[screenshot of step %d omitted to save context]", img.Step)
+}
+
+func mimeOf(img llm.Image) string {
+	if img.MIME != "" {
+		return img.MIME
+	}
+	if len(img.Data) > 4 && string(img.Data[1:4]) == "PNG" {
+		return "image/png"
+	}
+	return "image/jpeg"
+}
+
+// wrapErr turns an SDK error into *llm.APIError when the server answered
+// with an error status, or names the failed request otherwise (keeping the
+// cause for llm.Retryable). The API key never appears.
+func (a *Adapter) wrapErr(c *cuwire.Capture, err error) error {
+	if c.Status >= 400 {
+		return cuwire.APIError("anthropic", c.Status, c.Header, c.Response, a.cfg.APIKey)
+	}
+	if c.Status != 0 {
+		return fmt.Errorf("anthropic messages response (HTTP %d) could not be read: %w", c.Status, err)
+	}
+	return fmt.Errorf("anthropic messages request failed (check GUI_AGENT_BASE_URL and the network): %w", err)
+}
+
+// systemPrompt tells the model how the session works and how to end it.
+func systemPrompt(zoom bool) string {
+	var b strings.Builder
+	b.WriteString("You operate a desktop computer with the computer tool to complete the user's task.\n")
+	b.WriteString("- Every reply you get carries a fresh screenshot; you never need to ask for one.\n")
+	b.WriteString("- You may call the tool several times in one answer when the screen will not change in between (for example to fill several fields); the calls run in order and one screenshot follows.\n")
+	b.WriteString("- Coordinates are pixels of the screenshot you were sent.\n")
+	if zoom {
+		b.WriteString("- Use zoom to read small text in a region before acting on it.\n")
+	}
+	b.WriteString("- When the task is complete, answer without calling the tool and start with " + cuwire.MarkDone + " followed by the result (what you found, entered or decided).\n")
+	b.WriteString("- If only the user can go on (a login, a CAPTCHA, missing information, a decision that is theirs), answer without calling the tool and start with " + cuwire.MarkBlocked + " followed by what the user must do.\n")
+	b.WriteString("- If the task cannot be done, answer starting with " + cuwire.MarkFailed + " and the reason.")
+	return b.String()
+}

@@ -1,0 +1,499 @@
+package fakellm
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/guiagent/guiagent/internal/llm"
+)
+
+// Brain action kinds that only native computer tools have: a brain returns
+// them to make the model ask for a screenshot or for the cursor position.
+const (
+	AskScreenshot llm.ActionKind = "screenshot"
+	AskCursor     llm.ActionKind = "cursor_position"
+)
+
+// anthropicBetas maps each computer tool version to the beta header it needs.
+var anthropicBetas = map[string]string{
+	"computer_20250124": "computer-use-2025-01-24",
+	"computer_20251124": "computer-use-2025-11-24",
+}
+
+// AnthropicServer is an Anthropic Messages server (POST {URL}/v1/messages)
+// with the computer tool, answering with a Brain. It checks each request the
+// way the real API would (API key, anthropic-version, the beta header of the
+// declared computer tool version, message order, a tool_result for every
+// tool_use) and answers a malformed one with HTTP 400 in Anthropic's error format.
+type AnthropicServer struct {
+	*Core
+	// URL is the host root, the way the Anthropic SDK takes its base URL.
+	URL string
+	// Model is reported in responses; empty = the requested model.
+	Model string
+
+	srv *httptest.Server
+}
+
+// NewAnthropicServer starts a Messages server answering with brain. Close it when done.
+func NewAnthropicServer(brain Brain) *AnthropicServer {
+	s := &AnthropicServer{Core: NewCore(brain)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
+		s.Handler(anthropicWire{s: s, header: r.Header}).ServeHTTP(w, r)
+	})
+	s.srv = httptest.NewServer(mux)
+	s.URL = s.srv.URL
+	return s
+}
+
+// Close shuts the server down, ending hung requests.
+func (s *AnthropicServer) Close() {
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// anthropicWire implements Wire for one request (it sees that request's header).
+type anthropicWire struct {
+	s      *AnthropicServer
+	header http.Header
+}
+
+type anthRequest struct {
+	Model     string          `json:"model"`
+	MaxTokens int             `json:"max_tokens"`
+	System    json.RawMessage `json:"system"`
+	Messages  []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Tools []struct {
+		Type          string `json:"type"`
+		Name          string `json:"name"`
+		DisplayWidth  int    `json:"display_width_px"`
+		DisplayHeight int    `json:"display_height_px"`
+		EnableZoom    *bool  `json:"enable_zoom"`
+	} `json:"tools"`
+}
+
+type anthBlock struct {
+	Type   string `json:"type"`
+	Text   string `json:"text"`
+	Source *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	} `json:"source"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// blocks decodes message content: a string or a list of blocks.
+func anthBlocks(raw json.RawMessage) ([]anthBlock, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []anthBlock{{Type: "text", Text: s}}, nil
+	}
+	var bs []anthBlock
+	if err := json.Unmarshal(raw, &bs); err != nil {
+		return nil, fmt.Errorf("content is neither a string nor a list of blocks: %w", err)
+	}
+	return bs, nil
+}
+
+// Parse implements Wire: it validates the request as the Messages API would
+// and extracts the latest image and all text.
+func (aw anthropicWire) Parse(body []byte) (Parsed, error) {
+	if aw.header.Get("X-Api-Key") == "" && aw.header.Get("Authorization") == "" {
+		return Parsed{}, errAuth
+	}
+	if aw.header.Get("Anthropic-Version") == "" {
+		return Parsed{}, errors.New("anthropic-version: header is required")
+	}
+	var req anthRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return Parsed{}, fmt.Errorf("request body is not JSON: %w", err)
+	}
+	if req.Model == "" {
+		return Parsed{}, errors.New("model: field required")
+	}
+	if req.MaxTokens <= 0 {
+		return Parsed{}, errors.New("max_tokens: must be greater than 0")
+	}
+	if len(req.Messages) == 0 {
+		return Parsed{}, errors.New("messages: at least one message is required")
+	}
+	betas := strings.Split(strings.Join(aw.header.Values("Anthropic-Beta"), ","), ",")
+	for i := range betas {
+		betas[i] = strings.TrimSpace(betas[i])
+	}
+	for i, t := range req.Tools {
+		beta, ok := anthropicBetas[t.Type]
+		if !ok {
+			continue // other tools are not this fake's business
+		}
+		if t.Name != "computer" {
+			return Parsed{}, fmt.Errorf("tools.%d.name: the %s tool must be named \"computer\"", i, t.Type)
+		}
+		if t.DisplayWidth <= 0 || t.DisplayHeight <= 0 {
+			return Parsed{}, fmt.Errorf("tools.%d: display_width_px and display_height_px are required", i)
+		}
+		if !slices.Contains(betas, beta) {
+			return Parsed{}, fmt.Errorf("tools.%d: the %s tool requires the anthropic-beta header %q (got %q)", i, t.Type, beta, strings.Join(betas, ","))
+		}
+		if t.EnableZoom != nil && t.Type != "computer_20251124" {
+			return Parsed{}, fmt.Errorf("tools.%d.enable_zoom: extra inputs are not permitted for %s", i, t.Type)
+		}
+	}
+
+	var p Parsed
+	var texts []string
+	if len(req.System) > 0 {
+		bs, err := anthBlocks(req.System)
+		if err != nil {
+			return Parsed{}, fmt.Errorf("system: %w", err)
+		}
+		for _, b := range bs {
+			texts = append(texts, b.Text)
+		}
+	}
+	lastImage := ""
+	var openUses []string // tool_use ids of the previous assistant message
+	for i, m := range req.Messages {
+		want := "user"
+		if i%2 == 1 {
+			want = "assistant"
+		}
+		if m.Role != want {
+			return Parsed{}, fmt.Errorf("messages.%d.role: roles must alternate starting with user; got %q where %q was expected", i, m.Role, want)
+		}
+		bs, err := anthBlocks(m.Content)
+		if err != nil {
+			return Parsed{}, fmt.Errorf("messages.%d: %w", i, err)
+		}
+		if len(bs) == 0 {
+			return Parsed{}, fmt.Errorf("messages.%d: content must not be empty", i)
+		}
+		var uses []string
+		answered := map[string]bool{}
+		seenOther := false
+		for j, b := range bs {
+			where := fmt.Sprintf("messages.%d.content.%d", i, j)
+			switch b.Type {
+			case "text":
+				texts = append(texts, b.Text)
+				seenOther = true
+			case "image":
+				if m.Role != "user" {
+					return Parsed{}, fmt.Errorf("%s: images are only allowed in user messages", where)
+				}
+				data, err := anthImage(b)
+				if err != nil {
+					return Parsed{}, fmt.Errorf("%s: %w", where, err)
+				}
+				p.Images++
+				lastImage = data
+				seenOther = true
+			case "tool_use":
+				if m.Role != "assistant" {
+					return Parsed{}, fmt.Errorf("%s: tool_use blocks are only allowed in assistant messages", where)
+				}
+				if b.ID == "" {
+					return Parsed{}, fmt.Errorf("%s.id: field required", where)
+				}
+				uses = append(uses, b.ID)
+			case "tool_result":
+				if m.Role != "user" {
+					return Parsed{}, fmt.Errorf("%s: tool_result blocks are only allowed in user messages", where)
+				}
+				if seenOther {
+					return Parsed{}, fmt.Errorf("%s: tool_result blocks must come before any other content in the message", where)
+				}
+				if !slices.Contains(openUses, b.ToolUseID) {
+					return Parsed{}, fmt.Errorf("%s: unexpected tool_use_id %q: each tool_result must answer a tool_use of the previous message", where, b.ToolUseID)
+				}
+				answered[b.ToolUseID] = true
+				if len(b.Content) > 0 {
+					inner, err := anthBlocks(b.Content)
+					if err != nil {
+						return Parsed{}, fmt.Errorf("%s.content: %w", where, err)
+					}
+					for k, c := range inner {
+						switch c.Type {
+						case "text":
+							texts = append(texts, c.Text)
+						case "image":
+							data, err := anthImage(c)
+							if err != nil {
+								return Parsed{}, fmt.Errorf("%s.content.%d: %w", where, k, err)
+							}
+							p.Images++
+							lastImage = data
+						default:
+							return Parsed{}, fmt.Errorf("%s.content.%d: type %q is not allowed in a tool_result", where, k, c.Type)
+						}
+					}
+				}
+			default:
+				return Parsed{}, fmt.Errorf("%s.type: unknown content block type %q", where, b.Type)
+			}
+		}
+		if m.Role == "user" {
+			for _, id := range openUses {
+				if !answered[id] {
+					return Parsed{}, fmt.Errorf("messages.%d: tool_use ids were found without tool_result blocks immediately after: %s. Each tool_use block must have a corresponding tool_result block in the next message", i, id)
+				}
+			}
+		}
+		openUses = uses
+	}
+	if req.Messages[len(req.Messages)-1].Role != "user" {
+		return Parsed{}, errors.New("messages: the last message must be a user message")
+	}
+	if lastImage != "" {
+		img, err := DecodeImage(lastImage)
+		if err != nil {
+			return Parsed{}, err
+		}
+		p.Image = img
+	}
+	p.Prompt = strings.Join(texts, "\n")
+	return p, nil
+}
+
+var errAuth = errors.New("x-api-key header is required")
+
+func anthImage(b anthBlock) (string, error) {
+	if b.Source == nil || b.Source.Type != "base64" {
+		return "", errors.New("image source must be {type: base64, media_type, data}")
+	}
+	switch b.Source.MediaType {
+	case "image/jpeg", "image/png", "image/gif", "image/webp":
+	default:
+		return "", fmt.Errorf("image media_type %q is not one of image/jpeg, image/png, image/gif, image/webp", b.Source.MediaType)
+	}
+	if _, err := base64.StdEncoding.DecodeString(b.Source.Data); err != nil {
+		return "", fmt.Errorf("image data is not valid base64: %w", err)
+	}
+	return b.Source.Data, nil
+}
+
+// anthErrorType is the Anthropic error type of an HTTP status.
+func anthErrorType(status int) string {
+	switch status {
+	case 400:
+		return "invalid_request_error"
+	case 401:
+		return "authentication_error"
+	case 403:
+		return "permission_error"
+	case 404:
+		return "not_found_error"
+	case 413:
+		return "request_too_large"
+	case 429:
+		return "rate_limit_error"
+	case 529:
+		return "overloaded_error"
+	}
+	return "api_error"
+}
+
+// WriteError implements Wire with Anthropic's error body.
+func (aw anthropicWire) WriteError(w http.ResponseWriter, rep Reply) {
+	status := rep.HTTPStatus
+	if status == http.StatusBadRequest && strings.Contains(rep.Result, errAuth.Error()) {
+		status = http.StatusUnauthorized
+		rep.ErrorType = "authentication_error"
+	}
+	typ := rep.ErrorType
+	if typ == "" {
+		typ = anthErrorType(status)
+	}
+	msg := rep.Result
+	if msg == "" {
+		msg = "scripted error " + strconv.Itoa(status)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", "req_fake")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"type":  "error",
+		"error": map[string]any{"type": typ, "message": msg},
+	})
+}
+
+// WriteReply implements Wire: actions become computer tool_use blocks, a
+// reply without actions becomes closing text (BLOCKED:/FAILED: prefixed for
+// those statuses, as the adapter's system prompt asks).
+func (aw anthropicWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, inputTokens int) {
+	var content []map[string]any
+	text := ""
+	stop := "end_turn"
+	switch {
+	case rep.Raw != "":
+		text = rep.Raw
+	case len(rep.Actions) > 0:
+		text = rep.Observation
+		stop = "tool_use"
+	default:
+		switch StatusOf(rep) {
+		case llm.Blocked:
+			text = "BLOCKED: " + rep.Result
+		case llm.Failed:
+			text = "FAILED: " + rep.Result
+		default:
+			text = rep.Result
+		}
+		if rep.Observation != "" {
+			text = rep.Observation + "\n\n" + text
+		}
+	}
+	if text != "" {
+		content = append(content, map[string]any{"type": "text", "text": text})
+	}
+	if rep.Raw == "" {
+		for i, a := range rep.Actions {
+			input, err := anthInput(a)
+			if err != nil {
+				aw.WriteError(w, Reply{HTTPStatus: http.StatusInternalServerError, ErrorType: "api_error", Result: "fakellm: " + err.Error()})
+				return
+			}
+			content = append(content, map[string]any{
+				"type": "tool_use", "id": fmt.Sprintf("toolu_fake_%d_%d", t.Calls, i+1), "name": "computer", "input": input,
+			})
+		}
+	}
+	model := aw.s.Model
+	if model == "" {
+		model = "claude-fake"
+	}
+	raw, _ := json.Marshal(content)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprintf("req_fake_%d", t.Calls))
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id":            fmt.Sprintf("msg_fake_%d", t.Calls),
+		"type":          "message",
+		"role":          "assistant",
+		"model":         model,
+		"content":       content,
+		"stop_reason":   stop,
+		"stop_sequence": nil,
+		"usage": map[string]any{
+			"input_tokens": inputTokens, "output_tokens": EstimateOutputTokens(string(raw)),
+			"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+		},
+	})
+}
+
+func pt(p *image.Point) []int { return []int{p.X, p.Y} }
+
+// anthInput renders a brain action as computer tool input.
+func anthInput(a BrainAction) (map[string]any, error) {
+	in := map[string]any{}
+	need := func() error {
+		if a.At == nil {
+			return fmt.Errorf("brain action %s has no point", a.Kind)
+		}
+		in["coordinate"] = pt(a.At)
+		return nil
+	}
+	optional := func() {
+		if a.At != nil {
+			in["coordinate"] = pt(a.At)
+		}
+	}
+	mods := func() {
+		if len(a.Keys) > 0 {
+			in["text"] = strings.Join(a.Keys, "+")
+		}
+	}
+	secs := func() float64 {
+		if a.Amount > 0 {
+			return float64(a.Amount)
+		}
+		return 1
+	}
+	switch a.Kind {
+	case llm.Click:
+		switch a.Button {
+		case "right":
+			in["action"] = "right_click"
+		case "middle":
+			in["action"] = "middle_click"
+		default:
+			in["action"] = "left_click"
+		}
+		optional()
+		mods()
+	case llm.DoubleClick:
+		in["action"] = "double_click"
+		optional()
+		mods()
+	case llm.TripleClick:
+		in["action"] = "triple_click"
+		optional()
+		mods()
+	case llm.Move:
+		in["action"] = "mouse_move"
+		if err := need(); err != nil {
+			return nil, err
+		}
+	case llm.Drag:
+		if a.To == nil {
+			return nil, errors.New("brain drag has no end point (To)")
+		}
+		in["action"] = "left_click_drag"
+		if a.At != nil {
+			in["start_coordinate"] = pt(a.At)
+		}
+		in["coordinate"] = pt(a.To)
+	case llm.MouseDown:
+		in["action"] = "left_mouse_down"
+		optional()
+	case llm.MouseUp:
+		in["action"] = "left_mouse_up"
+		optional()
+	case llm.Scroll:
+		in["action"] = "scroll"
+		optional()
+		in["scroll_direction"] = a.Direction
+		amount := a.Amount
+		if amount == 0 {
+			amount = 3
+		}
+		in["scroll_amount"] = amount
+		mods()
+	case llm.TypeText:
+		in["action"], in["text"] = "type", a.Text
+	case llm.KeyPress:
+		in["action"], in["text"] = "key", strings.Join(a.Keys, "+")
+	case llm.HoldKey:
+		in["action"], in["text"], in["duration"] = "hold_key", strings.Join(a.Keys, "+"), secs()
+	case llm.Wait:
+		in["action"], in["duration"] = "wait", secs()
+	case llm.Zoom:
+		if a.At == nil || a.To == nil {
+			return nil, errors.New("brain zoom needs At and To (the region's corners)")
+		}
+		in["action"], in["region"] = "zoom", []int{a.At.X, a.At.Y, a.To.X, a.To.Y}
+	case AskScreenshot:
+		in["action"] = "screenshot"
+	case AskCursor:
+		in["action"] = "cursor_position"
+	default:
+		return nil, fmt.Errorf("the Anthropic computer tool has no action for %q", a.Kind)
+	}
+	return in, nil
+}

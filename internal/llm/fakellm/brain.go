@@ -1,0 +1,365 @@
+// Package fakellm serves scripted model providers from httptest servers, each
+// speaking one real wire format (OpenAI Chat Completions, Anthropic Messages,
+// OpenAI Responses). A Brain decides every answer; brains may really look at
+// the screenshot they receive (FindColor), so agent tests run end to end
+// without a network or a real model. Servers record every request body they
+// receive and report token usage estimated from it.
+package fakellm
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	_ "image/jpeg" // screenshots arrive as JPEG
+	_ "image/png"  // or PNG
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/llm"
+)
+
+// Turn is what a brain sees of one request.
+type Turn struct {
+	// Step is the 1-based number of this answer: it counts requests whose
+	// scripted reply was not an HTTP error, so a retried request sees the same Step.
+	Step int
+	// Image is the decoded latest screenshot of the request (nil when it had none).
+	Image image.Image
+	// ImageSize is Image's size in pixels (zero when there is no image).
+	ImageSize geom.Size
+	// Prompt is all text the model was sent (system, instructions, history), joined by newlines.
+	Prompt string
+	// Calls is the 1-based number of requests the server received, this one included.
+	Calls int
+}
+
+// Reply is a brain's answer. Servers translate it into their wire format.
+type Reply struct {
+	// Actions are the actions to take, in pixels of the image the model received.
+	Actions []BrainAction
+	// Status is the model's verdict; empty means llm.Continue when there are
+	// actions and llm.Done otherwise.
+	Status llm.Status
+	// Result is the deliverable (done), the reason (blocked/failed), or the whole
+	// text of a plain text completion.
+	Result string
+	// Observation describes the screen.
+	Observation string
+	// Memory holds facts to remember (memory_update).
+	Memory []string
+	// Raw, when set, is sent verbatim as the model's text instead of a rendered
+	// answer (to script malformed output).
+	Raw string
+	// HTTPStatus, when non-zero, makes the server answer with that HTTP error
+	// (429, 500, 529, 401...) in its wire's error format.
+	HTTPStatus int
+	// RetryAfter is sent as the Retry-After header of an error ("2", or an HTTP date).
+	RetryAfter string
+	// ErrorType is the provider error type of an error ("rate_limit_error", "insufficient_quota"...).
+	ErrorType string
+	// Delay holds the answer back (a hung server); it ends early when the client goes away.
+	Delay time.Duration
+}
+
+// BrainAction is one action in pixels of the image the model received.
+type BrainAction struct {
+	Kind llm.ActionKind
+	// At is the target point; To the end of a drag (or far corner of a zoom).
+	At, To *image.Point
+	// Text is the text to type.
+	Text string
+	// Keys is one key combination (["ctrl","s"]) or the modifiers of a click/scroll.
+	Keys []string
+	// Direction is a scroll direction (up, down, left, right).
+	Direction string
+	// Amount is scroll notches or key repeats.
+	Amount int
+	// Button is the mouse button (left, right, middle); empty means left.
+	Button string
+}
+
+// Brain decides the answer to one request. Servers call it from one goroutine at a time.
+type Brain func(t Turn) Reply
+
+// Script returns a brain that answers the n-th call with replies[n-1] and
+// repeats the last one once the script is exhausted.
+func Script(replies ...func(Turn) Reply) Brain {
+	var mu sync.Mutex
+	n := 0
+	return func(t Turn) Reply {
+		if len(replies) == 0 {
+			return Reply{Status: llm.Failed, Result: "fakellm.Script was given no replies"}
+		}
+		mu.Lock()
+		i := min(n, len(replies)-1)
+		n++
+		mu.Unlock()
+		return replies[i](t)
+	}
+}
+
+// Fixed returns a script entry that always answers r.
+func Fixed(r Reply) func(Turn) Reply { return func(Turn) Reply { return r } }
+
+// ClickAt returns a left click at p (image pixels).
+func ClickAt(p image.Point) BrainAction { return BrainAction{Kind: llm.Click, At: &p} }
+
+// TypeText returns an action typing s.
+func TypeText(s string) BrainAction { return BrainAction{Kind: llm.TypeText, Text: s} }
+
+// PressKeys returns an action pressing one key combination such as "ctrl", "s".
+func PressKeys(keys ...string) BrainAction { return BrainAction{Kind: llm.KeyPress, Keys: keys} }
+
+// Finish returns a reply ending the task as done with result.
+func Finish(result string) Reply { return Reply{Status: llm.Done, Result: result} }
+
+// FindColor returns the centre (mean position, rounded) of the largest
+// 4-connected blob of pixels whose every channel is within tol of c. ok is
+// false when img has no such pixel.
+func FindColor(img image.Image, c color.RGBA, tol int) (center image.Point, ok bool) {
+	if img == nil {
+		return image.Point{}, false
+	}
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	if w <= 0 || h <= 0 {
+		return image.Point{}, false
+	}
+	match := make([]bool, w*h)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
+			match[y*w+x] = near(int(r>>8), int(c.R), tol) && near(int(g>>8), int(c.G), tol) && near(int(bl>>8), int(c.B), tol)
+		}
+	}
+	seen := make([]bool, w*h)
+	bestN, bestSX, bestSY := 0, 0, 0
+	var stack []int
+	for i := range match {
+		if !match[i] || seen[i] {
+			continue
+		}
+		n, sx, sy := 0, 0, 0
+		seen[i] = true
+		stack = append(stack[:0], i)
+		for len(stack) > 0 {
+			j := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			x, y := j%w, j/w
+			n, sx, sy = n+1, sx+x, sy+y
+			for _, k := range [4]int{j - 1, j + 1, j - w, j + w} {
+				if k < 0 || k >= len(match) || seen[k] || !match[k] {
+					continue
+				}
+				if (k == j-1 && x == 0) || (k == j+1 && x == w-1) {
+					continue
+				}
+				seen[k] = true
+				stack = append(stack, k)
+			}
+		}
+		if n > bestN {
+			bestN, bestSX, bestSY = n, sx, sy
+		}
+	}
+	if bestN == 0 {
+		return image.Point{}, false
+	}
+	return image.Point{
+		X: b.Min.X + (2*bestSX+bestN)/(2*bestN),
+		Y: b.Min.Y + (2*bestSY+bestN)/(2*bestN),
+	}, true
+}
+
+func near(a, b, tol int) bool { return a-b <= tol && b-a <= tol }
+
+// DecodeImage decodes a screenshot given as a data: URL ("data:image/jpeg;base64,...")
+// or as bare base64.
+func DecodeImage(s string) (image.Image, error) {
+	if strings.HasPrefix(s, "data:") {
+		i := strings.Index(s, ",")
+		if i < 0 || !strings.Contains(s[:i], ";base64") {
+			return nil, errors.New("image data URL is not base64 encoded: expected data:<mime>;base64,<data>")
+		}
+		s = s[i+1:]
+	}
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("image data is not valid base64: %w", err)
+	}
+	img, _, err := image.Decode(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("image data does not decode as JPEG or PNG: %w", err)
+	}
+	return img, nil
+}
+
+// EstimateInputTokens estimates the input tokens of a request from its text
+// characters (4 per token) and its images (about 800 tokens each).
+func EstimateInputTokens(textChars, images int) int { return textChars/4 + 800*images }
+
+// EstimateOutputTokens estimates the tokens of an answer text (4 characters per token, at least 1).
+func EstimateOutputTokens(text string) int { return max(1, len(text)/4) }
+
+// Request is one HTTP request a fake server received. Credentials are not kept.
+type Request struct {
+	Method string
+	Path   string
+	// Header is the request's header without Authorization, x-api-key and api-key.
+	Header http.Header
+	// Body is the request body as received.
+	Body []byte
+	// InputTokens is the usage the server reported for it (zero for scripted errors).
+	InputTokens int
+}
+
+// Parsed is what a wire extracts from a request body for the brain.
+type Parsed struct {
+	// Image is the latest screenshot (nil when there is none).
+	Image image.Image
+	// Prompt is all text of the request.
+	Prompt string
+	// Images counts every image in the request (for usage estimates).
+	Images int
+}
+
+// Wire is one provider wire format served by Core.
+type Wire interface {
+	// Parse extracts the latest image and the text from a request body.
+	Parse(body []byte) (Parsed, error)
+	// WriteError writes rep's scripted HTTP error (rep.HTTPStatus, rep.ErrorType,
+	// rep.Result as the message) in the wire's error format. Core has already set
+	// Retry-After.
+	WriteError(w http.ResponseWriter, rep Reply)
+	// WriteReply writes a successful answer; inputTokens is the estimated input usage.
+	WriteReply(w http.ResponseWriter, t Turn, rep Reply, inputTokens int)
+}
+
+// Core is the provider-independent part of a fake server: it records requests,
+// counts calls and steps, asks the brain, and scripts delays and HTTP errors.
+// It is safe for concurrent use; the brain is called by one request at a time.
+type Core struct {
+	brain   Brain
+	brainMu sync.Mutex // serializes brain calls
+
+	mu    sync.Mutex
+	calls int
+	steps int
+	reqs  []Request
+}
+
+// NewCore returns a Core asking brain.
+func NewCore(brain Brain) *Core { return &Core{brain: brain} }
+
+// Requests returns a copy of every request received so far, oldest first.
+func (c *Core) Requests() []Request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Request(nil), c.reqs...)
+}
+
+// Calls returns how many requests were received.
+func (c *Core) Calls() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls
+}
+
+// Handler serves wire: every POST is recorded, parsed, answered by the brain.
+// A body the wire cannot parse gets HTTP 400 with the parse error.
+func (c *Core) Handler(wire Wire) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		h := r.Header.Clone()
+		for _, k := range []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"} {
+			h.Del(k)
+		}
+		c.mu.Lock()
+		c.calls++
+		idx := len(c.reqs)
+		c.reqs = append(c.reqs, Request{Method: r.Method, Path: r.URL.Path, Header: h, Body: body})
+		c.mu.Unlock()
+
+		p, err := wire.Parse(body)
+		if err != nil {
+			wire.WriteError(w, Reply{HTTPStatus: http.StatusBadRequest, ErrorType: "invalid_request_error",
+				Result: "fakellm could not parse the request: " + err.Error()})
+			return
+		}
+		t, rep := c.think(p)
+		if rep.Delay > 0 && !sleepCtx(r.Context(), rep.Delay) {
+			return // the client gave up
+		}
+		if rep.HTTPStatus != 0 {
+			if rep.RetryAfter != "" {
+				w.Header().Set("Retry-After", rep.RetryAfter)
+			}
+			wire.WriteError(w, rep)
+			return
+		}
+		in := EstimateInputTokens(len(p.Prompt), p.Images)
+		c.mu.Lock()
+		c.reqs[idx].InputTokens = in
+		c.mu.Unlock()
+		wire.WriteReply(w, t, rep, in)
+	})
+}
+
+// think asks the brain, under the lock that serializes brain calls.
+func (c *Core) think(p Parsed) (Turn, Reply) {
+	c.brainMu.Lock()
+	defer c.brainMu.Unlock()
+	c.mu.Lock()
+	t := Turn{Step: c.steps + 1, Image: p.Image, Prompt: p.Prompt, Calls: c.calls}
+	c.mu.Unlock()
+	if p.Image != nil {
+		b := p.Image.Bounds()
+		t.ImageSize = geom.Size{W: b.Dx(), H: b.Dy()}
+	}
+	var rep Reply
+	if c.brain != nil {
+		rep = c.brain(t)
+	} else {
+		rep = Reply{Status: llm.Failed, Result: "fakellm server has no brain"}
+	}
+	if rep.HTTPStatus == 0 {
+		c.mu.Lock()
+		c.steps++
+		c.mu.Unlock()
+	}
+	return t, rep
+}
+
+// StatusOf returns rep.Status, or its default: continue with actions, done without.
+func StatusOf(rep Reply) llm.Status {
+	if rep.Status != "" {
+		return rep.Status
+	}
+	if len(rep.Actions) > 0 {
+		return llm.Continue
+	}
+	return llm.Done
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

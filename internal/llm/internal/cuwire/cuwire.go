@@ -1,0 +1,238 @@
+// Package cuwire holds the pieces the native computer-use adapters (Anthropic
+// Messages, OpenAI Responses) share: capturing request and response bodies from
+// the SDKs' middleware, turning error responses into *llm.APIError, eliding
+// image data from recorded bodies, and reading a model's final text.
+package cuwire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/llm"
+)
+
+// Capture records the bodies of one HTTP exchange. Use its Middleware as an SDK
+// request option for a single call; it is not safe for concurrent calls.
+type Capture struct {
+	// Request is the request body as sent.
+	Request []byte
+	// Status, Header and Response describe the response (Status is 0 when no
+	// response arrived).
+	Status   int
+	Header   http.Header
+	Response []byte
+}
+
+// Middleware has the shape of both SDKs' option.Middleware: it reads and
+// restores the request and response bodies so the SDK still sees them.
+func (c *Capture) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reading request body: %w", err)
+		}
+		c.Request = b
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	resp, err := next(req)
+	if err != nil || resp == nil {
+		return resp, err
+	}
+	c.Status = resp.StatusCode
+	c.Header = resp.Header.Clone()
+	b, rerr := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	c.Response = b
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	if rerr != nil {
+		return nil, fmt.Errorf("reading response body: %w", rerr)
+	}
+	return resp, nil
+}
+
+// Redact replaces every occurrence of secret in b with "[redacted]". Secrets
+// shorter than 4 bytes are left alone (they would match ordinary text).
+func Redact(b []byte, secret string) []byte {
+	if len(secret) < 4 || !bytes.Contains(b, []byte(secret)) {
+		return b
+	}
+	return bytes.ReplaceAll(b, []byte(secret), []byte("[redacted]"))
+}
+
+// RedactString is Redact for strings.
+func RedactString(s, secret string) string {
+	if len(secret) < 4 {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "[redacted]")
+}
+
+// Elision replaces one image's encoded data in a recorded body.
+type Elision struct {
+	// Data is the exact text of the image in the body (base64, or a data URL).
+	Data string
+	// Ref is what the record shows instead (llm.Image.Ref, or a placeholder).
+	Ref string
+}
+
+// Elide returns body with each Elision's data replaced by its reference. The
+// elisions must be listed in the order the images appear in the body: each one
+// replaces the next occurrence of its data after the previous replacement, so
+// two identical screenshots keep their own references. Base64 and data URLs
+// contain no characters JSON escapes, so the encoded text appears verbatim.
+func Elide(body []byte, es []Elision) []byte {
+	var out bytes.Buffer
+	pos := 0
+	for _, e := range es {
+		if e.Data == "" {
+			continue
+		}
+		i := bytes.Index(body[pos:], []byte(e.Data))
+		if i < 0 {
+			continue
+		}
+		out.Write(body[pos : pos+i])
+		out.WriteString(e.Ref)
+		pos += i + len(e.Data)
+	}
+	out.Write(body[pos:])
+	return out.Bytes()
+}
+
+// ImageRef is how records name img: its Ref, or a placeholder with its step.
+func ImageRef(img llm.Image) string {
+	if img.Ref != "" {
+		return img.Ref
+	}
+	return fmt.Sprintf("<image of step %d elided>", img.Step)
+}
+
+// APIError builds the error for an HTTP error response of provider. The
+// message comes from the body ({"error":{"type","code","message"}}, the shape
+// both Anthropic and OpenAI use) with secret redacted.
+func APIError(provider string, status int, header http.Header, body []byte, secret string) *llm.APIError {
+	e := &llm.APIError{Provider: provider, StatusCode: status, RetryAfter: llm.RetryAfterFrom(header, time.Now())}
+	var env struct {
+		Error struct {
+			Type    string          `json:"type"`
+			Code    json.RawMessage `json:"code"`
+			Message string          `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &env) == nil && (env.Error.Type != "" || env.Error.Message != "") {
+		e.Type = env.Error.Type
+		var code string
+		if json.Unmarshal(env.Error.Code, &code) == nil && code != "" {
+			// OpenAI puts the precise reason in code ("insufficient_quota",
+			// "invalid_api_key", "rate_limit_exceeded"); type is coarser.
+			e.Type = code
+		}
+		e.Message = env.Error.Message
+	} else {
+		msg := strings.TrimSpace(string(body))
+		if len(msg) > 300 {
+			msg = msg[:300] + "..."
+		}
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+		e.Message = msg
+	}
+	if e.Type == "" && status == 529 {
+		e.Type = "overloaded_error"
+	}
+	e.Message = RedactString(e.Message, secret)
+	return e
+}
+
+// Final is a model's closing text read as a verdict on the task.
+type Final struct {
+	Status         llm.Status
+	Result         string
+	BlockReason    string
+	NextUserAction string
+}
+
+// Markers the system prompts ask a model to start its closing text with.
+const (
+	MarkBlocked = "BLOCKED:"
+	MarkFailed  = "FAILED:"
+	MarkDone    = "DONE:"
+)
+
+// helpRequest matches closing texts that ask the user to do something before
+// the task can go on (log in, solve a CAPTCHA, give missing information).
+var helpRequest = regexp.MustCompile(`(?i)(\b(could|can|would) you (please )?(provide|tell|give|share|enter|type|confirm|approve|log ?in|sign ?in|solve|complete|unlock|check)\b` +
+	`|\bplease (provide|enter|type|confirm|approve|log ?in|sign ?in|solve|complete|unlock|tell me|let me know)\b` +
+	`|\b(i|i'll|i will|i would) need (you|your|the user|a human|human|someone)\b` +
+	`|\b(requires?|needs?) (your|the user's|human|manual) (input|help|intervention|action|confirmation|approval|credentials)\b` +
+	`|\bcaptcha\b|\btwo-factor\b|\b2fa\b|\bverification code\b|\bone-time (code|password)\b` +
+	`|\b(cannot|can't|unable to) (proceed|continue) without (you|your|the user|human|a human)\b)`)
+
+// ClassifyFinal reads a closing text (a model answer without any tool call).
+// The adapters' system prompts ask the model to start with BLOCKED: when it
+// needs the user and FAILED: when the task cannot be done; without a marker a
+// best-effort heuristic looks for a request for help (asking the user to
+// provide, confirm or log in; CAPTCHA, 2FA or verification codes; "cannot
+// continue without you") and reads anything else as done.
+func ClassifyFinal(text string) Final {
+	t := strings.TrimSpace(text)
+	upper := strings.ToUpper(t)
+	switch {
+	case strings.HasPrefix(upper, MarkBlocked):
+		r := strings.TrimSpace(t[len(MarkBlocked):])
+		return Final{Status: llm.Blocked, Result: r, BlockReason: "the model asked for help: " + firstLine(r), NextUserAction: r}
+	case strings.HasPrefix(upper, MarkFailed):
+		r := strings.TrimSpace(t[len(MarkFailed):])
+		return Final{Status: llm.Failed, Result: r}
+	case strings.HasPrefix(upper, MarkDone):
+		return Final{Status: llm.Done, Result: strings.TrimSpace(t[len(MarkDone):])}
+	case helpRequest.MatchString(t):
+		return Final{Status: llm.Blocked, Result: t, BlockReason: "the model asked for help: " + firstLine(t), NextUserAction: t}
+	}
+	return Final{Status: llm.Done, Result: t}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+// SplitCombo splits an xdotool-style combination ("ctrl+shift+t") into key
+// names; "ctrl++" names the plus key.
+func SplitCombo(combo string) []string {
+	s := strings.TrimSpace(combo)
+	if s == "" {
+		return nil
+	}
+	if s == "+" {
+		return []string{"+"}
+	}
+	plus := strings.HasSuffix(s, "++")
+	if plus {
+		s = strings.TrimSuffix(s, "++")
+	}
+	var out []string
+	for _, p := range strings.Split(s, "+") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	if plus {
+		out = append(out, "+")
+	}
+	return out
+}

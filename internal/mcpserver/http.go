@@ -1,0 +1,329 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTP defaults.
+const (
+	DefaultHTTPAddr       = "127.0.0.1:60008"
+	DefaultMaxBodyBytes   = 8 << 20
+	DefaultSessionTimeout = 30 * time.Minute
+	// MCPPath is the Streamable HTTP endpoint.
+	MCPPath = "/mcp"
+)
+
+// HTTPOptions configures the Streamable HTTP transport. Zero values are documented per field.
+type HTTPOptions struct {
+	// Addr is the listen address; "" means 127.0.0.1:60008. A non-loopback
+	// address needs AllowRemote.
+	Addr string
+	// Token is the bearer token every /mcp request must carry. Required
+	// (GUI_AGENT_HTTP_TOKEN, or GenerateToken at start).
+	Token string
+	// AllowRemote permits a non-loopback Addr and Host headers other than
+	// loopback names (restricted to AllowedHosts when that is set).
+	AllowRemote bool
+	// AllowedHosts are extra Host header names accepted (without port), e.g. the
+	// machine's DNS name when AllowRemote is set.
+	AllowedHosts []string
+	// AllowedOrigins are browser origins ("https://app.example") trusted for
+	// cross-origin requests. Empty means none: any cross-origin request gets 403.
+	AllowedOrigins []string
+	// Dashboard, when set, is served at "/" behind the same Host and Origin
+	// checks; it does its own authentication.
+	Dashboard http.Handler
+	// MaxBodyBytes limits request bodies (413 beyond); 0 means 8 MiB.
+	MaxBodyBytes int64
+	// SessionTimeout closes MCP sessions idle this long; 0 means 30 min, negative never.
+	SessionTimeout time.Duration
+	// ReadHeaderTimeout, ReadTimeout and IdleTimeout set the http.Server's
+	// timeouts; 0 means 10 s, 60 s and 120 s. ReadTimeout bounds reading a
+	// request (body included), not the response: long tool calls and event
+	// streams are not cut by it. There is no write timeout, for the same reason.
+	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
+	// OnListen, when set, is called with the bound address before serving
+	// (useful with port 0).
+	OnListen func(net.Addr)
+}
+
+func (o HTTPOptions) withDefaults() HTTPOptions {
+	if o.Addr == "" {
+		o.Addr = DefaultHTTPAddr
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.SessionTimeout == 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.SessionTimeout < 0 {
+		o.SessionTimeout = 0
+	}
+	if o.ReadHeaderTimeout == 0 {
+		o.ReadHeaderTimeout = 10 * time.Second
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 60 * time.Second
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = 120 * time.Second
+	}
+	return o
+}
+
+// ErrNoToken is returned when HTTP is requested without a bearer token.
+var ErrNoToken = errors.New("the HTTP transport needs a bearer token: set GUI_AGENT_HTTP_TOKEN or let guiagent generate one")
+
+// NewHTTPHandler returns the HTTP handler: Streamable HTTP MCP at /mcp behind a
+// bearer token (401 when missing or wrong), and the optional dashboard at /.
+// Every request first passes the Host allowlist (DNS rebinding: 403) and the
+// cross-origin check (403), then the body limit (413).
+func (s *Server) NewHTTPHandler(o HTTPOptions) (http.Handler, error) {
+	o = o.withDefaults()
+	if o.Token == "" {
+		return nil, ErrNoToken
+	}
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger:              s.log.With("component", "mcp-http"),
+		SessionTimeout:      o.SessionTimeout,
+		MaxRequestBodyBytes: o.MaxBodyBytes,
+	})
+	mux := http.NewServeMux()
+	mux.Handle(MCPPath, s.requireToken(o.Token, mcpHandler))
+	if o.Dashboard != nil {
+		mux.Handle("/", o.Dashboard)
+	} else {
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "not found: the MCP endpoint is "+MCPPath, http.StatusNotFound)
+		})
+	}
+	cop := http.NewCrossOriginProtection()
+	for _, origin := range o.AllowedOrigins {
+		if err := cop.AddTrustedOrigin(origin); err != nil {
+			return nil, fmt.Errorf("allowed origin %q: %w", origin, err)
+		}
+	}
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.deny(w, r, "cross-origin request refused")
+	}))
+	var h http.Handler = mux
+	h = limitBody(o.MaxBodyBytes, h)
+	h = cop.Handler(h)
+	h = s.checkOrigin(o, h)
+	h = s.checkHost(o, h)
+	return h, nil
+}
+
+func (s *Server) deny(w http.ResponseWriter, r *http.Request, why string) {
+	s.log.Warn("HTTP request refused", "why", why, "host", r.Host, "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr, "path", r.URL.Path)
+	http.Error(w, "forbidden: "+why, http.StatusForbidden)
+}
+
+var loopbackNames = []string{"localhost", "127.0.0.1", "::1"}
+
+// checkHost refuses Host headers that are not loopback names (or AllowedHosts),
+// which is how DNS rebinding reaches a loopback server.
+func (s *Server) checkHost(o HTTPOptions, next http.Handler) http.Handler {
+	allowed := map[string]bool{}
+	for _, h := range append(slices.Clone(loopbackNames), o.AllowedHosts...) {
+		allowed[strings.ToLower(h)] = true
+	}
+	anyHost := o.AllowRemote && len(o.AllowedHosts) == 0
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := hostOnly(r.Host)
+		if !anyHost && !allowed[host] && !isLoopbackIP(host) {
+			s.deny(w, r, fmt.Sprintf("Host %q is not allowed (DNS rebinding protection); connect to 127.0.0.1 or localhost", r.Host))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkOrigin refuses browser requests from another origin, whatever the method.
+func (s *Server) checkOrigin(o HTTPOptions, next http.Handler) http.Handler {
+	trusted := map[string]bool{}
+	for _, origin := range o.AllowedOrigins {
+		trusted[strings.ToLower(strings.TrimSuffix(origin, "/"))] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" && !trusted[strings.ToLower(origin)] {
+			u, err := url.Parse(origin)
+			if err != nil || !strings.EqualFold(u.Host, r.Host) {
+				s.deny(w, r, fmt.Sprintf("cross-origin request from %q refused", origin))
+				return
+			}
+		}
+		if site := r.Header.Get("Sec-Fetch-Site"); (site == "cross-site" || site == "same-site") && !trusted[strings.ToLower(origin)] {
+			s.deny(w, r, "cross-site browser request refused")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireToken checks the bearer token in constant time.
+func (s *Server) requireToken(token string, next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		scheme, got, ok := strings.Cut(auth, " ")
+		if auth == "" || !ok || !strings.EqualFold(scheme, "Bearer") {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="guiagent"`)
+			http.Error(w, "unauthorized: send the header Authorization: Bearer <token> (GUI_AGENT_HTTP_TOKEN, or the token guiagent printed at start)", http.StatusUnauthorized)
+			return
+		}
+		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			s.log.Warn("HTTP request with a wrong bearer token", "remote", r.RemoteAddr)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="guiagent", error="invalid_token"`)
+			http.Error(w, "unauthorized: the bearer token is wrong", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody rejects bodies over max bytes with 413 and clears the connection's
+// read deadline once the body is read, so http.Server.ReadTimeout bounds the
+// request but never cuts a long tool call or event stream.
+func limitBody(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			http.Error(w, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, max), http.StatusRequestEntityTooLarge)
+			return
+		}
+		rc := http.NewResponseController(w)
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			_ = rc.SetReadDeadline(time.Time{})
+		} else {
+			r.Body = &deadlineBody{ReadCloser: http.MaxBytesReader(w, r.Body, max), rc: rc}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+func hostOnly(hostport string) string {
+	h := hostport
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		h = host
+	}
+	return strings.ToLower(strings.TrimSuffix(strings.Trim(h, "[]"), "."))
+}
+
+func isLoopbackIP(host string) bool {
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ListenAndServe serves HTTP on o.Addr until ctx is done, then shuts down
+// (waiting up to 5 s for calls in flight) and releases held input. Without
+// AllowRemote it refuses a non-loopback address.
+func (s *Server) ListenAndServe(ctx context.Context, o HTTPOptions) error {
+	o = o.withDefaults()
+	host, _, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return fmt.Errorf("HTTP address %q: want host:port such as %s", o.Addr, DefaultHTTPAddr)
+	}
+	if !o.AllowRemote && host != "localhost" && !isLoopbackIP(host) {
+		return fmt.Errorf("HTTP address %s is not loopback: guiagent listens on loopback only unless --allow-remote is given together with GUI_AGENT_HTTP_TOKEN", o.Addr)
+	}
+	h, err := s.NewHTTPHandler(o)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w (is another guiagent running? choose another --addr)", o.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		ReadTimeout:       o.ReadTimeout,
+		IdleTimeout:       o.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	if o.OnListen != nil {
+		o.OnListen(ln.Addr())
+	}
+	s.log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+MCPPath, "remote", o.AllowRemote)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	defer s.releaseAll()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil {
+		_ = srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// GenerateToken returns a new random bearer token (64 hex characters).
+func GenerateToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generating a token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// WriteTokenFile writes token to path, readable only by the user (0600; the
+// directory is created 0700 when missing).
+func WriteTokenFile(path, token string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("token file: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(token+"\n"), 0o600); err != nil {
+		return fmt.Errorf("token file: %w", err)
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return fmt.Errorf("token file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("token file: %w", err)
+	}
+	return nil
+}

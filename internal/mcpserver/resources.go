@@ -1,0 +1,109 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/desktop"
+)
+
+// Resource URIs.
+const (
+	StatusURI      = "gui://status"
+	PermissionsURI = "gui://permissions"
+	AuditURI       = "gui://audit"
+	DisplaysURI    = "gui://displays"
+)
+
+func (s *Server) addResources() {
+	add := func(uri, name, desc string, body func(ctx context.Context) (any, error)) {
+		s.mcp.AddResource(&mcp.Resource{URI: uri, Name: name, Description: desc, MIMEType: "application/json"},
+			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				v, err := body(ctx)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", uri, err)
+				}
+				var b strings.Builder
+				enc := json.NewEncoder(&b)
+				enc.SetEscapeHTML(false)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(v); err != nil {
+					return nil, fmt.Errorf("%s: encoding: %w", uri, err)
+				}
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: b.String()}}}, nil
+			})
+	}
+	add(StatusURI, "status", "Backend, displays, current task, uptime, kill switch and sessions.", s.Status)
+	add(PermissionsURI, "permissions", "What this platform allows: capture, input, clipboard, and backend details (on X11: XTEST, SHM, RandR).", s.Permissions)
+	add(AuditURI, "audit", "The last 1000 tool calls: time, tool, arguments with text redacted to its length, result, duration.",
+		func(context.Context) (any, error) { return map[string]any{"entries": s.audit.Snapshot()}, nil })
+	add(DisplaysURI, "displays", "The monitors, as gui_list_displays reports them.", func(ctx context.Context) (any, error) {
+		ds, err := s.displays(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"displays": displayInfos(ds)}, nil
+	})
+}
+
+// Status is the content of gui://status (also used by the dashboard).
+func (s *Server) Status(ctx context.Context) (any, error) {
+	st := map[string]any{
+		"server":          s.opts.Name,
+		"version":         s.opts.Version,
+		"backend":         s.screen.Name(),
+		"os":              runtime.GOOS,
+		"uptime_s":        int64(time.Since(s.started).Seconds()),
+		"coordinate_mode": s.mode,
+		"tools":           s.tools,
+		"kill_switch":     map[string]any{"file": s.kill.Path(), "engaged": s.kill.Engaged()},
+		"blocked_hotkeys": s.keys.Blocked(),
+		"audit_entries":   s.audit.Len(),
+	}
+	n := 0
+	for range s.mcp.Sessions() {
+		n++
+	}
+	st["sessions"] = n
+	if ds, err := s.displays(ctx); err == nil {
+		st["displays"] = displayInfos(ds)
+	} else {
+		st["displays_error"] = err.Error()
+	}
+	keys, buttons := s.input.Held()
+	held := []string{}
+	for _, k := range keys {
+		held = append(held, k.ShortName())
+	}
+	for _, b := range buttons {
+		held = append(held, b.String()+" button")
+	}
+	st["held"] = held
+	st["task_tool"] = s.opts.Tasks != nil
+	if s.opts.CurrentTask != nil {
+		st["current_task"] = s.opts.CurrentTask()
+	}
+	return st, nil
+}
+
+// Permissions is the content of gui://permissions.
+func (s *Server) Permissions(ctx context.Context) (any, error) {
+	caps := desktop.CapabilitiesOf(ctx, s.screen)
+	return map[string]any{
+		"backend":     s.screen.Name(),
+		"os":          runtime.GOOS,
+		"capture":     caps.Capture,
+		"input":       caps.Input,
+		"clipboard":   caps.Clipboard,
+		"windows":     caps.Windows,
+		"details":     caps.Details,
+		"hotkeys":     map[string]any{"platform": s.keys.Platform(), "blocked": s.keys.Blocked(), "allow_with": "GUI_AGENT_ALLOWED_HOTKEYS"},
+		"kill_switch": map[string]any{"file": s.kill.Path(), "engaged": s.kill.Engaged(), "set_with": "GUI_AGENT_KILL_SWITCH_FILE"},
+	}, nil
+}

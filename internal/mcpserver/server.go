@@ -1,0 +1,272 @@
+// Package mcpserver exposes the desktop to MCP hosts on the official go-sdk:
+// atomic tools (screenshot, click, type, ...), gui_execute_task for the agent
+// loop, resources (status, permissions, audit, displays), and the stdio and
+// Streamable HTTP transports.
+//
+// Coordinates. Tools take coordinates in pixels of the latest gui_screenshot or
+// gui_zoom image of the display (what the calling model saw) unless `space`
+// says otherwise; the frame of that image maps them to global pixels
+// (geom.Frame.Resolve). Frames are kept per MCP session and display: two
+// clients taking screenshots of different sizes do not disturb each other.
+// Before any screenshot, image space is the display at the size the default
+// screenshot would have (an implicit frame, computed, not captured).
+//
+// Input goes through one desktop.Input shared by all sessions, so actions from
+// several clients never interleave, and its ledger releases whatever a failed or
+// cancelled action left pressed. Failures the model can react to (blocked
+// hotkey, unknown key, point off every display, stale frame, kill switch) are
+// tool results with IsError set, never protocol errors.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/safety"
+)
+
+// TaskRunner runs one gui_execute_task request to its end. progress receives
+// the run's events as they happen; Run must be safe for concurrent use (it
+// queues or preempts as configured). The agent package implements it.
+type TaskRunner interface {
+	Run(ctx context.Context, t agent.Task, progress func(agent.Event)) agent.Result
+}
+
+// ToolRecorder receives atomic tool calls for the run record of one MCP
+// session (internal/trace implements it). args are already redacted.
+type ToolRecorder interface {
+	Record(tool string, args any, result string, img *llm.Image)
+}
+
+// Options configures a Server. Only Screen is required; every other zero value
+// is documented.
+type Options struct {
+	// Screen is the desktop backend (started). Required.
+	Screen desktop.Screen
+	// Input performs all input; nil means desktop.NewInput(Screen) with its Gate
+	// set to KillSwitch.Gate. When given, the caller sets its Gate.
+	Input *desktop.Input
+	// Shots captures and encodes screenshots; nil means imaging.NewPipeline().
+	Shots *imaging.Pipeline
+	// Shot holds the default screenshot options (long edge, format, quality,
+	// byte budget); zero fields take imaging's defaults (1920 px, JPEG q75, 1 MiB).
+	Shot imaging.Options
+	// CoordinateMode is the default `space` of coordinate arguments
+	// (GUI_AGENT_COORDINATE_MODE): "" or "image-absolute" = image pixels,
+	// "screen", or a normalized mode of geom.CoordinateModes.
+	CoordinateMode string
+	// DefaultDisplay is the display id used when a tool gets none ("" = primary).
+	DefaultDisplay string
+	// ScreenshotAfterAction attaches a fresh screenshot to every input tool's result.
+	ScreenshotAfterAction bool
+	// AfterActionDelay is how long to wait before that screenshot so the screen
+	// can react; zero means 150 ms.
+	AfterActionDelay time.Duration
+	// MaxWait caps gui_wait; zero means 30 s.
+	MaxWait time.Duration
+	// Keys is the hotkey policy; nil means the running platform's defaults.
+	Keys *safety.KeyPolicy
+	// KillSwitch stops all input while its file exists; nil means none.
+	KillSwitch *safety.KillSwitch
+	// Audit receives every tool call; nil means a new ring of 1000 entries.
+	Audit *safety.Audit
+	// Tasks runs gui_execute_task; nil leaves that tool unregistered.
+	Tasks TaskRunner
+	// CurrentTask, when set, reports the running task for gui://status.
+	CurrentTask func() any
+	// Records, when set, returns the recorder for an MCP session id ("" for stdio).
+	Records func(sessionID string) ToolRecorder
+	// Name and Version identify the server to clients; defaults "guiagent" and "dev".
+	Name, Version string
+	// Logger receives logs (stderr in cmd); nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is guiagent's MCP server. Create it with New; it is safe for
+// concurrent use by any number of sessions.
+type Server struct {
+	opts    Options
+	mcp     *mcp.Server
+	screen  desktop.Screen
+	input   *desktop.Input
+	shots   *imaging.Pipeline
+	keys    *safety.KeyPolicy
+	kill    *safety.KillSwitch
+	audit   *safety.Audit
+	log     *slog.Logger
+	mode    string // default space: "image", "screen" or a geom coordinate mode
+	started time.Time
+	frames  frameStore
+	frameN  atomic.Uint64
+	tools   []string // registered tool names, in order
+}
+
+// New validates opts and builds the server with its tools and resources
+// registered. It starts nothing.
+func New(opts Options) (*Server, error) {
+	if opts.Screen == nil {
+		return nil, errors.New("mcpserver: Options.Screen is required: open a desktop backend first")
+	}
+	s := &Server{opts: opts, screen: opts.Screen, started: time.Now()}
+	s.log = opts.Logger
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.kill = opts.KillSwitch
+	s.input = opts.Input
+	if s.input == nil {
+		s.input = desktop.NewInput(opts.Screen)
+		if s.kill != nil {
+			s.input.Gate = s.kill.Gate
+		}
+	}
+	s.shots = opts.Shots
+	if s.shots == nil {
+		s.shots = imaging.NewPipeline()
+	}
+	if err := opts.Shot.Validate(); err != nil {
+		return nil, fmt.Errorf("mcpserver: screenshot options: %w", err)
+	}
+	s.keys = opts.Keys
+	if s.keys == nil {
+		k, err := safety.NewKeyPolicy(safety.KeyPolicyOptions{})
+		if err != nil {
+			return nil, err
+		}
+		s.keys = k
+	}
+	s.audit = opts.Audit
+	if s.audit == nil {
+		s.audit = safety.NewAudit(safety.DefaultAuditSize)
+	}
+	mode, err := parseSpace(opts.CoordinateMode, "image")
+	if err != nil {
+		return nil, fmt.Errorf("GUI_AGENT_COORDINATE_MODE: %w", err)
+	}
+	s.mode = mode
+	if s.opts.AfterActionDelay == 0 {
+		s.opts.AfterActionDelay = 150 * time.Millisecond
+	}
+	if s.opts.MaxWait == 0 {
+		s.opts.MaxWait = 30 * time.Second
+	}
+	if s.opts.Name == "" {
+		s.opts.Name = "guiagent"
+	}
+	if s.opts.Version == "" {
+		s.opts.Version = "dev"
+	}
+	name, version := s.opts.Name, s.opts.Version
+	s.frames.m = map[*mcp.ServerSession]map[string]geom.Frame{}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: name, Title: "guiagent desktop control", Version: version},
+		&mcp.ServerOptions{
+			Instructions: instructions,
+			Logger:       s.log.With("component", "mcp-sdk"),
+			Capabilities: &mcp.ServerCapabilities{}, // tools and resources are inferred; no logging capability
+		})
+	for _, t := range s.toolList() {
+		t.add(s.mcp)
+		s.tools = append(s.tools, t.name)
+	}
+	s.addResources()
+	return s, nil
+}
+
+const instructions = `guiagent controls this computer's screen, mouse and keyboard.
+Take gui_screenshot first; give coordinates in pixels of the latest screenshot (or gui_zoom) image of that display.
+Use gui_execute_task (when available) to hand over a whole goal.`
+
+// MCP returns the underlying go-sdk server (to connect custom transports).
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// ToolNames lists the registered tools in registration order.
+func (s *Server) ToolNames() []string { return append([]string(nil), s.tools...) }
+
+// Audit returns the audit ring buffer the server records into.
+func (s *Server) Audit() *safety.Audit { return s.audit }
+
+// Input returns the serialized input layer (for ReleaseAll at shutdown).
+func (s *Server) Input() *desktop.Input { return s.input }
+
+// ServeStdio serves one session over stdin/stdout until the client disconnects
+// or ctx is done. Nothing but JSON-RPC is written to stdout. Whatever input is
+// held when it returns is released.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	defer s.releaseAll()
+	s.log.Info("serving MCP over stdio", "tools", len(s.tools))
+	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
+	if errors.Is(err, context.Canceled) || errors.Is(err, os.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+func (s *Server) releaseAll() {
+	if err := s.input.ReleaseAll(); err != nil {
+		s.log.Warn("releasing held input failed", "err", err)
+	}
+}
+
+// frameStore keeps the latest frame per session and display.
+type frameStore struct {
+	mu sync.Mutex
+	m  map[*mcp.ServerSession]map[string]geom.Frame
+}
+
+func (fs *frameStore) get(ss *mcp.ServerSession, display string) (geom.Frame, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	f, ok := fs.m[ss][display]
+	return f, ok
+}
+
+// put stores f as the latest frame of its display for ss; active lists the live
+// sessions, used to forget closed ones.
+func (fs *frameStore) put(ss *mcp.ServerSession, f geom.Frame, active func() map[*mcp.ServerSession]bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.m[ss] == nil {
+		if len(fs.m) >= 16 {
+			live := active()
+			for k := range fs.m {
+				if !live[k] {
+					delete(fs.m, k)
+				}
+			}
+		}
+		fs.m[ss] = map[string]geom.Frame{}
+	}
+	fs.m[ss][f.Display.ID] = f
+}
+
+func (s *Server) activeSessions() map[*mcp.ServerSession]bool {
+	m := map[*mcp.ServerSession]bool{}
+	for ss := range s.mcp.Sessions() {
+		m[ss] = true
+	}
+	return m
+}
+
+func (s *Server) nextFrameID() string { return fmt.Sprintf("f%d", s.frameN.Add(1)) }
+
+// recoverTool turns a panic in a tool into an error result and logs the stack.
+func (s *Server) recoverTool(tool string, err *error) {
+	if p := recover(); p != nil {
+		s.log.Error("tool panicked", "tool", tool, "panic", p, "stack", string(debug.Stack()))
+		*err = fmt.Errorf("internal error in %s: %v (this is a guiagent bug; please report it)", tool, p)
+	}
+}

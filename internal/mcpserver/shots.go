@@ -1,0 +1,221 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"image"
+	_ "image/jpeg" // templates may be JPEG
+	_ "image/png"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/llm"
+)
+
+// DefaultMaxImageBytes is the screenshot byte budget when Options.Shot.MaxBytes
+// is zero: base64 inflates it by 4/3, so a result stays under about 1 MB, what
+// MCP hosts accept.
+const DefaultMaxImageBytes = 750_000
+
+// ShotInfo is the metadata returned with every screenshot and zoom image.
+type ShotInfo struct {
+	FrameID string `json:"frame_id"`
+	Display string `json:"display"`
+	// ImageWidth and ImageHeight are the image's size in pixels (including padding).
+	ImageWidth  int `json:"image_width"`
+	ImageHeight int `json:"image_height"`
+	// Scale is image pixels per logical screen pixel.
+	Scale float64 `json:"scale"`
+	// Region is the captured rectangle in global logical pixels.
+	Region DisplayRect `json:"region"`
+	// ContentWidth/Height differ from the image size only when the image is padded.
+	ContentWidth  int    `json:"content_width,omitempty"`
+	ContentHeight int    `json:"content_height,omitempty"`
+	Format        string `json:"format"`
+	Bytes         int    `json:"bytes"`
+	Quality       int    `json:"quality,omitempty"`
+}
+
+// DisplayRect is a rectangle in global logical pixels.
+type DisplayRect struct {
+	X      int `json:"x"`
+	Y      int `json:"y"`
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+func infoOf(shot *imaging.Shot) ShotInfo {
+	f := shot.Frame
+	size := f.ImageSize()
+	info := ShotInfo{
+		FrameID: f.ID, Display: f.Display.ID, ImageWidth: size.W, ImageHeight: size.H,
+		Scale:  math.Round(float64(f.Content.W)/float64(f.Region.W)*10000) / 10000,
+		Region: DisplayRect{f.Region.X, f.Region.Y, f.Region.W, f.Region.H},
+		Format: strings.TrimPrefix(shot.MIME, "image/"), Bytes: len(shot.Data),
+	}
+	if f.Content != size {
+		info.ContentWidth, info.ContentHeight = f.Content.W, f.Content.H
+	}
+	if info.Format == "jpeg" {
+		info.Quality = shot.Quality
+	}
+	return info
+}
+
+// capture takes a screenshot of region on d (zero = whole display) and makes
+// it the session's latest frame of d.
+func (s *Server) capture(ctx context.Context, c *call, d geom.Display, region geom.Rect, o imaging.Options) (*imaging.Shot, error) {
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxImageBytes
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	shot, err := s.shots.Shoot(ctx, s.screen, d, region, o, s.nextFrameID())
+	if err != nil {
+		return nil, fmt.Errorf("screenshot of display %s: %w", d.ID, err)
+	}
+	s.frames.put(c.ss, shot.Frame, s.activeSessions)
+	c.img = &llm.Image{MIME: shot.MIME, Data: shot.Data, Frame: shot.Frame}
+	return shot, nil
+}
+
+// shoot returns a screenshot result: the image and its metadata as JSON.
+func (s *Server) shoot(ctx context.Context, c *call, d geom.Display, region geom.Rect, o imaging.Options, note string) (*mcp.CallToolResult, error) {
+	shot, err := s.capture(ctx, c, d, region, o)
+	if err != nil {
+		return nil, err
+	}
+	res, err := jsonResult(infoOf(shot))
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		res.Content = append([]mcp.Content{&mcp.TextContent{Text: note}}, res.Content...)
+	}
+	res.Content = append([]mcp.Content{&mcp.ImageContent{Data: shot.Data, MIMEType: shot.MIME}}, res.Content...)
+	return res, nil
+}
+
+// done finishes an input tool: the text of what happened, plus a fresh
+// screenshot of d when ScreenshotAfterAction is on.
+func (s *Server) done(ctx context.Context, c *call, d geom.Display, format string, args ...any) (*mcp.CallToolResult, error) {
+	text := fmt.Sprintf(format, args...)
+	if !s.opts.ScreenshotAfterAction || d.ID == "" {
+		return textResult("%s", text), nil
+	}
+	t := time.NewTimer(s.opts.AfterActionDelay)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return textResult("%s (no screenshot: %v)", text, ctx.Err()), nil
+	case <-t.C:
+	}
+	res, err := s.shoot(ctx, c, d, geom.Rect{}, s.shotOptions(0, "", 0), text)
+	if err != nil {
+		// The action happened; say so, and why the screenshot is missing.
+		return textResult("%s (screenshot after the action failed: %v)", text, err), nil
+	}
+	return res, nil
+}
+
+// FindImageArgs are gui_find_image's arguments.
+type FindImageArgs struct {
+	Template  string  `json:"template" jsonschema:"the image to look for: a PNG (or JPEG), base64-encoded, cut from a screenshot of the same size as the latest one"`
+	Threshold float64 `json:"threshold,omitempty" jsonschema:"minimum match score 0-1; default 0.9"`
+	Display   string  `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+}
+
+// Match is one place gui_find_image found the template.
+type Match struct {
+	// X and Y are the match's centre in pixels of the returned frame's image.
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+	// Width and Height are the match's size in image pixels.
+	Width  int     `json:"width"`
+	Height int     `json:"height"`
+	Score  float64 `json:"score"`
+	// GlobalX and GlobalY are the centre in global logical pixels.
+	GlobalX int `json:"global_x"`
+	GlobalY int `json:"global_y"`
+}
+
+const maxTemplateBytes = 4 << 20
+
+func (s *Server) findImageTool() toolDef {
+	return newTool(s, "gui_find_image", "Find an image on screen",
+		"Find where a small image (an icon, a button) appears on a display. Takes a new screenshot at the size of the latest one (it becomes the latest frame) and returns matches: centre x, y in its image pixels, size, score (1 = identical), and global pixels; best first.",
+		readOnly,
+		func(sc *jsonschema.Schema) {
+			between(sc, "threshold", 0, 1)
+			prop(sc, "template").ContentEncoding = "base64"
+		},
+		func(ctx context.Context, c *call, in FindImageArgs) (*mcp.CallToolResult, error) {
+			raw := strings.TrimSpace(in.Template)
+			if i := strings.Index(raw, ";base64,"); strings.HasPrefix(raw, "data:") && i >= 0 {
+				raw = raw[i+len(";base64,"):]
+			}
+			if base64.StdEncoding.DecodedLen(len(raw)) > maxTemplateBytes {
+				return nil, fmt.Errorf("template is larger than %d bytes: crop it to the element you look for", maxTemplateBytes)
+			}
+			data, err := base64.StdEncoding.DecodeString(raw)
+			if err != nil {
+				return nil, fmt.Errorf("template is not valid base64: %v", err)
+			}
+			tmpl, _, err := image.Decode(bytes.NewReader(data))
+			if err != nil {
+				return nil, fmt.Errorf("template is not a PNG or JPEG image: %v", err)
+			}
+			threshold := in.Threshold
+			if threshold == 0 {
+				threshold = 0.9
+			}
+			d, _, err := s.display(ctx, in.Display)
+			if err != nil {
+				return nil, err
+			}
+			// Match at the scale of the latest image the caller saw.
+			edge := s.defaultLongEdge()
+			if f, ok := s.frames.get(c.ss, d.ID); ok && f.Region == d.Bounds {
+				edge = f.Content.LongEdge()
+			}
+			o := s.shotOptions(edge, "png", 0)
+			o.MaxBytes = 64 << 20
+			shot, err := s.capture(ctx, c, d, geom.Rect{}, o)
+			if err != nil {
+				return nil, err
+			}
+			img, err := imaging.Decode(shot.Data)
+			if err != nil {
+				return nil, fmt.Errorf("decoding the screenshot: %w", err)
+			}
+			rgba := imaging.ToRGBA(img)
+			tb := tmpl.Bounds()
+			if tb.Dx() > rgba.Bounds().Dx() || tb.Dy() > rgba.Bounds().Dy() {
+				return nil, fmt.Errorf("template %dx%d is larger than the %dx%d screenshot", tb.Dx(), tb.Dy(), rgba.Bounds().Dx(), rgba.Bounds().Dy())
+			}
+			found := imaging.FindTemplate(rgba, tmpl, threshold, 10)
+			f := shot.Frame
+			matches := make([]Match, 0, len(found))
+			for _, m := range found {
+				cx := float64(m.Rect.Min.X+m.Rect.Max.X-1) / 2
+				cy := float64(m.Rect.Min.Y+m.Rect.Max.Y-1) / 2
+				r, err := f.Resolve(geom.ImagePoint{X: cx, Y: cy}, false)
+				if err != nil {
+					continue
+				}
+				matches = append(matches, Match{X: cx, Y: cy, Width: m.Rect.Dx(), Height: m.Rect.Dy(),
+					Score: math.Round(m.Score*1000) / 1000, GlobalX: r.Global.X, GlobalY: r.Global.Y})
+			}
+			return jsonResult(map[string]any{"frame_id": f.ID, "display": d.ID, "threshold": threshold, "matches": matches,
+				"image_width": f.ImageSize().W, "image_height": f.ImageSize().H})
+		})
+}

@@ -1,0 +1,99 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/agent"
+)
+
+// ExecuteTaskArgs are gui_execute_task's arguments.
+type ExecuteTaskArgs struct {
+	Task     string `json:"task" jsonschema:"the goal in plain words, with any details needed (what to open, what to type, when it is done)"`
+	Display  string `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+	MaxSteps int    `json:"max_steps,omitempty" jsonschema:"step budget, 1-500; default from the server configuration"`
+	TimeoutS int    `json:"timeout_s,omitempty" jsonschema:"time budget in seconds, 1-86400; default from the server configuration"`
+}
+
+func (s *Server) executeTaskTool() toolDef {
+	return newTool(s, "gui_execute_task", "Do a task on the desktop",
+		"Hand a whole goal to guiagent's own vision agent, which looks at the screen and uses mouse and keyboard until the goal is done, blocked or failed. Returns status (completed, blocked, failed, cancelled, timeout, superseded), summary, result, memory, warnings, steps and usage. Progress is reported while it runs.",
+		changesDesk,
+		func(sc *jsonschema.Schema) {
+			prop(sc, "task").MinLength = new(1)
+			between(sc, "max_steps", 1, 500)
+			between(sc, "timeout_s", 1, 86400)
+		},
+		func(ctx context.Context, c *call, in ExecuteTaskArgs) (*mcp.CallToolResult, error) {
+			if in.Task == "" {
+				return nil, fmt.Errorf("task is empty: describe the goal")
+			}
+			t := agent.Task{Task: in.Task, Display: in.Display, MaxSteps: in.MaxSteps, Timeout: time.Duration(in.TimeoutS) * time.Second}
+			if t.Display == "" {
+				t.Display = s.opts.DefaultDisplay
+			}
+			progress := s.progressFunc(ctx, c.req)
+			r := s.opts.Tasks.Run(ctx, t, progress)
+			b, err := json.Marshal(r)
+			if err != nil {
+				return nil, fmt.Errorf("encoding the task result: %w", err)
+			}
+			return &mcp.CallToolResult{
+				Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+				StructuredContent: json.RawMessage(b),
+				IsError:           r.Status == agent.Failed,
+			}, nil
+		})
+}
+
+// progressFunc returns the callback that turns run events into MCP progress
+// notifications, or a no-op when the caller gave no progress token.
+func (s *Server) progressFunc(ctx context.Context, req *mcp.CallToolRequest) func(agent.Event) {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return func(agent.Event) {}
+	}
+	var mu sync.Mutex
+	var last float64
+	return func(ev agent.Event) {
+		msg := ev.Message
+		switch ev.Kind {
+		case agent.EvStart:
+			msg = "started: " + ev.Message
+		case agent.EvProgress, agent.EvWarning:
+		case agent.EvStep:
+			if ev.StepDone != nil && msg == "" {
+				msg = fmt.Sprintf("step %d: %s", ev.StepDone.Step, ev.StepDone.Outcome)
+			}
+		case agent.EvFinish:
+			if ev.Result != nil && msg == "" {
+				msg = fmt.Sprintf("finished: %s", ev.Result.Status)
+			}
+		default:
+			return // screenshots, model answers and single actions are too chatty
+		}
+		mu.Lock()
+		p := ev.Progress
+		if p <= last { // progress must increase
+			p = last + 1
+		}
+		last = p
+		mu.Unlock()
+		total := ev.Total
+		if total < p {
+			total = 0 // unknown rather than inconsistent
+		}
+		err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: token, Message: msg, Progress: p, Total: total,
+		})
+		if err != nil {
+			s.log.Debug("progress notification failed", "err", err)
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/safety"
+)
+
+// toolDef is one tool, built by a constructor and registered by the list in toolList.
+type toolDef struct {
+	name string
+	tool *mcp.Tool
+	add  func(*mcp.Server)
+}
+
+// effect classifies a tool for its annotations.
+type effect int
+
+const (
+	readOnly    effect = iota // observes only
+	changesDesk               // may change anything on the desktop (input)
+	writesState               // changes something bounded (the clipboard)
+)
+
+func annotations(title string, e effect) *mcp.ToolAnnotations {
+	t, f := true, false
+	a := &mcp.ToolAnnotations{Title: title}
+	switch e {
+	case readOnly:
+		a.ReadOnlyHint, a.IdempotentHint = true, true
+		a.OpenWorldHint = &f
+	case changesDesk:
+		a.DestructiveHint, a.OpenWorldHint = &t, &t
+	case writesState:
+		a.DestructiveHint, a.OpenWorldHint = &t, &f
+		a.IdempotentHint = true
+	}
+	return a
+}
+
+// call is what a tool handler gets besides its arguments.
+type call struct {
+	req *mcp.CallToolRequest
+	ss  *mcp.ServerSession
+	// img is the screenshot the result carries, for the session record.
+	img *llm.Image
+}
+
+// handlerFunc is a tool's body: it returns a result, or an error the model can read.
+type handlerFunc[In any] func(ctx context.Context, c *call, in In) (*mcp.CallToolResult, error)
+
+// newTool builds a tool whose input schema comes from In (jsonschema tags give
+// property descriptions) refined by patch (enums, ranges, defaults). Every call
+// is timed, audited, logged and recorded; an error or a panic becomes a tool
+// result with IsError set.
+func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*jsonschema.Schema), h handlerFunc[In]) toolDef {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
+	}
+	if patch != nil {
+		patch(schema)
+	}
+	t := &mcp.Tool{Name: name, Title: title, Description: desc, InputSchema: schema, Annotations: annotations(title, e)}
+	handler := func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		start := time.Now()
+		c := &call{req: req, ss: req.Session}
+		res, err := func() (res *mcp.CallToolResult, err error) {
+			defer s.recoverTool(name, &err)
+			return h(ctx, c, in)
+		}()
+		ms := time.Since(start).Milliseconds()
+		entry := safety.AuditEntry{Time: start, Tool: name, Millis: ms}
+		if err != nil {
+			res = &mcp.CallToolResult{}
+			res.SetError(err)
+			entry.Error = err.Error()
+			s.log.Info("tool failed", "tool", name, "ms", ms, "err", err)
+		} else {
+			entry.Result = summary(res)
+			s.log.Debug("tool done", "tool", name, "ms", ms)
+		}
+		s.audit.Record(entry, in)
+		if s.opts.Records != nil {
+			if r := s.opts.Records(sessionID(c.ss)); r != nil {
+				text := entry.Result
+				if entry.Error != "" {
+					text = "error: " + entry.Error
+				}
+				r.Record(name, safety.RedactArgs(in), text, c.img)
+			}
+		}
+		return res, nil, nil
+	}
+	return toolDef{name: name, tool: t, add: func(srv *mcp.Server) { mcp.AddTool(srv, t, handler) }}
+}
+
+func sessionID(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	return ss.ID()
+}
+
+// summary is the first text content of a result, shortened, for the audit.
+func summary(res *mcp.CallToolResult) string {
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			s := t.Text
+			if len(s) > 300 {
+				s = s[:300] + "..."
+			}
+			return s
+		}
+	}
+	return ""
+}
+
+// textResult is a successful result with one line of text.
+func textResult(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}
+
+// jsonResult is a successful result whose text is v as JSON, also given as structured content.
+func jsonResult(v any) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding result: %w", err)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
+}
+
+// Schema refinements.
+
+func prop(s *jsonschema.Schema, name string) *jsonschema.Schema {
+	p, ok := s.Properties[name]
+	if !ok {
+		panic("schema has no property " + name)
+	}
+	return p
+}
+
+func enum(s *jsonschema.Schema, name string, values ...string) {
+	p := prop(s, name)
+	p.Enum = nil
+	for _, v := range values {
+		p.Enum = append(p.Enum, v)
+	}
+}
+
+func between(s *jsonschema.Schema, name string, lo, hi float64) {
+	p := prop(s, name)
+	p.Minimum, p.Maximum = &lo, &hi
+}
+
+func defaultValue(s *jsonschema.Schema, name string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	prop(s, name).Default = b
+}
+
+// itemsEnum restricts the items of an array property.
+func itemsEnum(s *jsonschema.Schema, name string, values ...string) {
+	p := prop(s, name)
+	if p.Items == nil {
+		panic("property " + name + " is not an array")
+	}
+	for _, v := range values {
+		p.Items.Enum = append(p.Items.Enum, v)
+	}
+}
+
+// coordinateDoc is appended to the descriptions of tools taking coordinates.
+const coordinateDoc = " Coordinates are pixels of the latest gui_screenshot/gui_zoom image of the display (fractions allowed), unless space says otherwise."
+
+func joinLines(lines ...string) string { return strings.Join(lines, " ") }

@@ -1,0 +1,609 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
+)
+
+// toolList is the one list of tools the server registers, in the order clients see them.
+func (s *Server) toolList() []toolDef {
+	list := []toolDef{
+		s.listDisplaysTool(),
+		s.screenshotTool(),
+		s.zoomTool(),
+		s.cursorPositionTool(),
+		s.moveTool(),
+		s.clickTool(),
+		s.doubleClickTool(),
+		s.mouseDownTool(),
+		s.mouseUpTool(),
+		s.dragTool(),
+		s.scrollTool(),
+		s.typeTool(),
+		s.pressKeyTool(),
+		s.hotkeyTool(),
+		s.waitTool(),
+		s.findImageTool(),
+		s.clipboardTool(),
+	}
+	if s.opts.Tasks != nil {
+		list = append(list, s.executeTaskTool())
+	}
+	return list
+}
+
+// Shared argument fields.
+
+// Where selects the display and the coordinate space of a tool's points.
+type Where struct {
+	Display string `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+	Space   string `json:"space,omitempty" jsonschema:"how to read x/y: image (pixels of the latest screenshot/zoom image of the display), screen (global logical pixels), or a normalized mode over the latest image (normalized-1000, normalized-999, normalized-0-1, yx-normalized-1000). Default: image"`
+}
+
+// spaceEnum lists the accepted spaces and states the server's default.
+func (s *Server) spaceEnum(sc *jsonschema.Schema) {
+	enum(sc, "space", spaces...)
+	p := prop(sc, "space")
+	p.Description = strings.TrimSuffix(p.Description, "image") + s.mode
+}
+
+// DisplaysArgs are gui_list_displays' arguments (none).
+type DisplaysArgs struct{}
+
+// DisplayInfo is one display as gui_list_displays reports it.
+type DisplayInfo struct {
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	X           int     `json:"x"`
+	Y           int     `json:"y"`
+	Width       int     `json:"width"`
+	Height      int     `json:"height"`
+	ScaleFactor float64 `json:"scale_factor"`
+	Primary     bool    `json:"primary"`
+}
+
+func displayInfos(ds []geom.Display) []DisplayInfo {
+	out := make([]DisplayInfo, len(ds))
+	for i, d := range ds {
+		out[i] = DisplayInfo{d.ID, d.Name, d.Bounds.X, d.Bounds.Y, d.Bounds.W, d.Bounds.H, d.ScaleFactor(), d.Primary}
+	}
+	return out
+}
+
+func (s *Server) listDisplaysTool() toolDef {
+	return newTool(s, "gui_list_displays", "List displays",
+		"List the monitors: id, name, position and size in global logical pixels (x, y, width, height), scale_factor (device pixels per logical pixel), primary.",
+		readOnly, nil,
+		func(ctx context.Context, c *call, _ DisplaysArgs) (*mcp.CallToolResult, error) {
+			ds, err := s.displays(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return jsonResult(map[string]any{"displays": displayInfos(ds)})
+		})
+}
+
+// ScreenshotArgs are gui_screenshot's arguments.
+type ScreenshotArgs struct {
+	Display     string `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+	MaxLongEdge int    `json:"max_long_edge,omitempty" jsonschema:"longest side of the image in pixels (64-4096); default 1920. Later coordinates refer to this image"`
+	Format      string `json:"format,omitempty" jsonschema:"jpeg (default) or png"`
+	Quality     int    `json:"quality,omitempty" jsonschema:"JPEG quality 1-100; default 75 (lowered automatically to stay under the size budget)"`
+}
+
+func (s *Server) screenshotTool() toolDef {
+	return newTool(s, "gui_screenshot", "Take a screenshot",
+		"Capture a display. Returns the image and JSON metadata: frame_id, display, image_width, image_height, scale (image pixels per logical pixel). Coordinates you give other tools afterwards are pixels of this image.",
+		readOnly,
+		func(sc *jsonschema.Schema) {
+			between(sc, "max_long_edge", 64, 4096)
+			enum(sc, "format", "jpeg", "png")
+			between(sc, "quality", 1, 100)
+		},
+		func(ctx context.Context, c *call, in ScreenshotArgs) (*mcp.CallToolResult, error) {
+			d, _, err := s.display(ctx, in.Display)
+			if err != nil {
+				return nil, err
+			}
+			return s.shoot(ctx, c, d, geom.Rect{}, s.shotOptions(in.MaxLongEdge, in.Format, in.Quality), "")
+		})
+}
+
+// ZoomArgs are gui_zoom's arguments.
+type ZoomArgs struct {
+	X1 float64 `json:"x1" jsonschema:"left edge of the region"`
+	Y1 float64 `json:"y1" jsonschema:"top edge of the region"`
+	X2 float64 `json:"x2" jsonschema:"right edge of the region"`
+	Y2 float64 `json:"y2" jsonschema:"bottom edge of the region"`
+	Where
+}
+
+func (s *Server) zoomTool() toolDef {
+	return newTool(s, "gui_zoom", "Zoom into a region",
+		"Capture a region at higher resolution. Returns the image and metadata like gui_screenshot; the zoom image becomes the latest image of the display, so later coordinates are pixels of it."+coordinateDoc,
+		readOnly, s.spaceEnum,
+		func(ctx context.Context, c *call, in ZoomArgs) (*mcp.CallToolResult, error) {
+			a, err := s.resolve(ctx, c.ss, in.Display, in.Space, point{in.X1, in.Y1})
+			if err != nil {
+				return nil, fmt.Errorf("zoom corner (x1,y1): %w", err)
+			}
+			b, err := s.resolve(ctx, c.ss, in.Display, in.Space, point{in.X2, in.Y2})
+			if err != nil {
+				return nil, fmt.Errorf("zoom corner (x2,y2): %w", err)
+			}
+			if a.Display.ID != b.Display.ID {
+				return nil, fmt.Errorf("the zoom region spans displays %s and %s: give a region on one display", a.Display.ID, b.Display.ID)
+			}
+			x0, x1 := min(a.Global.X, b.Global.X), max(a.Global.X, b.Global.X)
+			y0, y1 := min(a.Global.Y, b.Global.Y), max(a.Global.Y, b.Global.Y)
+			region := geom.Rect{X: x0, Y: y0, W: x1 - x0 + 1, H: y1 - y0 + 1}.Intersect(a.Display.Bounds)
+			if region.W < 4 || region.H < 4 {
+				return nil, fmt.Errorf("the zoom region %v is too small: give corners at least 4 screen pixels apart", region)
+			}
+			// A zoom is at most 4x the region's logical size and never larger than a screenshot.
+			o := s.shotOptions(0, "", 0)
+			o.MaxLongEdge = min(s.defaultLongEdge(), 4*region.Size().LongEdge())
+			return s.shoot(ctx, c, a.Display, region, o, "")
+		})
+}
+
+// CursorArgs are gui_cursor_position's arguments.
+type CursorArgs struct {
+	Display string `json:"display,omitempty" jsonschema:"express the position in the latest image of this display; default: the display under the pointer"`
+}
+
+func (s *Server) cursorPositionTool() toolDef {
+	return newTool(s, "gui_cursor_position", "Pointer position",
+		"Report the mouse pointer position: x, y in pixels of the latest image of the display (in_image tells whether it lies inside that image), and global_x, global_y in global logical pixels.",
+		readOnly, nil,
+		func(ctx context.Context, c *call, in CursorArgs) (*mcp.CallToolResult, error) {
+			g, err := s.input.CursorPosition(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("reading the pointer position: %w", err)
+			}
+			ip, f, inside, err := s.imageOf(ctx, c.ss, in.Display, g)
+			if err != nil {
+				return nil, err
+			}
+			return jsonResult(map[string]any{
+				"x": round2(ip.X), "y": round2(ip.Y), "in_image": inside,
+				"global_x": g.X, "global_y": g.Y, "display": f.Display.ID, "frame_id": f.ID,
+			})
+		})
+}
+
+// MoveArgs are gui_move's arguments.
+type MoveArgs struct {
+	X float64 `json:"x" jsonschema:"x of the target point"`
+	Y float64 `json:"y" jsonschema:"y of the target point"`
+	Where
+}
+
+func (s *Server) moveTool() toolDef {
+	return newTool(s, "gui_move", "Move the pointer",
+		"Move the mouse pointer to a point without clicking."+coordinateDoc,
+		changesDesk, s.spaceEnum,
+		func(ctx context.Context, c *call, in MoveArgs) (*mcp.CallToolResult, error) {
+			t, err := s.resolve(ctx, c.ss, in.Display, in.Space, point{in.X, in.Y})
+			if err != nil {
+				return nil, err
+			}
+			if err := s.input.Move(ctx, t.Global); err != nil {
+				return nil, inputError("move", err)
+			}
+			return s.done(ctx, c, t.Display, "moved the pointer to %s%s", t, warn(t))
+		})
+}
+
+// ClickArgs are gui_click's arguments.
+type ClickArgs struct {
+	X         float64  `json:"x" jsonschema:"x of the point to click"`
+	Y         float64  `json:"y" jsonschema:"y of the point to click"`
+	Button    string   `json:"button,omitempty" jsonschema:"left (default), right or middle"`
+	Clicks    int      `json:"clicks,omitempty" jsonschema:"1 (default), 2 (double) or 3 (triple click)"`
+	Modifiers []string `json:"modifiers,omitempty" jsonschema:"keys held during the click, e.g. [\"ctrl\"] or [\"shift\"]"`
+	Where
+}
+
+func buttonEnum(sc *jsonschema.Schema) { enum(sc, "button", "left", "right", "middle") }
+
+func (s *Server) clickTool() toolDef {
+	return newTool(s, "gui_click", "Click",
+		"Move to a point and click a mouse button, optionally several times and with modifier keys held."+coordinateDoc,
+		changesDesk,
+		func(sc *jsonschema.Schema) {
+			s.spaceEnum(sc)
+			buttonEnum(sc)
+			between(sc, "clicks", 1, 3)
+		},
+		func(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToolResult, error) {
+			return s.click(ctx, c, in)
+		})
+}
+
+func (s *Server) click(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToolResult, error) {
+	b, err := desktop.ParseButton(in.Button)
+	if err != nil {
+		return nil, err
+	}
+	n := in.Clicks
+	if n == 0 {
+		n = 1
+	}
+	if n < 1 || n > 3 {
+		return nil, fmt.Errorf("clicks must be 1, 2 or 3, got %d", n)
+	}
+	mods, err := s.modifiers(in.Modifiers)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.resolve(ctx, c.ss, in.Display, in.Space, point{in.X, in.Y})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.input.Click(ctx, &t.Global, b, n, mods); err != nil {
+		return nil, inputError("click", err)
+	}
+	what := map[int]string{1: "clicked", 2: "double-clicked", 3: "triple-clicked"}[n]
+	return s.done(ctx, c, t.Display, "%s %s%s at %s%s", what, b, withMods(mods), t, warn(t))
+}
+
+// DoubleClickArgs are gui_double_click's arguments.
+type DoubleClickArgs struct {
+	X float64 `json:"x" jsonschema:"x of the point to double-click"`
+	Y float64 `json:"y" jsonschema:"y of the point to double-click"`
+	Where
+}
+
+func (s *Server) doubleClickTool() toolDef {
+	return newTool(s, "gui_double_click", "Double-click",
+		"Double-click the left mouse button at a point."+coordinateDoc,
+		changesDesk, s.spaceEnum,
+		func(ctx context.Context, c *call, in DoubleClickArgs) (*mcp.CallToolResult, error) {
+			return s.click(ctx, c, ClickArgs{X: in.X, Y: in.Y, Clicks: 2, Where: in.Where})
+		})
+}
+
+// ButtonArgs are gui_mouse_down's and gui_mouse_up's arguments.
+type ButtonArgs struct {
+	X      *float64 `json:"x,omitempty" jsonschema:"x of the point; omit x and y to use the current pointer position"`
+	Y      *float64 `json:"y,omitempty" jsonschema:"y of the point; omit x and y to use the current pointer position"`
+	Button string   `json:"button,omitempty" jsonschema:"left (default), right or middle"`
+	Where
+}
+
+func (s *Server) mouseDownTool() toolDef {
+	return newTool(s, "gui_mouse_down", "Press a mouse button",
+		"Press and hold a mouse button (optionally after moving to a point). Release it with gui_mouse_up."+coordinateDoc,
+		changesDesk, func(sc *jsonschema.Schema) { s.spaceEnum(sc); buttonEnum(sc) },
+		func(ctx context.Context, c *call, in ButtonArgs) (*mcp.CallToolResult, error) {
+			return s.button(ctx, c, in, true)
+		})
+}
+
+func (s *Server) mouseUpTool() toolDef {
+	return newTool(s, "gui_mouse_up", "Release a mouse button",
+		"Release a mouse button (optionally after moving to a point)."+coordinateDoc,
+		changesDesk, func(sc *jsonschema.Schema) { s.spaceEnum(sc); buttonEnum(sc) },
+		func(ctx context.Context, c *call, in ButtonArgs) (*mcp.CallToolResult, error) {
+			return s.button(ctx, c, in, false)
+		})
+}
+
+func (s *Server) button(ctx context.Context, c *call, in ButtonArgs, down bool) (*mcp.CallToolResult, error) {
+	b, err := desktop.ParseButton(in.Button)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.optPoint(ctx, c.ss, in.Display, in.Space, in.X, in.Y)
+	if err != nil {
+		return nil, err
+	}
+	var at *geom.GlobalPoint
+	where := "at the current pointer position"
+	if t != nil {
+		at, where = &t.Global, "at "+t.String()+warn(*t)
+	}
+	verb, op := "released", s.input.MouseUp
+	if down {
+		verb, op = "pressed", s.input.MouseDown
+	}
+	if err := op(ctx, at, b); err != nil {
+		return nil, inputError("mouse "+map[bool]string{true: "down", false: "up"}[down], err)
+	}
+	d, _, _ := s.display(ctx, in.Display)
+	if t != nil {
+		d = t.Display
+	}
+	return s.done(ctx, c, d, "%s the %s button %s", verb, b, where)
+}
+
+// DragArgs are gui_drag's arguments.
+type DragArgs struct {
+	FromX  float64 `json:"from_x" jsonschema:"x where the drag starts"`
+	FromY  float64 `json:"from_y" jsonschema:"y where the drag starts"`
+	ToX    float64 `json:"to_x" jsonschema:"x where the drag ends"`
+	ToY    float64 `json:"to_y" jsonschema:"y where the drag ends"`
+	Button string  `json:"button,omitempty" jsonschema:"left (default), right or middle"`
+	Where
+}
+
+func (s *Server) dragTool() toolDef {
+	return newTool(s, "gui_drag", "Drag",
+		"Press a mouse button at one point, move to another and release it (drag and drop, selections, sliders)."+coordinateDoc,
+		changesDesk, func(sc *jsonschema.Schema) { s.spaceEnum(sc); buttonEnum(sc) },
+		func(ctx context.Context, c *call, in DragArgs) (*mcp.CallToolResult, error) {
+			b, err := desktop.ParseButton(in.Button)
+			if err != nil {
+				return nil, err
+			}
+			from, err := s.resolve(ctx, c.ss, in.Display, in.Space, point{in.FromX, in.FromY})
+			if err != nil {
+				return nil, fmt.Errorf("drag start: %w", err)
+			}
+			to, err := s.resolve(ctx, c.ss, in.Display, in.Space, point{in.ToX, in.ToY})
+			if err != nil {
+				return nil, fmt.Errorf("drag end: %w", err)
+			}
+			if err := s.input.Drag(ctx, from.Global, nil, to.Global, b); err != nil {
+				return nil, inputError("drag", err)
+			}
+			return s.done(ctx, c, to.Display, "dragged with the %s button from %s to %s%s%s", b, from, to, warn(from), warn(to))
+		})
+}
+
+// ScrollArgs are gui_scroll's arguments.
+type ScrollArgs struct {
+	X         *float64 `json:"x,omitempty" jsonschema:"x of the point to scroll at; omit x and y to scroll at the current pointer position"`
+	Y         *float64 `json:"y,omitempty" jsonschema:"y of the point to scroll at; omit x and y to scroll at the current pointer position"`
+	Direction string   `json:"direction" jsonschema:"up, down, left or right"`
+	Amount    int      `json:"amount,omitempty" jsonschema:"wheel notches, 1-50; default 3"`
+	Modifiers []string `json:"modifiers,omitempty" jsonschema:"keys held while scrolling, e.g. [\"ctrl\"] to zoom"`
+	Where
+}
+
+func (s *Server) scrollTool() toolDef {
+	return newTool(s, "gui_scroll", "Scroll",
+		"Turn the mouse wheel at a point (or at the pointer)."+coordinateDoc,
+		changesDesk,
+		func(sc *jsonschema.Schema) {
+			s.spaceEnum(sc)
+			enum(sc, "direction", "up", "down", "left", "right")
+			between(sc, "amount", 1, 50)
+		},
+		func(ctx context.Context, c *call, in ScrollArgs) (*mcp.CallToolResult, error) {
+			dir, err := desktop.ParseDirection(in.Direction)
+			if err != nil {
+				return nil, err
+			}
+			n := in.Amount
+			if n == 0 {
+				n = 3
+			}
+			if n < 1 || n > 50 {
+				return nil, fmt.Errorf("amount must be 1 to 50 wheel notches, got %d", n)
+			}
+			mods, err := s.modifiers(in.Modifiers)
+			if err != nil {
+				return nil, err
+			}
+			t, err := s.optPoint(ctx, c.ss, in.Display, in.Space, in.X, in.Y)
+			if err != nil {
+				return nil, err
+			}
+			var at *geom.GlobalPoint
+			where := "at the current pointer position"
+			d, _, _ := s.display(ctx, in.Display)
+			if t != nil {
+				at, where, d = &t.Global, "at "+t.String()+warn(*t), t.Display
+			}
+			if err := s.input.Scroll(ctx, at, dir, n, mods); err != nil {
+				return nil, inputError("scroll", err)
+			}
+			return s.done(ctx, c, d, "scrolled %s %d notches%s %s", dir, n, withMods(mods), where)
+		})
+}
+
+// TypeArgs are gui_type's arguments.
+type TypeArgs struct {
+	Text string `json:"text" jsonschema:"the text to type exactly, any Unicode; use gui_press_key for Enter, Tab and shortcuts"`
+}
+
+func (s *Server) typeTool() toolDef {
+	return newTool(s, "gui_type", "Type text",
+		"Type text into the focused element, exactly as given (any language, symbols, emoji). Click the field first.",
+		changesDesk, func(sc *jsonschema.Schema) { prop(sc, "text").MinLength = new(1) },
+		func(ctx context.Context, c *call, in TypeArgs) (*mcp.CallToolResult, error) {
+			if in.Text == "" {
+				return nil, fmt.Errorf("text is empty: give the text to type")
+			}
+			if err := s.input.Type(ctx, in.Text); err != nil {
+				return nil, inputError("type", err)
+			}
+			d, _, _ := s.display(ctx, "")
+			return s.done(ctx, c, d, "typed %d characters", len([]rune(in.Text)))
+		})
+}
+
+// PressKeyArgs are gui_press_key's arguments.
+type PressKeyArgs struct {
+	Key       string   `json:"key" jsonschema:"key name, e.g. Return, Tab, Escape, BackSpace, Delete, Up, Page_Down, F5, a; or a combination like ctrl+s"`
+	Repeat    int      `json:"repeat,omitempty" jsonschema:"how many times to press it, 1-100; default 1"`
+	Modifiers []string `json:"modifiers,omitempty" jsonschema:"keys held while pressing, e.g. [\"shift\"]"`
+}
+
+func (s *Server) pressKeyTool() toolDef {
+	return newTool(s, "gui_press_key", "Press a key",
+		"Press and release one key, optionally several times and with modifiers held. Dangerous combinations (alt+f4, ctrl+alt+delete, ...) are blocked by policy.",
+		changesDesk, func(sc *jsonschema.Schema) { between(sc, "repeat", 1, 100) },
+		func(ctx context.Context, c *call, in PressKeyArgs) (*mcp.CallToolResult, error) {
+			keys, err := desktop.ParseCombo(in.Key)
+			if err != nil {
+				return nil, err
+			}
+			mods, err := s.modifiers(in.Modifiers)
+			if err != nil {
+				return nil, err
+			}
+			mods = append(mods, keys[:len(keys)-1]...)
+			key := keys[len(keys)-1]
+			if err := s.keys.Check(append(append([]desktop.Key{}, mods...), key)); err != nil {
+				return nil, err
+			}
+			n := in.Repeat
+			if n == 0 {
+				n = 1
+			}
+			if n < 1 || n > 100 {
+				return nil, fmt.Errorf("repeat must be 1 to 100, got %d", n)
+			}
+			if err := s.input.PressKey(ctx, key, n, mods); err != nil {
+				return nil, inputError("key press", err)
+			}
+			d, _, _ := s.display(ctx, "")
+			return s.done(ctx, c, d, "pressed %s%s", desktop.ComboString(append(mods, key)), times(n))
+		})
+}
+
+// HotkeyArgs are gui_hotkey's arguments.
+type HotkeyArgs struct {
+	Keys []string `json:"keys" jsonschema:"keys pressed together in order and released in reverse, e.g. [\"ctrl\",\"shift\",\"t\"]"`
+}
+
+func (s *Server) hotkeyTool() toolDef {
+	return newTool(s, "gui_hotkey", "Press a key combination",
+		"Press a keyboard shortcut: keys go down in order and up in reverse order. Dangerous combinations (alt+f4, ctrl+alt+delete, super+l, ...) are blocked by policy.",
+		changesDesk, func(sc *jsonschema.Schema) { prop(sc, "keys").MinItems = new(1) },
+		func(ctx context.Context, c *call, in HotkeyArgs) (*mcp.CallToolResult, error) {
+			keys, err := desktop.ParseKeys(in.Keys)
+			if err != nil {
+				return nil, err
+			}
+			if err := s.keys.Check(keys); err != nil {
+				return nil, err
+			}
+			if err := s.input.Hotkey(ctx, keys); err != nil {
+				return nil, inputError("hotkey", err)
+			}
+			d, _, _ := s.display(ctx, "")
+			return s.done(ctx, c, d, "pressed %s", desktop.ComboString(keys))
+		})
+}
+
+// WaitArgs are gui_wait's arguments.
+type WaitArgs struct {
+	MS int `json:"ms" jsonschema:"milliseconds to wait, 0-30000"`
+}
+
+func (s *Server) waitTool() toolDef {
+	return newTool(s, "gui_wait", "Wait",
+		"Wait a number of milliseconds (at most 30000) for the screen to change, e.g. while an application loads.",
+		readOnly, func(sc *jsonschema.Schema) { between(sc, "ms", 0, float64(s.opts.MaxWait.Milliseconds())) },
+		func(ctx context.Context, c *call, in WaitArgs) (*mcp.CallToolResult, error) {
+			d := time.Duration(in.MS) * time.Millisecond
+			if d < 0 {
+				return nil, fmt.Errorf("ms must not be negative, got %d", in.MS)
+			}
+			capped := ""
+			if d > s.opts.MaxWait {
+				d, capped = s.opts.MaxWait, fmt.Sprintf(" (capped from %d ms)", in.MS)
+			}
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("wait cancelled: %w", ctx.Err())
+			case <-t.C:
+			}
+			return textResult("waited %d ms%s", d.Milliseconds(), capped), nil
+		})
+}
+
+// ClipboardArgs are gui_clipboard's arguments.
+type ClipboardArgs struct {
+	Action string `json:"action" jsonschema:"get (read the clipboard text) or set (replace it with text)"`
+	Text   string `json:"text,omitempty" jsonschema:"the text to put on the clipboard (action set)"`
+}
+
+func (s *Server) clipboardTool() toolDef {
+	return newTool(s, "gui_clipboard", "Clipboard",
+		"Read the clipboard as text (action get) or replace it with text (action set).",
+		writesState, func(sc *jsonschema.Schema) { enum(sc, "action", "get", "set") },
+		func(ctx context.Context, c *call, in ClipboardArgs) (*mcp.CallToolResult, error) {
+			cb, ok := s.screen.(desktop.Clipboard)
+			if !ok {
+				return nil, fmt.Errorf("clipboard: %w (backend %s)", desktop.ErrUnsupported, s.screen.Name())
+			}
+			switch in.Action {
+			case "get":
+				text, err := cb.ReadClipboard(ctx)
+				if err != nil {
+					return nil, fmt.Errorf("reading the clipboard: %w", err)
+				}
+				return textResult("%s", text), nil
+			case "set":
+				if s.kill != nil {
+					if err := s.kill.Gate(ctx); err != nil {
+						return nil, err
+					}
+				}
+				if err := cb.WriteClipboard(ctx, in.Text); err != nil {
+					return nil, fmt.Errorf("writing the clipboard: %w", err)
+				}
+				return textResult("clipboard set (%d characters)", len([]rune(in.Text))), nil
+			}
+			return nil, fmt.Errorf("unknown clipboard action %q: use get or set", in.Action)
+		})
+}
+
+// modifiers parses modifier key names (any key names are accepted).
+func (s *Server) modifiers(names []string) ([]desktop.Key, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	keys, err := desktop.ParseKeys(names)
+	if err != nil {
+		return nil, fmt.Errorf("modifiers: %w", err)
+	}
+	if err := s.keys.Check(keys); err != nil {
+		return nil, err
+	}
+	return keys, nil
+}
+
+// inputError names the action that failed and, for missing input support, the fix.
+func inputError(action string, err error) error {
+	return fmt.Errorf("%s failed: %w", action, err)
+}
+
+func withMods(mods []desktop.Key) string {
+	if len(mods) == 0 {
+		return ""
+	}
+	return " with " + desktop.ComboString(mods) + " held"
+}
+
+func warn(t target) string {
+	if t.Warning == "" {
+		return ""
+	}
+	return " (warning: " + t.Warning + ")"
+}
+
+func times(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" %d times", n)
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }

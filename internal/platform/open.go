@@ -1,0 +1,26 @@
+// Package platform picks and starts the desktop backend for this operating
+// system and session, and starts private virtual X displays (Xvfb, Xorg with
+// the dummy driver) for headless use and for tests.
+package platform
+
+import (
+	"errors"
+
+	"github.com/guiagent/guiagent/internal/geom"
+)
+
+// Options selects the desktop Open connects to.
+type Options struct {
+	// Display is the X display to use; "" means $DISPLAY. Ignored outside X11.
+	Display string
+	// VirtualDisplay, when non-zero, is the size of a private Xvfb that Open
+	// starts when no display is reachable (or always, with ForceVirtual).
+	VirtualDisplay geom.Size
+	// ForceVirtual starts a private Xvfb even when a display is reachable. Its
+	// size is VirtualDisplay, or 1280x800 when that is zero.
+	ForceVirtual bool
+}
+
+// ErrNoDisplay is returned by Open when no display is reachable and no
+// virtual display was requested.
+var ErrNoDisplay = errors.New("no X display is reachable")

@@ -1,0 +1,52 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/guiagent/guiagent/internal/backend/x11"
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
+)
+
+// Open connects to the desktop described by o and returns its started backend
+// (X11 on Linux) and a function that closes the backend and any private display
+// Open started.
+func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
+	display := o.Display
+	if display == "" {
+		display = os.Getenv("DISPLAY")
+	}
+	var vd *VirtualDisplay
+	if o.ForceVirtual || o.VirtualDisplay != (geom.Size{}) {
+		useVirtual := o.ForceVirtual
+		if !useVirtual {
+			useVirtual = display == "" || x11.Reachable(display) != nil
+		}
+		if useVirtual {
+			var err error
+			vd, err = StartXvfb(ctx, XvfbOptions{Width: o.VirtualDisplay.W, Height: o.VirtualDisplay.H})
+			if err != nil {
+				return nil, nil, fmt.Errorf("start the virtual display: %w", err)
+			}
+			display = vd.Display
+		}
+	}
+	if display == "" {
+		return nil, nil, fmt.Errorf("%w: DISPLAY is not set; run inside a desktop session, or pass --virtual-display 1280x800 (or set GUI_AGENT_VIRTUAL_DISPLAY=1280x800) to use a private Xvfb", ErrNoDisplay)
+	}
+	if vd == nil {
+		if err := x11.Reachable(display); err != nil {
+			return nil, nil, fmt.Errorf("%w: DISPLAY=%s: %v; check DISPLAY and XAUTHORITY, or pass --virtual-display 1280x800 (or set GUI_AGENT_VIRTUAL_DISPLAY=1280x800) to use a private Xvfb", ErrNoDisplay, display, err)
+		}
+	}
+	b := x11.New(x11.Options{Display: display})
+	if err := b.Start(ctx); err != nil {
+		_ = b.Close()
+		return nil, nil, errors.Join(err, vd.Close())
+	}
+	closer := func() error { return errors.Join(b.Close(), vd.Close()) }
+	return b, closer, nil
+}

@@ -1,0 +1,16 @@
+//go:build !linux && !windows && !darwin
+
+package platform
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/guiagent/guiagent/internal/desktop"
+)
+
+// Open returns an error: no desktop backend is built for this operating system yet.
+func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
+	return nil, nil, fmt.Errorf("no desktop backend is built for %s yet: %w", runtime.GOOS, desktop.ErrUnsupported)
+}

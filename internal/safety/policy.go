@@ -1,0 +1,213 @@
+// Package safety holds guiagent's guard rails for input: the blocked-hotkey
+// policy, the kill-switch file that stops all input at once, and the audit ring
+// buffer of recent tool calls. The agent loop adds the human-override watcher.
+package safety
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/guiagent/guiagent/internal/desktop"
+)
+
+// ErrBlockedHotkey is wrapped by the error KeyPolicy.Check returns for a blocked combination.
+var ErrBlockedHotkey = errors.New("blocked hotkey")
+
+// DefaultBlocked returns the combinations blocked by default on a platform
+// ("linux", "windows", "darwin"; anything else gets the linux list). They close
+// windows or applications, lock the session, or leave the graphical session.
+func DefaultBlocked(platform string) []string {
+	switch platform {
+	case "windows":
+		return []string{"alt+f4", "ctrl+alt+delete", "super+l"}
+	case "darwin":
+		return []string{"super+q", "ctrl+super+q", "super+alt+escape"}
+	}
+	b := []string{"alt+f4", "ctrl+alt+delete", "ctrl+alt+backspace", "super+l"}
+	for i := 1; i <= 12; i++ {
+		b = append(b, fmt.Sprintf("ctrl+alt+f%d", i))
+	}
+	return b
+}
+
+// KeyPolicyOptions configures a KeyPolicy. The zero value blocks the defaults of
+// the running platform.
+type KeyPolicyOptions struct {
+	// Platform selects the default list ("linux", "windows", "darwin"); "" means runtime.GOOS.
+	Platform string
+	// Blocked adds combinations ("ctrl+shift+q"; any key names desktop.ParseCombo
+	// accepts), from GUI_AGENT_BLOCKED_HOTKEYS.
+	Blocked []string
+	// Allowed removes combinations from the blocked list (matched as sets of
+	// keys), from GUI_AGENT_ALLOWED_HOTKEYS.
+	Allowed []string
+}
+
+// combo is a blocked combination as a sorted set of short key names.
+type combo struct {
+	keys []string // sorted, unique short names
+	name string   // "ctrl+alt+delete" as configured, normalized
+}
+
+// KeyPolicy decides whether a key combination may be pressed. A combination is
+// blocked when the set of keys pressed together contains every key of a blocked
+// combination, whatever their order or aliases (ctrl = control = Control_R,
+// super = cmd = win, alt = option). It is immutable and safe for concurrent use.
+type KeyPolicy struct {
+	platform string
+	blocked  []combo
+}
+
+// NewKeyPolicy builds a policy from the platform defaults plus o.Blocked minus
+// o.Allowed. An unparsable combination is an error naming it.
+func NewKeyPolicy(o KeyPolicyOptions) (*KeyPolicy, error) {
+	p := &KeyPolicy{platform: o.Platform}
+	if p.platform == "" {
+		p.platform = runtime.GOOS
+	}
+	var allowed []combo
+	for _, s := range o.Allowed {
+		c, err := parseCombo(s)
+		if err != nil {
+			return nil, fmt.Errorf("GUI_AGENT_ALLOWED_HOTKEYS: %w", err)
+		}
+		allowed = append(allowed, c)
+	}
+	add := func(s, knob string) error {
+		c, err := parseCombo(s)
+		if err != nil {
+			if knob == "" {
+				return err
+			}
+			return fmt.Errorf("%s: %w", knob, err)
+		}
+		for _, a := range allowed {
+			if slices.Equal(a.keys, c.keys) {
+				return nil
+			}
+		}
+		for _, b := range p.blocked {
+			if slices.Equal(b.keys, c.keys) {
+				return nil
+			}
+		}
+		p.blocked = append(p.blocked, c)
+		return nil
+	}
+	for _, s := range DefaultBlocked(p.platform) {
+		if err := add(s, ""); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range o.Blocked {
+		if err := add(s, "GUI_AGENT_BLOCKED_HOTKEYS"); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// MustKeyPolicy is NewKeyPolicy for options known to be valid (tests, defaults); it panics on error.
+func MustKeyPolicy(o KeyPolicyOptions) *KeyPolicy {
+	p, err := NewKeyPolicy(o)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func parseCombo(s string) (combo, error) {
+	keys, err := desktop.ParseCombo(s)
+	if err != nil {
+		return combo{}, fmt.Errorf("hotkey %q: %w", s, err)
+	}
+	set := shortSet(keys)
+	return combo{keys: set, name: strings.Join(orderModsFirst(set), "+")}, nil
+}
+
+// shortSet returns the sorted unique short names of keys.
+func shortSet(keys []desktop.Key) []string {
+	s := make([]string, 0, len(keys))
+	for _, k := range keys {
+		s = append(s, k.ShortName())
+	}
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+var modOrder = map[string]int{"ctrl": 0, "super": 1, "alt": 2, "shift": 3}
+
+// orderModsFirst renders a set the way people write combinations: modifiers
+// first (ctrl, super, alt, shift), then the other keys.
+func orderModsFirst(set []string) []string {
+	out := slices.Clone(set)
+	slices.SortStableFunc(out, func(a, b string) int {
+		ra, oka := modOrder[a]
+		rb, okb := modOrder[b]
+		switch {
+		case oka && okb:
+			return ra - rb
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Platform returns the platform whose defaults the policy uses.
+func (p *KeyPolicy) Platform() string { return p.platform }
+
+// Blocked lists the blocked combinations ("ctrl+alt+delete"), for status output.
+func (p *KeyPolicy) Blocked() []string {
+	out := make([]string, len(p.blocked))
+	for i, c := range p.blocked {
+		out[i] = c.name
+	}
+	return out
+}
+
+// Check returns nil when keys, pressed together, are allowed, and otherwise an
+// error wrapping ErrBlockedHotkey that names the blocked combination and how to
+// allow it. A nil policy allows everything.
+func (p *KeyPolicy) Check(keys []desktop.Key) error {
+	if p == nil || len(keys) == 0 {
+		return nil
+	}
+	pressed := shortSet(keys)
+	for _, c := range p.blocked {
+		if containsAll(pressed, c.keys) {
+			return fmt.Errorf("%w: %s is blocked by the key policy on %s (it matches %q); to allow it, add %q to GUI_AGENT_ALLOWED_HOTKEYS",
+				ErrBlockedHotkey, strings.Join(orderModsFirst(pressed), "+"), p.platform, c.name, c.name)
+		}
+	}
+	return nil
+}
+
+// CheckNames parses key names (as gui_hotkey receives them) and checks them.
+func (p *KeyPolicy) CheckNames(names []string) error {
+	keys, err := desktop.ParseKeys(names)
+	if err != nil {
+		return err
+	}
+	return p.Check(keys)
+}
+
+// containsAll reports whether sorted set a contains every element of sorted set b.
+func containsAll(a, b []string) bool {
+	i := 0
+	for _, x := range b {
+		for i < len(a) && a[i] < x {
+			i++
+		}
+		if i == len(a) || a[i] != x {
+			return false
+		}
+	}
+	return true
+}

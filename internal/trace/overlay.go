@@ -1,0 +1,268 @@
+package trace
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"math"
+	"strings"
+
+	xdraw "golang.org/x/image/draw"
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/math/fixed"
+
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/llm"
+)
+
+var (
+	colorOK     = color.RGBA{230, 20, 60, 255}   // actions that ran
+	colorFailed = color.RGBA{255, 150, 0, 255}   // refused or failed actions
+	colorHalo   = color.RGBA{255, 255, 255, 255} // outline so marks show on dark and light screens
+	colorLabel  = color.RGBA{0, 0, 0, 210}       // label background
+)
+
+// maxLabelRunes caps the typed text shown in a label.
+const maxLabelRunes = 48
+
+// DrawOverlay returns a copy of img with every action drawn where it landed,
+// using the actions' image-space points (ActionTrace.Image and ImageTo): a ring
+// and crosshair with a numbered label for clicks and moves, an arrow for drags,
+// an arrow in the scroll direction for scrolls, a rectangle for zooms, and a
+// label with the typed text or keys for keyboard actions (placed at the last
+// pointer position, or in a list at the top-left when there is none). Refused
+// or failed actions are drawn in orange instead of red.
+func DrawOverlay(img image.Image, actions []agent.ActionTrace) *image.RGBA {
+	b := img.Bounds()
+	dst := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	draw.Draw(dst, dst.Bounds(), img, b.Min, draw.Src)
+	o := &overlay{dst: dst, scale: 1}
+	if b.Dx() >= 1600 || b.Dy() >= 1600 {
+		o.scale = 2
+	}
+	var last *geom.ImagePoint
+	legendY := 6
+	for i, a := range actions {
+		c := colorOK
+		if a.Outcome != "" && a.Outcome != "ok" || a.Error != "" {
+			c = colorFailed
+		}
+		label := fmt.Sprintf("%d %s", i+1, actionLabel(a.Action))
+		switch {
+		case a.Action.Kind == llm.Drag && a.Image != nil && a.ImageTo != nil:
+			o.arrow(*a.Image, *a.ImageTo, c)
+			o.marker(*a.Image, c, false)
+			o.label(*a.Image, label, c)
+			last = a.ImageTo
+		case a.Action.Kind == llm.Zoom && a.Image != nil && a.ImageTo != nil:
+			o.rect(*a.Image, *a.ImageTo, c)
+			o.label(*a.Image, label, c)
+		case a.Action.Kind == llm.Scroll && a.Image != nil:
+			dx, dy := scrollVector(a.Action.Direction)
+			l := float64(36 * o.scale)
+			o.marker(*a.Image, c, false)
+			o.arrow(*a.Image, geom.ImagePoint{X: a.Image.X + dx*l, Y: a.Image.Y + dy*l}, c)
+			o.label(*a.Image, label, c)
+			last = a.Image
+		case a.Image != nil:
+			o.marker(*a.Image, c, a.Action.Kind != llm.Move)
+			o.label(*a.Image, label, c)
+			last = a.Image
+		case last != nil:
+			o.label(*last, label, c)
+		default:
+			o.labelAt(6, legendY, label, c)
+			legendY += 16 * o.scale
+		}
+	}
+	return dst
+}
+
+// actionLabel is the short text drawn beside an action.
+func actionLabel(a llm.Action) string {
+	s := string(a.Kind)
+	switch a.Kind {
+	case llm.Click:
+		if a.Button != "" && a.Button != "left" {
+			s = a.Button + " click"
+		}
+		if len(a.Keys) > 0 {
+			s = strings.Join(a.Keys, "+") + "+" + s
+		}
+	case llm.TypeText:
+		s = fmt.Sprintf("type %q", truncateRunes(a.Text, maxLabelRunes))
+	case llm.KeyPress, llm.HoldKey:
+		s = string(a.Kind) + " " + strings.Join(a.Keys, "+")
+		if a.Amount > 1 {
+			s += fmt.Sprintf(" x%d", a.Amount)
+		}
+	case llm.Scroll:
+		s = "scroll " + a.Direction
+		if a.Amount > 0 {
+			s += fmt.Sprintf(" x%d", a.Amount)
+		}
+	case llm.Wait:
+		s = fmt.Sprintf("wait %d ms", a.DurationMS)
+	}
+	return asciiOnly(s)
+}
+
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "..."
+}
+
+// asciiOnly replaces what basicfont cannot draw with '?'.
+func asciiOnly(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 32 || r > 126 {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+func scrollVector(dir string) (dx, dy float64) {
+	switch strings.ToLower(dir) {
+	case "up":
+		return 0, -1
+	case "left":
+		return -1, 0
+	case "right":
+		return 1, 0
+	default:
+		return 0, 1
+	}
+}
+
+type overlay struct {
+	dst    *image.RGBA
+	scale  int
+	placed []image.Rectangle // labels drawn so far, kept apart
+}
+
+// dot fills a disc of radius r (pixels) at x,y.
+func (o *overlay) dot(x, y float64, r int, c color.RGBA) {
+	cx, cy := int(math.Round(x)), int(math.Round(y))
+	for dy := -r; dy <= r; dy++ {
+		for dx := -r; dx <= r; dx++ {
+			if dx*dx+dy*dy <= r*r {
+				o.dst.SetRGBA(cx+dx, cy+dy, c)
+			}
+		}
+	}
+}
+
+// line draws a thick line from a to b with a halo.
+func (o *overlay) line(ax, ay, bx, by float64, c color.RGBA) {
+	n := int(math.Max(math.Abs(bx-ax), math.Abs(by-ay))) + 1
+	for pass, r := range []int{o.scale + 1, o.scale} {
+		col := colorHalo
+		if pass == 1 {
+			col = c
+		}
+		for i := 0; i <= n; i++ {
+			t := float64(i) / float64(n)
+			o.dot(ax+(bx-ax)*t, ay+(by-ay)*t, r, col)
+		}
+	}
+}
+
+func (o *overlay) marker(p geom.ImagePoint, c color.RGBA, ring bool) {
+	r := float64(10 * o.scale)
+	if ring {
+		steps := 64
+		for _, pass := range []struct {
+			rad float64
+			th  int
+			col color.RGBA
+		}{{r, o.scale + 1, colorHalo}, {r, o.scale, c}} {
+			for i := 0; i < steps; i++ {
+				t := 2 * math.Pi * float64(i) / float64(steps)
+				o.dot(p.X+pass.rad*math.Cos(t), p.Y+pass.rad*math.Sin(t), pass.th, pass.col)
+			}
+		}
+	}
+	h := r * 0.6
+	o.line(p.X-h, p.Y, p.X+h, p.Y, c)
+	o.line(p.X, p.Y-h, p.X, p.Y+h, c)
+	o.dot(p.X, p.Y, 2*o.scale+1, c)
+}
+
+func (o *overlay) arrow(a, b geom.ImagePoint, c color.RGBA) {
+	o.line(a.X, a.Y, b.X, b.Y, c)
+	ang := math.Atan2(b.Y-a.Y, b.X-a.X)
+	l := float64(12 * o.scale)
+	for _, d := range []float64{math.Pi * 0.85, -math.Pi * 0.85} {
+		o.line(b.X, b.Y, b.X+l*math.Cos(ang+d), b.Y+l*math.Sin(ang+d), c)
+	}
+}
+
+func (o *overlay) rect(a, b geom.ImagePoint, c color.RGBA) {
+	o.line(a.X, a.Y, b.X, a.Y, c)
+	o.line(b.X, a.Y, b.X, b.Y, c)
+	o.line(b.X, b.Y, a.X, b.Y, c)
+	o.line(a.X, b.Y, a.X, a.Y, c)
+}
+
+// label draws text just below-right of p, kept inside the image.
+func (o *overlay) label(p geom.ImagePoint, text string, c color.RGBA) {
+	off := 14 * o.scale
+	o.labelAt(int(p.X)+off, int(p.Y)+off/2, text, c)
+}
+
+// free moves r down (or, at the bottom edge, up) in label-height steps until
+// it overlaps no label drawn before, keeping it inside the image.
+func (o *overlay) free(r image.Rectangle) image.Rectangle {
+	h := r.Dy() + o.scale
+	b := o.dst.Bounds()
+	for _, dir := range []int{1, -1} {
+		c := r
+		for i := 0; i < 40; i++ {
+			if c.Min.Y < 0 || c.Max.Y > b.Max.Y {
+				break
+			}
+			clash := false
+			for _, p := range o.placed {
+				if p.Overlaps(c) {
+					clash = true
+					break
+				}
+			}
+			if !clash {
+				return c
+			}
+			c = c.Add(image.Pt(0, dir*h))
+		}
+	}
+	return r
+}
+
+// labelAt draws text on a dark box whose top-left is near x,y, with a colour bar.
+func (o *overlay) labelAt(x, y int, text string, c color.RGBA) {
+	face := basicfont.Face7x13
+	w := font.MeasureString(face, text).Ceil() + 8
+	h := 16
+	small := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(small, small.Bounds(), image.NewUniform(colorLabel), image.Point{}, draw.Src)
+	draw.Draw(small, image.Rect(0, 0, 3, h), image.NewUniform(c), image.Point{}, draw.Src)
+	d := font.Drawer{Dst: small, Src: image.NewUniform(colorHalo), Face: face, Dot: fixed.P(5, 12)}
+	d.DrawString(text)
+	sw, sh := w*o.scale, h*o.scale
+	b := o.dst.Bounds()
+	x = min(max(x, 0), max(b.Dx()-sw, 0))
+	y = min(max(y, 0), max(b.Dy()-sh, 0))
+	r := o.free(image.Rect(x, y, x+sw, y+sh))
+	o.placed = append(o.placed, r)
+	if o.scale == 1 {
+		draw.Draw(o.dst, r, small, image.Point{}, draw.Over)
+		return
+	}
+	xdraw.NearestNeighbor.Scale(o.dst, r, small, small.Bounds(), draw.Over, nil)
+}

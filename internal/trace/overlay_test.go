@@ -1,0 +1,113 @@
+package trace
+
+import (
+	"image"
+	"image/color"
+	"image/draw"
+	"strings"
+	"testing"
+
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/llm"
+)
+
+func agentPoint(x, y float64) geom.ImagePoint { return geom.ImagePoint{X: x, Y: y} }
+
+func isMarker(c color.Color, want color.RGBA) bool {
+	r, g, b, _ := c.RGBA()
+	return uint8(r>>8) == want.R && uint8(g>>8) == want.G && uint8(b>>8) == want.B
+}
+
+func TestOverlayDrawsActionsWhereTheyLanded(t *testing.T) {
+	src := image.NewRGBA(image.Rect(0, 0, 400, 300))
+	draw.Draw(src, src.Bounds(), image.NewUniform(color.RGBA{200, 200, 200, 255}), image.Point{}, draw.Src)
+	click, from, to, sc := agentPoint(50, 60), agentPoint(100, 200), agentPoint(300, 200), agentPoint(350, 80)
+	ov := DrawOverlay(src, []agent.ActionTrace{
+		{Action: llm.Action{Kind: llm.Click}, Image: &click, Outcome: "ok"},
+		{Action: llm.Action{Kind: llm.Drag}, Image: &from, ImageTo: &to, Outcome: "ok"},
+		{Action: llm.Action{Kind: llm.Scroll, Direction: "up", Amount: 2}, Image: &sc, Outcome: "ok"},
+		{Action: llm.Action{Kind: llm.KeyPress, Keys: []string{"ctrl", "s"}}, Outcome: "refused", Error: "blocked"},
+	})
+	if ov.Bounds() != src.Bounds() {
+		t.Fatalf("bounds %v", ov.Bounds())
+	}
+	if !isMarker(ov.At(50, 60), colorOK) {
+		t.Errorf("no marker at the click point: %v", ov.At(50, 60))
+	}
+	if !isMarker(ov.At(200, 200), colorOK) {
+		t.Errorf("no drag line midway: %v", ov.At(200, 200))
+	}
+	if !isMarker(ov.At(350, 50), colorOK) { // scroll arrow points up from the scroll point
+		t.Errorf("no scroll arrow above the scroll point: %v", ov.At(350, 50))
+	}
+	if isMarker(ov.At(350, 110), colorOK) {
+		t.Error("scroll arrow drawn downwards for direction up")
+	}
+	// The drag's arrow head sits at the end point, not at the start.
+	if !isMarker(ov.At(292, 195), colorOK) && !isMarker(ov.At(292, 205), colorOK) {
+		t.Error("no arrow head at the drag end")
+	}
+	// The refused key press is listed after the last pointer position in the failure colour.
+	found := false
+	for y := 80; y < 300 && !found; y++ {
+		for x := 0; x < 400; x++ {
+			if isMarker(ov.At(x, y), colorFailed) {
+				found = true
+				break
+			}
+		}
+	}
+	if !found {
+		t.Error("refused action label not drawn in the failure colour")
+	}
+	// The source image is unchanged.
+	if !isMarker(src.At(50, 60), color.RGBA{200, 200, 200, 255}) {
+		t.Error("DrawOverlay modified its input")
+	}
+}
+
+func TestOverlayLabelsSurviveNonASCIIAndEdges(t *testing.T) {
+	src := image.NewRGBA(image.Rect(0, 0, 120, 80))
+	p := agentPoint(119, 79)
+	ov := DrawOverlay(src, []agent.ActionTrace{{Action: llm.Action{Kind: llm.TypeText, Text: "日本語 text"}, Image: &p, Outcome: "ok"}})
+	if ov.Bounds().Dx() != 120 {
+		t.Fatal("size changed")
+	}
+	if got := actionLabel(llm.Action{Kind: llm.TypeText, Text: "日本"}); got != `type "??"` {
+		t.Errorf("label = %q", got)
+	}
+}
+
+func TestRedactConfig(t *testing.T) {
+	type inner struct {
+		Password string `json:"password"`
+		Tokens   int    `json:"max_tokens"`
+	}
+	out, secrets, err := RedactConfig(struct {
+		APIKey  string `json:"api_key"`
+		Token   string
+		Nested  inner `json:"nested"`
+		Hotkeys []string
+		Empty   string `json:"secret"`
+	}{"sk-abc", "t0ken-value", inner{"hunter22", 4096}, []string{"ctrl+alt+del"}, ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, leaked := range []string{"sk-abc", "t0ken-value", "hunter22"} {
+		if strings.Contains(s, leaked) {
+			t.Errorf("config still holds %q:\n%s", leaked, s)
+		}
+	}
+	if !strings.Contains(s, "4096") || !strings.Contains(s, "ctrl+alt+del") {
+		t.Errorf("redaction removed ordinary fields:\n%s", s)
+	}
+	if len(secrets) != 3 {
+		t.Errorf("secrets = %v", secrets)
+	}
+	sc := newScrubber([]string{`a"quoted\secret`})
+	if got := string(sc.bytes([]byte(`{"x":"a\"quoted\\secret"}`))); got != `{"x":"[REDACTED]"}` {
+		t.Errorf("JSON-escaped secret not scrubbed: %s", got)
+	}
+}

@@ -1,0 +1,442 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/llm"
+)
+
+//go:embed report.html.tmpl
+var reportTemplateText string
+
+//go:embed report.css
+var reportCSS string
+
+var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"ms":   fmtMillis,
+	"json": func(v any) string { b, _ := json.MarshalIndent(v, "", "  "); return string(b) },
+}).Parse(reportTemplateText))
+
+// ReportCSP is a Content-Security-Policy under which report.html renders
+// completely when served over HTTP: it allows only the report's own inline
+// style (by hash) and images from the same origin, and no script at all.
+var ReportCSP = func() string {
+	sum := sha256.Sum256([]byte(reportCSS))
+	return "default-src 'none'; img-src 'self'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+		"'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+}()
+
+type reportView struct {
+	CSS       template.CSS
+	Meta      RunInfo
+	Task      string
+	Config    string
+	Result    *agent.Result
+	HasResult bool
+	Running   bool
+	Session   bool
+	Steps     []*stepView
+	Notes     []noteView
+	Warnings  []string
+	Usage     llm.Usage
+	WallMS    int64
+	Generated time.Time
+	ImagesOff bool
+}
+
+type noteView struct {
+	At      string
+	Kind    string
+	Message string
+}
+
+type stepView struct {
+	N        int
+	Shot     *ImageRecord
+	Overlay  *ImageRecord
+	Decision *llm.Decision
+	Trace    *agent.StepTrace
+	Actions  []actionView
+	Notes    []noteView
+	Files    []string
+	Tool     *toolView
+	Class    string
+
+	actionEvents []agent.ActionTrace
+	shots        []*ImageRecord
+}
+
+type toolView struct {
+	Name    string
+	Args    string
+	Result  string
+	IsError bool
+	Millis  int64
+}
+
+type actionView struct {
+	N                    int
+	Kind, Detail         string
+	Model, Image, Global string
+	Outcome, Error, Warn string
+	Millis               int64
+	OK                   bool
+}
+
+func fmtMillis(ms int64) string {
+	if ms < 1000 {
+		return fmt.Sprintf("%d ms", ms)
+	}
+	return fmt.Sprintf("%.1f s", float64(ms)/1000)
+}
+
+// ReadLines parses events.jsonl of dir line by line; a partial or damaged line
+// (as a killed process may leave at the end) is skipped and counted.
+func ReadLines(dir string) (lines []Line, skipped int, err error) {
+	f, err := os.Open(filepath.Join(dir, EventsFile))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for sc.Scan() {
+		var ln Line
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		if json.Unmarshal(sc.Bytes(), &ln) != nil {
+			skipped++
+			continue
+		}
+		lines = append(lines, ln)
+	}
+	return lines, skipped, sc.Err()
+}
+
+// loadReport builds the report view from a run directory's files.
+func loadReport(dir string, running bool) (*reportView, error) {
+	v := &reportView{CSS: template.CSS(reportCSS), Running: running, Generated: time.Now().UTC()}
+	if b, err := os.ReadFile(filepath.Join(dir, MetaFile)); err == nil {
+		json.Unmarshal(b, &v.Meta)
+	}
+	if v.Meta.ID == "" {
+		v.Meta.ID = filepath.Base(dir)
+	}
+	if v.Meta.Status == StatusRunning && !running {
+		v.Meta.Status = StatusIncomplete
+	}
+	v.Session = v.Meta.Kind == KindSession
+	if b, err := os.ReadFile(filepath.Join(dir, TaskFile)); err == nil {
+		v.Task = string(b)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ConfigFile)); err == nil {
+		v.Config = string(b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ImagesDir)); err != nil {
+		v.ImagesOff = true
+	}
+	lines, skipped, err := ReadLines(dir)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("trace: cannot read %s: %w", filepath.Join(dir, EventsFile), err)
+	}
+	if skipped > 0 {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%d damaged line(s) of %s were skipped", skipped, EventsFile))
+	}
+	steps := map[int]*stepView{}
+	step := func(n int) *stepView {
+		s := steps[n]
+		if s == nil {
+			s = &stepView{N: n}
+			steps[n] = s
+		}
+		return s
+	}
+	var t0 time.Time
+	for _, ln := range lines {
+		if t0.IsZero() {
+			t0 = ln.Time
+		}
+		at := fmt.Sprintf("+%.1f s", ln.Time.Sub(t0).Seconds())
+		switch ln.Kind {
+		case string(agent.EvStart):
+			v.Notes = append(v.Notes, noteView{at, "start", ln.Message})
+		case string(agent.EvProgress), string(agent.EvWarning):
+			n := noteView{at, ln.Kind, ln.Message}
+			if ln.Kind == string(agent.EvWarning) {
+				v.Warnings = append(v.Warnings, ln.Message)
+			}
+			if ln.Step > 0 {
+				step(ln.Step).Notes = append(step(ln.Step).Notes, n)
+			} else {
+				v.Notes = append(v.Notes, n)
+			}
+		case string(agent.EvScreenshot):
+			if ln.Image != nil {
+				s := step(ln.Step)
+				s.shots = append(s.shots, ln.Image)
+			}
+		case string(agent.EvModel):
+			var d llm.Decision
+			if json.Unmarshal(ln.Decision, &d) == nil {
+				step(ln.Step).Decision = &d
+			}
+			step(ln.Step).Files = append(step(ln.Step).Files, ln.Files...)
+		case string(agent.EvAction):
+			var a agent.ActionTrace
+			if json.Unmarshal(ln.Action, &a) == nil {
+				step(ln.Step).actionEvents = append(step(ln.Step).actionEvents, a)
+			}
+		case string(agent.EvStep):
+			var st agent.StepTrace
+			if json.Unmarshal(ln.StepTrace, &st) == nil {
+				n := st.Step
+				if n == 0 {
+					n = ln.Step
+				}
+				step(n).Trace = &st
+			}
+		case KindOverlay:
+			step(ln.Step).Overlay = ln.Image
+		case string(agent.EvFinish):
+			var res agent.Result
+			if json.Unmarshal(ln.Result, &res) == nil {
+				v.Result = &res
+			}
+		case KindTool:
+			s := step(ln.Step)
+			tv := &toolView{Name: ln.Tool, Result: ln.ToolResult, IsError: ln.IsError, Millis: ln.Millis}
+			if len(ln.Args) > 0 {
+				tv.Args = string(prettyJSON(ln.Args))
+			}
+			s.Tool = tv
+			if ln.Image != nil {
+				s.shots = append(s.shots, ln.Image)
+			}
+			if len(ln.Actions) > 0 {
+				json.Unmarshal(ln.Actions, &s.actionEvents)
+			}
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ResultFile)); err == nil {
+		var res agent.Result
+		if json.Unmarshal(b, &res) == nil {
+			v.Result = &res
+		}
+	}
+	v.HasResult = v.Result != nil
+	if v.Result != nil {
+		v.Warnings = append(v.Warnings, v.Result.Warnings...)
+		v.Usage, v.WallMS = v.Result.Usage.Usage, v.Result.Usage.WallMillis
+	}
+	if v.WallMS == 0 && len(lines) > 1 {
+		v.WallMS = lines[len(lines)-1].Time.Sub(lines[0].Time).Milliseconds()
+	}
+	var sumUsage llm.Usage
+	for _, n := range sortedKeys(steps) {
+		s := steps[n]
+		if n == 0 && s.Trace == nil && s.Decision == nil && s.Tool == nil {
+			continue // pre-step screenshots only
+		}
+		finishStep(s)
+		if s.Trace != nil {
+			sumUsage = sumUsage.Add(s.Trace.Usage)
+		} else if s.Decision != nil {
+			sumUsage = sumUsage.Add(s.Decision.Usage)
+		}
+		v.Steps = append(v.Steps, s)
+	}
+	if v.Usage == (llm.Usage{}) {
+		v.Usage = sumUsage
+	}
+	dedupe(&v.Warnings)
+	return v, nil
+}
+
+func sortedKeys(m map[int]*stepView) []int {
+	ks := make([]int, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Ints(ks)
+	return ks
+}
+
+func dedupe(ss *[]string) {
+	seen := map[string]bool{}
+	out := (*ss)[:0]
+	for _, s := range *ss {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	*ss = out
+}
+
+// finishStep picks the step's screenshot and action list and its CSS class.
+func finishStep(s *stepView) {
+	for _, sh := range s.shots {
+		s.Shot = sh
+		if s.Trace != nil && s.Trace.FrameID != "" && sh.Frame.ID == s.Trace.FrameID {
+			break
+		}
+	}
+	acts := s.actionEvents
+	if s.Trace != nil && len(s.Trace.Actions) > 0 {
+		acts = s.Trace.Actions
+	}
+	allOK := true
+	for i, a := range acts {
+		av := actionView{N: i + 1, Kind: string(a.Action.Kind), Detail: actionDetail(a.Action), Outcome: a.Outcome,
+			Error: a.Error, Warn: a.Warning, Millis: a.Millis}
+		av.OK = (a.Outcome == "" || a.Outcome == "ok") && a.Error == ""
+		allOK = allOK && av.OK
+		if len(a.Action.At) > 0 {
+			av.Model = fmtNums(a.Action.At)
+			if len(a.Action.To) > 0 {
+				av.Model += " → " + fmtNums(a.Action.To)
+			}
+		}
+		if a.Image != nil {
+			av.Image = a.Image.String()
+			if a.ImageTo != nil {
+				av.Image += " → " + a.ImageTo.String()
+			}
+		}
+		if a.Global != nil {
+			av.Global = a.Global.String()
+			if a.GlobalTo != nil {
+				av.Global += " → " + a.GlobalTo.String()
+			}
+		}
+		s.Actions = append(s.Actions, av)
+	}
+	switch {
+	case s.Tool != nil && s.Tool.IsError, !allOK:
+		s.Class = "bad"
+	case s.Trace != nil && len(s.Trace.Warnings) > 0:
+		s.Class = "warn"
+	case s.Trace == nil && s.Tool == nil:
+		s.Class = "open"
+	default:
+		s.Class = "ok"
+	}
+}
+
+func fmtNums(ns []float64) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprintf("%g", n)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// actionDetail lists an action's non-coordinate parameters.
+func actionDetail(a llm.Action) string {
+	var p []string
+	if a.Text != "" {
+		p = append(p, fmt.Sprintf("text %q", a.Text))
+	}
+	if len(a.Keys) > 0 {
+		p = append(p, "keys "+strings.Join(a.Keys, "+"))
+	}
+	if a.Button != "" {
+		p = append(p, "button "+a.Button)
+	}
+	if a.Clicks > 1 {
+		p = append(p, fmt.Sprintf("%d clicks", a.Clicks))
+	}
+	if a.Direction != "" {
+		p = append(p, "direction "+a.Direction)
+	}
+	if a.Amount > 0 {
+		p = append(p, fmt.Sprintf("amount %d", a.Amount))
+	}
+	if a.DurationMS > 0 {
+		p = append(p, fmt.Sprintf("%d ms", a.DurationMS))
+	}
+	if a.Target != "" {
+		p = append(p, fmt.Sprintf("target %q", a.Target))
+	}
+	return strings.Join(p, ", ")
+}
+
+// RenderReport writes the HTML report of the run directory dir to w's bytes.
+func renderReport(dir string, running bool) ([]byte, error) {
+	v, err := loadReport(dir, running)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := reportTemplate.Execute(&buf, v); err != nil {
+		return nil, fmt.Errorf("trace: report template: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// writeReport (re)generates dir/report.html.
+func writeReport(dir string, scrub *scrubber, running bool) error {
+	b, err := renderReport(dir, running)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, ReportFile), scrub.bytes(b))
+}
+
+// Observation is what the model said it saw at this step.
+func (s *stepView) Observation() string {
+	if s.Decision != nil && s.Decision.Observation != "" {
+		return s.Decision.Observation
+	}
+	if s.Trace != nil {
+		return s.Trace.Observation
+	}
+	return ""
+}
+
+// Reasoning is the model's reasoning at this step.
+func (s *stepView) Reasoning() string {
+	if s.Decision != nil && s.Decision.Reasoning != "" {
+		return s.Decision.Reasoning
+	}
+	if s.Trace != nil {
+		return s.Trace.Reasoning
+	}
+	return ""
+}
+
+// Expected is the outcome the model expected from its actions.
+func (s *stepView) Expected() string {
+	if s.Decision != nil && s.Decision.ExpectedOutcome != "" {
+		return s.Decision.ExpectedOutcome
+	}
+	if s.Trace != nil {
+		return s.Trace.ExpectedOutcome
+	}
+	return ""
+}
+
+// ModelStatus is the model's verdict at this step.
+func (s *stepView) ModelStatus() string {
+	if s.Decision != nil && s.Decision.Status != "" {
+		return string(s.Decision.Status)
+	}
+	if s.Trace != nil {
+		return string(s.Trace.ModelStatus)
+	}
+	return ""
+}

@@ -1,0 +1,140 @@
+package trace
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/llm"
+)
+
+// SessionReportDelay is how long a session's recorder waits after the last
+// tool call before refreshing the session's report.html.
+const SessionReportDelay = 2 * time.Second
+
+// Call is one atomic tool call of an MCP session.
+type Call struct {
+	// Tool is the MCP tool name; Args its arguments, already redacted by the caller.
+	Tool string
+	Args any
+	// Result is the text returned to the client; IsError marks a tool error.
+	Result  string
+	IsError bool
+	// Image is the screenshot involved (returned, or the frame the call acted on).
+	Image *llm.Image
+	// Actions are the inputs performed with their image and global points; they
+	// are drawn on Image as an overlay.
+	Actions []agent.ActionTrace
+	// Millis is how long the call took; Time when it ended (zero = now).
+	Millis int64
+	Time   time.Time
+}
+
+// SessionRecorder records one MCP session's atomic tool calls as a run
+// directory of kind "session". Its methods are safe for concurrent use and
+// return quickly: files are written by the run's writer goroutine.
+type SessionRecorder struct {
+	store     *Store
+	sessionID string
+
+	mu     sync.Mutex
+	run    *Run
+	n      int
+	closed bool
+	failed bool
+}
+
+// Session returns the recorder of MCP session sessionID, creating it on first
+// use. Its run directory is created by the first recorded call.
+func (s *Store) Session(sessionID string) *SessionRecorder {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.sessions[sessionID]; r != nil {
+		return r
+	}
+	r := &SessionRecorder{store: s, sessionID: sessionID}
+	s.sessions[sessionID] = r
+	return r
+}
+
+// Record records one tool call: tool name, args (already redacted), the result
+// text and the screenshot involved (nil for none).
+func (sr *SessionRecorder) Record(tool string, args any, result string, img *llm.Image) {
+	sr.RecordCall(Call{Tool: tool, Args: args, Result: result, Image: img})
+}
+
+// RecordCall records one tool call with its actions and timing.
+func (sr *SessionRecorder) RecordCall(c Call) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	if sr.closed || sr.failed {
+		return
+	}
+	if sr.run == nil {
+		id := fmt.Sprintf("%s-session-%s", time.Now().UTC().Format("20060102-150405"), sanitizeID(sr.sessionID))
+		r, err := sr.store.begin(KindSession, id, "", sr.sessionID, nil)
+		if err != nil {
+			sr.failed = true
+			sr.store.log.Error("trace: cannot record MCP session; its tool calls go unrecorded", "session", sr.sessionID, "err", err)
+			return
+		}
+		r.onIdle = func() { r.fail("refresh "+ReportFile, writeReport(r.dir, r.scrub, true)) }
+		r.onIdleWait = SessionReportDelay
+		sr.run = r
+	}
+	sr.n++
+	if c.Time.IsZero() {
+		c.Time = time.Now()
+	}
+	it := item{line: Line{Time: c.Time, RunID: sr.run.id, Kind: KindTool, Step: sr.n, Tool: c.Tool,
+		ToolResult: c.Result, IsError: c.IsError, Millis: c.Millis}}
+	if c.Args != nil {
+		it.line.Args = mustJSON(c.Args)
+	}
+	if len(c.Actions) > 0 {
+		it.line.Actions = mustJSON(c.Actions)
+	}
+	if c.Image != nil {
+		img := *c.Image
+		it.img = &img
+	}
+	sr.run.enqueue(it)
+}
+
+// RunID returns the session's run id, or "" before the first call.
+func (sr *SessionRecorder) RunID() string {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	if sr.run == nil {
+		return ""
+	}
+	return sr.run.id
+}
+
+// Flush waits until every call recorded so far is written.
+func (sr *SessionRecorder) Flush() {
+	sr.mu.Lock()
+	r := sr.run
+	sr.mu.Unlock()
+	if r != nil {
+		r.Flush()
+	}
+}
+
+// Close writes the session's report and stops recording it; later calls are dropped.
+func (sr *SessionRecorder) Close() error {
+	sr.mu.Lock()
+	sr.closed = true
+	r := sr.run
+	sr.mu.Unlock()
+	sr.store.mu.Lock()
+	if sr.store.sessions[sr.sessionID] == sr {
+		delete(sr.store.sessions, sr.sessionID)
+	}
+	sr.store.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	return r.Close()
+}

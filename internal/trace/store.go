@@ -1,0 +1,459 @@
+// Package trace records runs: every gui_execute_task run and every MCP
+// session's atomic tool calls get a directory under the runs folder with an
+// append-only events.jsonl, the task and redacted configuration, per-step model
+// request/response files, the screenshots sent (stored once per content),
+// overlays of the actions drawn where they landed, result.json, and a
+// self-contained report.html that replays the run from disk.
+//
+// A Run is an agent.Observer: OnEvent snapshots the event and queues it for a
+// writer goroutine, so recording stays off the agent loop's hot path.
+package trace
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/agent"
+)
+
+// Default retention limits used when Options leaves them zero.
+const (
+	DefaultMaxRuns  = 200
+	DefaultMaxBytes = int64(2 << 30)
+	// DefaultMaxRunImageBytes keeps a run directory under 25 MB with its text.
+	DefaultMaxRunImageBytes = int64(22 << 20)
+)
+
+// File names inside a run directory.
+const (
+	EventsFile = "events.jsonl"
+	TaskFile   = "task.txt"
+	ConfigFile = "config.json"
+	ResultFile = "result.json"
+	MetaFile   = "run.json"
+	ReportFile = "report.html"
+	ImagesDir  = "images"
+	StepsDir   = "steps"
+)
+
+// Run kinds.
+const (
+	KindTask    = "task"    // one gui_execute_task run
+	KindSession = "session" // the atomic tool calls of one MCP session
+)
+
+// Run statuses besides the agent.Status values of finished task runs.
+const (
+	StatusRunning    = "running"    // being recorded by this process
+	StatusIncomplete = "incomplete" // the recorder stopped without a result (crash or kill)
+	StatusRecorded   = "recorded"   // a closed session record
+)
+
+// ErrNotFound is returned for a run id that names no run directory.
+var ErrNotFound = errors.New("run not found")
+
+// Options configures a Store. Use DefaultOptions for the documented defaults.
+type Options struct {
+	// Dir is the runs folder; "" means DefaultDir().
+	Dir string
+	// DebugImages stores the screenshots sent and action overlays; false keeps
+	// text only. The zero value is false: DefaultOptions sets it to true.
+	DebugImages bool
+	// MaxRuns keeps at most this many run directories, removing the oldest
+	// first; 0 means DefaultMaxRuns, negative means no limit.
+	MaxRuns int
+	// MaxBytes caps the runs folder's total size in bytes, removing the oldest
+	// runs first; 0 means DefaultMaxBytes, negative means no limit.
+	MaxBytes int64
+	// MaxRunImageBytes caps the bytes of images one run stores: past 60% of it
+	// overlays are made smaller, and images that would exceed it are not
+	// stored (the record says so). 0 means DefaultMaxRunImageBytes, negative
+	// means no cap.
+	MaxRunImageBytes int64
+	// Secrets are strings (the configured API key, the HTTP token) scrubbed
+	// from everything written. Values of credential-named configuration fields
+	// are scrubbed as well without being listed here.
+	Secrets []string
+	// Logger receives recorder write errors; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns Options with images on and default retention.
+func DefaultOptions() Options { return Options{DebugImages: true} }
+
+// DefaultDir returns $XDG_STATE_HOME/guiagent/runs, or
+// ~/.local/state/guiagent/runs when XDG_STATE_HOME is unset or relative.
+func DefaultDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "guiagent", "runs")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return filepath.Join(os.TempDir(), "guiagent", "runs")
+	}
+	return filepath.Join(home, ".local", "state", "guiagent", "runs")
+}
+
+// RunInfo describes one recorded run.
+type RunInfo struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// Task is the task text (task runs) and SessionID the MCP session (session runs).
+	Task      string     `json:"task,omitempty"`
+	SessionID string     `json:"session_id,omitempty"`
+	Started   time.Time  `json:"started"`
+	Finished  *time.Time `json:"finished,omitempty"`
+	// Status is an agent.Status for finished task runs, or one of the Status* constants.
+	Status  string `json:"status"`
+	Summary string `json:"summary,omitempty"`
+	// Steps counts agent steps (task runs) or tool calls (session runs).
+	Steps int `json:"steps"`
+	// Dir is the run directory and Report its report.html (absolute paths).
+	Dir    string `json:"dir,omitempty"`
+	Report string `json:"report,omitempty"`
+	// Result is the run's result.json; set by Get only.
+	Result *agent.Result `json:"result,omitempty"`
+}
+
+// Store manages the runs folder. Its methods are safe for concurrent use.
+type Store struct {
+	opts Options
+	dir  string
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	active   map[string]*Run
+	sessions map[string]*SessionRecorder
+}
+
+// NewStore returns a store over opts.Dir. It has no side effects: the folder
+// is created by the first Begin.
+func NewStore(opts Options) *Store {
+	if opts.Dir == "" {
+		opts.Dir = DefaultDir()
+	}
+	if opts.MaxRuns == 0 {
+		opts.MaxRuns = DefaultMaxRuns
+	}
+	if opts.MaxBytes == 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.MaxRunImageBytes == 0 {
+		opts.MaxRunImageBytes = DefaultMaxRunImageBytes
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		dir = opts.Dir
+	}
+	return &Store{opts: opts, dir: dir, log: opts.Logger, active: map[string]*Run{}, sessions: map[string]*SessionRecorder{}}
+}
+
+// Dir returns the runs folder.
+func (s *Store) Dir() string { return s.dir }
+
+// DebugImages reports whether screenshots and overlays are stored.
+func (s *Store) DebugImages() bool { return s.opts.DebugImages }
+
+// validID reports whether id can name a run directory.
+func validID(id string) bool {
+	return id != "" && id == sanitizeID(id)
+}
+
+// sanitizeID maps id to a safe directory name: letters, digits, '.', '_' and
+// '-' only, at most 96 bytes, never "." or "..".
+func sanitizeID(id string) string {
+	var b strings.Builder
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+		if b.Len() >= 96 {
+			break
+		}
+	}
+	s := strings.Trim(b.String(), ".")
+	if s == "" {
+		s = "run"
+	}
+	return s
+}
+
+// Begin starts recording a task run: it creates the run directory (named
+// runID, made safe and unique), writes task.txt and config.json (credential
+// fields redacted, see RedactConfig) and starts the writer. The returned Run's
+// ID may differ from runID when that was unsafe or taken.
+func (s *Store) Begin(runID, task string, config any) (*Run, error) {
+	return s.begin(KindTask, runID, task, "", config)
+}
+
+func (s *Store) begin(kind, runID, task, sessionID string, config any) (*Run, error) {
+	cfg, cfgSecrets, err := RedactConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("trace: cannot create the runs folder (set GUI_AGENT_RUNS_DIR to a writable folder): %w", err)
+	}
+	base := sanitizeID(runID)
+	id, dir := base, ""
+	for i := 2; ; i++ {
+		dir = filepath.Join(s.dir, id)
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i > 1000 {
+			return nil, fmt.Errorf("trace: cannot create run directory %s: %w", dir, err)
+		}
+		id = fmt.Sprintf("%s-%d", base, i)
+	}
+	scrub := newScrubber(append(slices.Clone(s.opts.Secrets), cfgSecrets...))
+	r := newRun(s, kind, id, dir, scrub)
+	r.meta = RunInfo{ID: id, Kind: kind, Task: scrub.string(task), SessionID: scrub.string(sessionID), Started: time.Now().UTC(), Status: StatusRunning}
+	if err := r.open(scrub.bytes([]byte(task)), scrub.bytes(cfg)); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.mu.Lock()
+	s.active[id] = r
+	s.mu.Unlock()
+	go r.writer()
+	s.prune()
+	return r, nil
+}
+
+func (s *Store) release(id string) {
+	s.mu.Lock()
+	delete(s.active, id)
+	s.mu.Unlock()
+}
+
+func (s *Store) isActive(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active[id] != nil
+}
+
+// Active returns the ids of runs being recorded now, newest first.
+func (s *Store) Active() []string {
+	s.mu.Lock()
+	var rs []*Run
+	for _, r := range s.active {
+		rs = append(rs, r)
+	}
+	s.mu.Unlock()
+	sort.Slice(rs, func(i, j int) bool { return rs[i].started.After(rs[j].started) })
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.id
+	}
+	return ids
+}
+
+// List returns the recorded runs, newest first, without their results.
+func (s *Store) List() ([]RunInfo, error) {
+	ents, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trace: cannot list runs in %s: %w", s.dir, err)
+	}
+	var out []RunInfo
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		info, err := s.info(e.Name())
+		if err != nil {
+			continue // not a run directory
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	return out, nil
+}
+
+// info reads a run's run.json.
+func (s *Store) info(id string) (RunInfo, error) {
+	dir := filepath.Join(s.dir, id)
+	b, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	if err != nil {
+		return RunInfo{}, fmt.Errorf("trace: %w: %s (no %s in %s)", ErrNotFound, id, MetaFile, dir)
+	}
+	var info RunInfo
+	if err := json.Unmarshal(b, &info); err != nil {
+		return RunInfo{}, fmt.Errorf("trace: %s/%s is damaged: %w", dir, MetaFile, err)
+	}
+	info.ID, info.Dir, info.Report = id, dir, filepath.Join(dir, ReportFile)
+	if info.Status == StatusRunning && !s.isActive(id) {
+		info.Status = StatusIncomplete
+	}
+	return info, nil
+}
+
+// Get returns one run with its result (nil while running or after a crash).
+func (s *Store) Get(id string) (RunInfo, error) {
+	if !validID(id) {
+		return RunInfo{}, fmt.Errorf("trace: %w: %q is not a run id (see Store.List)", ErrNotFound, id)
+	}
+	info, err := s.info(id)
+	if err != nil {
+		return RunInfo{}, err
+	}
+	if b, err := os.ReadFile(filepath.Join(info.Dir, ResultFile)); err == nil {
+		var res agent.Result
+		if err := json.Unmarshal(b, &res); err == nil {
+			info.Result = &res
+		}
+	}
+	return info, nil
+}
+
+// Path returns the directory of run id.
+func (s *Store) Path(id string) (string, error) {
+	if !validID(id) {
+		return "", fmt.Errorf("trace: %w: %q is not a run id (see Store.List)", ErrNotFound, id)
+	}
+	info, err := s.info(id)
+	if err != nil {
+		return "", err
+	}
+	return info.Dir, nil
+}
+
+// ReportPath returns the path of run id's report.html (which exists once the
+// run is closed; see EnsureReport for crashed runs).
+func (s *Store) ReportPath(id string) (string, error) {
+	dir, err := s.Path(id)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, ReportFile), nil
+}
+
+// EnsureReport returns run id's report path after (re)generating the report
+// when it is missing or older than the run's events, as for a run that is
+// still going or whose process was killed.
+func (s *Store) EnsureReport(id string) (string, error) {
+	p, err := s.ReportPath(id)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Dir(p)
+	rep, rerr := os.Stat(p)
+	ev, eerr := os.Stat(filepath.Join(dir, EventsFile))
+	if rerr == nil && (eerr != nil || !ev.ModTime().After(rep.ModTime())) && !s.isActive(id) {
+		return p, nil
+	}
+	if err := writeReport(dir, newScrubber(s.opts.Secrets), s.isActive(id)); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// prune removes the oldest inactive runs beyond MaxRuns or MaxBytes. Only
+// directories holding a run.json are ever removed.
+func (s *Store) prune() {
+	runs, err := s.List()
+	if err != nil {
+		s.log.Warn("trace: retention skipped", "err", err)
+		return
+	}
+	// runs are newest first; walk from the oldest.
+	type sized struct {
+		RunInfo
+		bytes int64
+	}
+	var all []sized
+	var total int64
+	for _, r := range runs {
+		n := dirSize(r.Dir)
+		all = append(all, sized{r, n})
+		total += n
+	}
+	count := len(all)
+	for i := len(all) - 1; i >= 0; i-- {
+		overCount := s.opts.MaxRuns > 0 && count > s.opts.MaxRuns
+		overBytes := s.opts.MaxBytes > 0 && total > s.opts.MaxBytes
+		if !overCount && !overBytes {
+			break
+		}
+		r := all[i]
+		if s.isActive(r.ID) {
+			continue
+		}
+		if err := os.RemoveAll(r.Dir); err != nil {
+			s.log.Warn("trace: cannot remove old run", "dir", r.Dir, "err", err)
+			continue
+		}
+		count--
+		total -= r.bytes
+	}
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// Close closes every open session recorder. Task runs are closed by their owners.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	var recs []*SessionRecorder
+	for _, r := range s.sessions {
+		recs = append(recs, r)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, r := range recs {
+		errs = append(errs, r.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// writeFileAtomic writes b to path through a temporary file and a rename.
+func writeFileAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
