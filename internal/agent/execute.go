@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -41,20 +40,6 @@ func (e *policyError) Unwrap() error { return e.err }
 // errInterrupted ends a wait or hold early; stopEnding says why.
 var errInterrupted = errors.New("interrupted")
 
-// declaredFrame returns f as seen at the image size the model says it saw: the
-// same screen region, with content and prepared sizes scaled to declared.
-func declaredFrame(f geom.Frame, declared geom.Size) geom.Frame {
-	img := f.ImageSize()
-	if declared.W <= 0 || declared.H <= 0 || declared == img {
-		return f
-	}
-	sx, sy := float64(declared.W)/float64(img.W), float64(declared.H)/float64(img.H)
-	g := f
-	g.Content = geom.Size{W: int(math.Round(float64(f.Content.W) * sx)), H: int(math.Round(float64(f.Content.H) * sy))}
-	g.Prepared = declared
-	return g
-}
-
 // toSentImage maps a point of frame from (a declared size) into the pixels of
 // frame to (the image actually sent).
 func toSentImage(p geom.ImagePoint, from, to geom.Frame) geom.ImagePoint {
@@ -85,7 +70,7 @@ func (ru *run) resolve(d *llm.Decision, shot *imaging.Shot, img llm.Image) []pla
 	sent := shot.Frame
 	mf := sent
 	if d.ImageSize != nil {
-		mf = declaredFrame(sent, *d.ImageSize)
+		mf = geom.ScaleFromDeclared(sent, *d.ImageSize)
 	}
 	prof := ru.o.Adapter.Profile()
 	plan := make([]planned, len(d.Actions))

@@ -144,7 +144,7 @@ func TestCoordinateConventions(t *testing.T) {
 					img := f.ImageSize()
 					ip = geom.ImagePoint{X: (ip.X+0.5)*float64(tc.declared.W)/float64(img.W) - 0.5,
 						Y: (ip.Y+0.5)*float64(tc.declared.H)/float64(img.H) - 0.5}
-					f = declaredFrame(f, *tc.declared)
+					f = geom.ScaleFromDeclared(f, *tc.declared)
 				}
 				return &llm.Decision{Status: llm.Done, ImageSize: tc.declared,
 					Actions: []llm.Action{{Kind: llm.Click, At: tc.prof.FromImage(ip, f)}}}, nil

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -202,38 +201,20 @@ func (s *Server) requireToken(token string, next http.Handler) http.Handler {
 	})
 }
 
-// limitBody rejects bodies over max bytes with 413 and clears the connection's
-// read deadline once the body is read, so http.Server.ReadTimeout bounds the
-// request but never cuts a long tool call or event stream.
+// limitBody rejects bodies over max bytes with 413. (http.Server clears the
+// read deadline once a request is read, so ReadTimeout never cuts a long tool
+// call or event stream.)
 func limitBody(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
 			http.Error(w, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, max), http.StatusRequestEntityTooLarge)
 			return
 		}
-		rc := http.NewResponseController(w)
-		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
-			_ = rc.SetReadDeadline(time.Time{})
-		} else {
-			r.Body = &deadlineBody{ReadCloser: http.MaxBytesReader(w, r.Body, max), rc: rc}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, max)
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-type deadlineBody struct {
-	io.ReadCloser
-	rc   *http.ResponseController
-	done bool
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.done {
-		b.done = true
-		_ = b.rc.SetReadDeadline(time.Time{})
-	}
-	return n, err
 }
 
 func hostOnly(hostport string) string {

@@ -153,6 +153,20 @@ func TestHTTPAuthAndOriginChecks(t *testing.T) {
 			}
 		})
 	}
+	// A chunked body of unknown length is cut at the limit too.
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+MCPPath, io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`),
+		strings.NewReader(strings.Repeat("y", 9000)), strings.NewReader(`"}}`)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if req.ContentLength != 0 || resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("chunked oversized body (length %d): status %d, want 413", req.ContentLength, resp.StatusCode)
+	}
 	// The dashboard sits behind the same Host/Origin checks but not the token.
 	get := func(host, origin string) int {
 		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/", nil)

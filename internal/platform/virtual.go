@@ -152,15 +152,17 @@ var errCollision = errors.New("display number already in use")
 // nextFreeDisplay returns the first display number from n whose lock file and
 // socket do not exist.
 func nextFreeDisplay(n int) int {
-	for ; ; n++ {
+	for range displaySpan {
 		if n >= firstDisplay+displaySpan {
 			n = firstDisplay
 		}
 		if exists(fmt.Sprintf("/tmp/.X%d-lock", n)) || exists(fmt.Sprintf("/tmp/.X11-unix/X%d", n)) {
+			n++
 			continue
 		}
 		return n
 	}
+	return n // all taken: let the server report the collision
 }
 
 func exists(path string) bool {

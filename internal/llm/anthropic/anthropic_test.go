@@ -398,7 +398,9 @@ func TestRetryThenSuccessResendsTheSameExchange(t *testing.T) {
 	)
 	srv := fakellm.NewAnthropicServer(brain)
 	defer srv.Close()
-	a := newAdapter(t, srv, func(c *llm.Config) { c.Retry = llm.RetryPolicy{Attempts: 3, Base: time.Millisecond, Max: 5 * time.Millisecond} })
+	a := newAdapter(t, srv, func(c *llm.Config) {
+		c.Retry = llm.RetryPolicy{Attempts: 3, Base: time.Millisecond, Max: 5 * time.Millisecond}
+	})
 	d, err := a.NewSession("click").Next(context.Background(), llm.Observation{Step: 1, Screenshot: defaultScreen().shot(t, a.Profile(), 1)})
 	if err != nil {
 		t.Fatal(err)

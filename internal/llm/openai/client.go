@@ -43,9 +43,9 @@ type client struct {
 	provider string
 	baseURL  string
 	svc      oai.ChatCompletionService
-	// completionTokensField: official OpenAI wants max_completion_tokens;
-	// compatible servers widely accept only max_tokens.
-	completionTokensField bool
+	// official is set for api.openai.com, which wants max_completion_tokens
+	// (compatible servers widely accept only max_tokens) and image detail.
+	official bool
 }
 
 func newClient(cfg llm.Config) (*client, error) {
@@ -67,6 +67,9 @@ func newClient(cfg llm.Config) (*client, error) {
 		default:
 			return nil, fmt.Errorf("provider %q has no default endpoint for the OpenAI-compatible wire: set GUI_AGENT_BASE_URL to the server's URL up to and including /v1", cfg.Provider)
 		}
+	}
+	if strings.HasPrefix(base, "https://api.openai.com/") || base == "https://api.openai.com" {
+		official = true
 	}
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 		return nil, fmt.Errorf("base URL %q must start with http:// or https:// (OpenAI-compatible servers: up to and including /v1)", base)
@@ -101,7 +104,7 @@ func newClient(cfg llm.Config) (*client, error) {
 	return &client{
 		cfg: cfg, provider: provider, baseURL: base,
 		svc:                   oai.NewChatCompletionService(opts...),
-		completionTokensField: official,
+		official: official,
 	}, nil
 }
 
@@ -126,7 +129,7 @@ type exchange struct {
 // cfg.Retry; each attempt is bounded by cfg.Timeout.
 func (c *client) call(ctx context.Context, msgs []oai.ChatCompletionMessageParamUnion, refs map[string]string) (exchange, error) {
 	params := oai.ChatCompletionNewParams{Model: c.cfg.Model, Messages: msgs}
-	if c.completionTokensField {
+	if c.official {
 		params.MaxCompletionTokens = oai.Int(int64(c.cfg.MaxTokens))
 	} else {
 		params.MaxTokens = oai.Int(int64(c.cfg.MaxTokens))
@@ -175,7 +178,7 @@ func (c *client) call(ctx context.Context, msgs []oai.ChatCompletionMessageParam
 // imageDetail is the image_url detail to send: "high" for OpenAI itself (full
 // resolution matters for pointing), omitted for compatible servers.
 func (c *client) imageDetail() string {
-	if c.completionTokensField {
+	if c.official {
 		return "high"
 	}
 	return ""

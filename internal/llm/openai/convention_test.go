@@ -83,7 +83,7 @@ func TestCoordinateConventions(t *testing.T) {
 				t.Fatalf("adapter profile = %s, want %s", got, tc.wantProf)
 			}
 			img := shot(t, ad.Profile(), tc.display, 1280, 1, tc.button, target)
-			if seen = (geom.Size{}); img.Frame.ImageSize() == img.Frame.Content && tc.wantProf == "qwen2.5-vl" {
+			if img.Frame.ImageSize() == img.Frame.Content && tc.wantProf == "qwen2.5-vl" {
 				t.Fatalf("qwen2.5-vl frame has no padding (%v); the case must exercise padding", img.Frame.Content)
 			}
 			d, err := ad.NewSession("press the red button, then drag it onto the green target").

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/config"
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/platform"
+)
+
+// check is one doctor finding.
+type check struct {
+	level  string // "ok", "warn", "FAIL"
+	name   string
+	detail string
+	fix    string
+}
+
+// cmdDoctor checks what guiagent needs and prints what is missing and how to fix
+// it. It exits 1 when something required fails. It never prints secrets.
+func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) int {
+	var checks []check
+	add := func(level, name, detail, fix string) { checks = append(checks, check{level, name, detail, fix}) }
+	c, _, err := config.Load("doctor", args, getenv)
+	if err != nil {
+		add("FAIL", "configuration", err.Error(), "correct the variable or flag named above")
+		printChecks(stdout, checks)
+		return 1
+	}
+	add("ok", "platform", runtime.GOOS+"/"+runtime.GOARCH+", guiagent "+version, "")
+
+	// Desktop.
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, VirtualDisplay: c.VirtualDisplay, ForceVirtual: c.ForceVirtual})
+	if err != nil {
+		add("FAIL", "display", err.Error(), "run inside a desktop session, set DISPLAY, or pass --virtual-display 1280x800 (needs Xvfb: apt-get install xvfb)")
+	} else {
+		defer closeScreen()
+		checkDesktop(ctx, screen, add)
+	}
+	if _, err := exec.LookPath("Xvfb"); err != nil && runtime.GOOS == "linux" {
+		add("warn", "virtual display", "Xvfb is not installed, so --virtual-display and `guiagent demo` cannot start a private desktop", "apt-get install xvfb")
+	} else if runtime.GOOS == "linux" {
+		add("ok", "virtual display", "Xvfb available for --virtual-display and demo", "")
+	}
+
+	// Model.
+	switch {
+	case !modelConfigured(c):
+		add("warn", "model", "no model configured: atomic tools work, gui_execute_task does not",
+			"set GUI_AGENT_PROVIDER (openai, anthropic, gemini), GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
+	case c.APIKey == "" && c.BaseURL == "":
+		add("FAIL", "model", fmt.Sprintf("provider %s, model %s, but GUI_AGENT_API_KEY is not set", c.Provider, c.Model),
+			"set GUI_AGENT_API_KEY, or GUI_AGENT_BASE_URL for a local server that needs no key")
+	default:
+		p, perr := profileFor(c, c.Model)
+		detail := fmt.Sprintf("provider %s, model %s, adapter %s, coordinates profile %q", c.Provider, c.Model, adapterName(c), p.Name)
+		if c.APIKey != "" {
+			detail += ", API key set"
+		}
+		if c.BaseURL != "" {
+			detail += ", base URL " + c.BaseURL
+		}
+		if _, err := newAdapter(c); err != nil || perr != nil {
+			add("FAIL", "model", detail+": "+fmt.Sprint(err, perr), "see the message")
+		} else {
+			add("ok", "model", detail+" (not contacted: doctor makes no network calls)", "")
+		}
+	}
+
+	// Files.
+	if err := os.MkdirAll(c.RunsDir, 0o700); err != nil {
+		add("FAIL", "runs folder", err.Error(), "set GUI_AGENT_RUNS_DIR to a writable folder")
+	} else if f, err := os.CreateTemp(c.RunsDir, ".doctor-*"); err != nil {
+		add("FAIL", "runs folder", c.RunsDir+" is not writable: "+err.Error(), "set GUI_AGENT_RUNS_DIR to a writable folder")
+	} else {
+		f.Close()
+		os.Remove(f.Name())
+		add("ok", "runs folder", c.RunsDir, "")
+	}
+	if c.KillSwitchFile != "" {
+		if _, err := os.Stat(c.KillSwitchFile); err == nil {
+			add("warn", "kill switch", c.KillSwitchFile+" exists: all input is stopped", "remove the file to allow input")
+		} else {
+			add("ok", "kill switch", "armed: creating "+c.KillSwitchFile+" stops all input", "")
+		}
+	} else {
+		add("warn", "kill switch", "none configured", "set GUI_AGENT_KILL_SWITCH_FILE, e.g. "+filepath.Join(os.TempDir(), "guiagent.stop"))
+	}
+	printChecks(stdout, checks)
+	for _, ch := range checks {
+		if ch.level == "FAIL" {
+			return 1
+		}
+	}
+	return 0
+}
+
+func checkDesktop(ctx context.Context, screen desktop.Screen, add func(level, name, detail, fix string)) {
+	ds, err := screen.Displays(ctx)
+	if err != nil || len(ds) == 0 {
+		add("FAIL", "display", fmt.Sprintf("%s backend lists no displays: %v", screen.Name(), err), "check the X server")
+		return
+	}
+	var parts []string
+	for _, d := range ds {
+		s := fmt.Sprintf("%s %s %v scale %g", d.ID, d.Name, d.Bounds, d.ScaleFactor())
+		if d.Primary {
+			s += " primary"
+		}
+		parts = append(parts, s)
+	}
+	add("ok", "displays", fmt.Sprintf("%s backend: %s", screen.Name(), strings.Join(parts, "; ")), "")
+	if _, err := screen.Capture(ctx, ds[0].Bounds, nil); err != nil {
+		add("FAIL", "capture", err.Error(), "allow screen capture for this process")
+	} else {
+		add("ok", "capture", "screenshot of display "+ds[0].ID+" works", "")
+	}
+	caps := desktop.CapabilitiesOf(ctx, screen)
+	if caps.Input {
+		add("ok", "input", "mouse and keyboard injection available", "")
+	} else {
+		add("FAIL", "input", "this backend cannot inject input", "on X11 the server needs the XTEST extension")
+	}
+	if cb, ok := screen.(desktop.Clipboard); ok {
+		if _, err := cb.ReadClipboard(ctx); err != nil && !strings.Contains(err.Error(), "empty") && !strings.Contains(err.Error(), "no owner") {
+			add("warn", "clipboard", "reading the clipboard failed: "+err.Error(), "typing long or non-ASCII text pastes through the clipboard; check the desktop's clipboard")
+		} else {
+			add("ok", "clipboard", "readable", "")
+		}
+	} else {
+		add("warn", "clipboard", "not available on this backend", "long and non-ASCII text may type slower")
+	}
+	keys := make([]string, 0, len(caps.Details))
+	for k := range caps.Details {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		add("ok", "backend "+k, caps.Details[k], "")
+	}
+}
+
+func printChecks(w io.Writer, checks []check) {
+	for _, ch := range checks {
+		fmt.Fprintf(w, "%-4s %-16s %s\n", ch.level, ch.name, ch.detail)
+		if ch.fix != "" && ch.level != "ok" {
+			fmt.Fprintf(w, "     %-16s fix: %s\n", "", ch.fix)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/guiagent/guiagent/internal/config"
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/llm/anthropic"
+	"github.com/guiagent/guiagent/internal/llm/openai"
+	"github.com/guiagent/guiagent/internal/llm/responses"
+)
+
+// errNoModel explains what to set for gui_execute_task.
+var errNoModel = errors.New("no model configured for gui_execute_task: set GUI_AGENT_PROVIDER (openai, anthropic or gemini), GUI_AGENT_MODEL and GUI_AGENT_API_KEY (and GUI_AGENT_BASE_URL for a local or compatible server); `guiagent doctor` checks them")
+
+// modelConfigured reports whether the configuration names a model to use.
+func modelConfigured(c config.Config) bool { return c.Model != "" && c.Provider != "" }
+
+// adapterName picks the adapter: GUI_AGENT_ADAPTER, else by provider and model.
+func adapterName(c config.Config) string {
+	if c.Adapter != "" {
+		return c.Adapter
+	}
+	m := strings.ToLower(c.Model)
+	switch {
+	case c.Provider == "anthropic":
+		return "anthropic-computer"
+	case c.Provider == "openai" && strings.HasPrefix(m, "computer-use"):
+		return "openai-computer"
+	case strings.Contains(m, "ui-tars") || strings.Contains(m, "uitars"):
+		return "ui-tars"
+	}
+	return "generic"
+}
+
+// profileFor is the model's coordinate profile; GUI_AGENT_COORDINATE_MODE
+// overrides it for models the table does not know.
+func profileFor(c config.Config, model string) (geom.Profile, error) {
+	p := geom.ProfileFor(model)
+	if c.CoordinateMode != "" && p.Name == "default" {
+		return p.WithMode(c.CoordinateMode)
+	}
+	return p, nil
+}
+
+func llmConfig(c config.Config, provider, model string) (llm.Config, error) {
+	p, err := profileFor(c, model)
+	if err != nil {
+		return llm.Config{}, err
+	}
+	return llm.Config{
+		Provider: provider, Model: model, APIKey: c.APIKey, BaseURL: c.BaseURL,
+		Timeout: c.ModelTimeout, KeepImages: c.KeepImages, Profile: &p, ToolVersion: c.ToolVersion,
+	}, nil
+}
+
+// newAdapter builds the model adapter the configuration selects.
+func newAdapter(c config.Config) (llm.Adapter, error) {
+	if !modelConfigured(c) {
+		return nil, errNoModel
+	}
+	if c.APIKey == "" && c.BaseURL == "" {
+		return nil, fmt.Errorf("GUI_AGENT_API_KEY is not set for provider %s (a local OpenAI-compatible server needs GUI_AGENT_BASE_URL instead)", c.Provider)
+	}
+	lc, err := llmConfig(c, c.Provider, c.Model)
+	if err != nil {
+		return nil, err
+	}
+	switch name := adapterName(c); name {
+	case "anthropic-computer":
+		return anthropic.New(lc)
+	case "openai-computer":
+		return responses.New(lc)
+	case "ui-tars":
+		return openai.NewUITARS(lc)
+	case "generic":
+		return openai.NewGeneric(lc)
+	default:
+		return nil, fmt.Errorf("GUI_AGENT_ADAPTER=%q: want one of %s", name, strings.Join(config.Adapters, ", "))
+	}
+}
+
+// newMemoryModel builds the text model that condenses old steps, or nil when
+// the memory provider has no plain-text client here (older steps are then
+// shortened without a model).
+func newMemoryModel(c config.Config) (llm.TextModel, error) {
+	provider, model := c.MemoryProvider, c.MemoryModel
+	if provider == "" {
+		provider = c.Provider
+	}
+	if model == "" {
+		model = c.Model
+	}
+	if provider == "anthropic" || model == "" {
+		return nil, nil
+	}
+	lc, err := llmConfig(c, provider, model)
+	if err != nil {
+		return nil, err
+	}
+	return openai.NewTextModel(lc)
+}
+
+// newGrounder builds the optional grounding model.
+func newGrounder(c config.Config) (llm.Grounder, error) {
+	if c.GroundingModel == "" {
+		return nil, nil
+	}
+	lc, err := llmConfig(c, c.Provider, c.GroundingModel)
+	if err != nil {
+		return nil, err
+	}
+	return openai.NewGrounder(lc)
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/config"
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/mcpserver"
+	"github.com/guiagent/guiagent/internal/platform"
+	"github.com/guiagent/guiagent/internal/safety"
+	"github.com/guiagent/guiagent/internal/trace"
+)
+
+// app is everything a running guiagent holds, built from one Config.
+type app struct {
+	cfg    config.Config
+	log    *slog.Logger
+	screen desktop.Screen
+	input  *desktop.Input
+	shots  *imaging.Pipeline
+	kill   *safety.KillSwitch
+	keys   *safety.KeyPolicy
+	audit  *safety.Audit
+	store  *trace.Store
+	runner *agent.Runner // nil when no model is configured
+	server *mcpserver.Server
+	closes []func() error
+}
+
+// recordedRun adapts a trace.Run to agent.RunLocator.
+type recordedRun struct{ *trace.Run }
+
+func (r recordedRun) RunDir() string { return r.Dir() }
+
+// unconfiguredRunner answers gui_execute_task when no model is configured.
+type unconfiguredRunner struct{ err error }
+
+func (u unconfiguredRunner) Run(_ context.Context, _ agent.Task, _ func(agent.Event)) agent.Result {
+	return agent.Result{Status: agent.Failed, Summary: u.err.Error(), Trace: []agent.StepTrace{}}
+}
+
+// newApp opens the desktop and builds every part. Close releases what it opened,
+// also after a partial start.
+func newApp(ctx context.Context, c config.Config, log *slog.Logger) (*app, error) {
+	a := &app{cfg: c, log: log}
+	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, VirtualDisplay: c.VirtualDisplay, ForceVirtual: c.ForceVirtual})
+	if err != nil {
+		return nil, err
+	}
+	a.screen = screen
+	a.closes = append(a.closes, closeScreen)
+	if a.keys, err = safety.NewKeyPolicy(safety.KeyPolicyOptions{Blocked: c.BlockedHotkeys, Allowed: c.AllowedHotkeys}); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("GUI_AGENT_BLOCKED_HOTKEYS/GUI_AGENT_ALLOWED_HOTKEYS: %w", err)
+	}
+	a.input = desktop.NewInput(screen)
+	if c.KillSwitchFile != "" {
+		a.kill = safety.NewKillSwitch(c.KillSwitchFile)
+		a.input.Gate = a.kill.Gate
+	}
+	a.audit = safety.NewAudit(safety.DefaultAuditSize)
+	a.shots = imaging.NewPipeline()
+	so := trace.DefaultOptions()
+	so.Dir, so.DebugImages, so.Secrets, so.Logger = c.RunsDir, c.DebugImages, c.Secrets(), log
+	a.store = trace.NewStore(so)
+	a.closes = append(a.closes, a.store.Close)
+	shot := imaging.Options{MaxLongEdge: c.MaxLongEdge, Format: c.ImageFormat, Quality: c.JPEGQuality, MaxBytes: c.MaxImageBytes}
+
+	var tasks mcpserver.TaskRunner = unconfiguredRunner{errNoModel}
+	if modelConfigured(c) {
+		r, err := a.newRunner(shot)
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		a.runner, tasks = r, r
+	}
+	opts := mcpserver.Options{
+		Screen: screen, Input: a.input, Shots: a.shots, Shot: shot,
+		CoordinateMode: c.CoordinateMode, DefaultDisplay: c.DisplayIndex,
+		ScreenshotAfterAction: c.ScreenshotAfterAction,
+		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Tasks: tasks,
+		Records: func(id string) mcpserver.ToolRecorder { return a.store.Session(id) },
+		Name:    "guiagent", Version: version, Logger: log,
+	}
+	if a.runner != nil {
+		opts.CurrentTask = func() any {
+			if info, ok := a.runner.Current(); ok {
+				return info
+			}
+			return nil
+		}
+	}
+	if a.server, err = mcpserver.New(opts); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *app) newRunner(shot imaging.Options) (*agent.Runner, error) {
+	c := a.cfg
+	adapter, err := newAdapter(c)
+	if err != nil {
+		return nil, err
+	}
+	mem, err := newMemoryModel(c)
+	if err != nil {
+		return nil, fmt.Errorf("memory model: %w", err)
+	}
+	ground, err := newGrounder(c)
+	if err != nil {
+		return nil, fmt.Errorf("GUI_AGENT_GROUNDING_MODEL: %w", err)
+	}
+	o := agent.Options{
+		Input: a.input, Screen: a.screen, Shots: a.shots, Shot: shot, Adapter: adapter,
+		Grounder: ground, Policy: a.keys,
+		MaxSteps: c.MaxSteps, Timeout: c.TaskTimeout, TokenBudget: c.TokenBudget, StepDelay: c.StepDelay,
+		KeepImages: c.KeepImages, OnBusy: c.OnBusy, DisableHumanOverride: !c.HumanOverride, Logger: a.log,
+		NewObserver: func(runID string, t agent.Task) (agent.Observer, error) {
+			run, err := a.store.Begin(runID, t.Task, c.Redacted())
+			if err != nil {
+				return nil, err
+			}
+			return recordedRun{run}, nil
+		},
+	}
+	if mem != nil {
+		o.MemoryModel = mem
+	}
+	if a.kill != nil {
+		o.KillSwitch = a.kill
+	}
+	return agent.New(o)
+}
+
+// Close releases everything newApp opened, newest first; held input is released.
+func (a *app) Close() error {
+	var errs []error
+	if a.input != nil {
+		errs = append(errs, a.input.ReleaseAll())
+	}
+	for i := len(a.closes) - 1; i >= 0; i-- {
+		errs = append(errs, a.closes[i]())
+	}
+	a.closes = nil
+	return errors.Join(errs...)
+}
+
+// cmdServe serves MCP over stdio (default) or Streamable HTTP (--http).
+func cmdServe(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, _, stderr io.Writer) error {
+	c, rest, err := config.Load("serve", args, getenv)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("serve: unexpected argument %q (run 'guiagent help')", rest[0])
+	}
+	log, closeLog, err := newLogger(c, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	a, err := newApp(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if a.runner == nil {
+		log.Info("gui_execute_task has no model; atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY")
+	}
+	if !c.HTTP {
+		log.Info("serving MCP over stdio", "backend", a.screen.Name(), "version", version)
+		return a.server.ServeStdio(ctx)
+	}
+	return a.serveHTTP(ctx, stderr)
+}
+
+func (a *app) serveHTTP(ctx context.Context, stderr io.Writer) error {
+	c := a.cfg
+	token := c.HTTPToken
+	if token == "" {
+		var err error
+		if token, err = mcpserver.GenerateToken(); err != nil {
+			return err
+		}
+		path := filepath.Join(filepath.Dir(c.RunsDir), "http-token")
+		if err := mcpserver.WriteTokenFile(path, token); err != nil {
+			return fmt.Errorf("write token file: %w", err)
+		}
+		// The token goes to the terminal (stderr), never into logs.
+		fmt.Fprintf(stderr, "guiagent: generated HTTP bearer token (also in %s, mode 0600):\n  %s\n", path, token)
+	}
+	ho := mcpserver.HTTPOptions{Addr: c.HTTPAddr, Token: token, AllowRemote: c.AllowRemote}
+	ho.Dashboard, ho.OnListen = a.dashboard(token, stderr)
+	a.log.Info("serving MCP over Streamable HTTP", "addr", c.HTTPAddr, "endpoint", "/mcp", "backend", a.screen.Name())
+	return a.server.ListenAndServe(ctx, ho)
+}

@@ -1,0 +1,443 @@
+// Package responses is the openai-computer adapter: OpenAI's Responses API
+// with the computer tool (computer_use_preview), through the official SDK with
+// its retries off (llm.Do retries).
+//
+// A Session chains requests with previous_response_id and truncation "auto",
+// so the server keeps (and trims) the conversation. Each computer_call is
+// answered in the next request by a computer_call_output carrying the current
+// screenshot. A computer_call with pending_safety_checks is never run and never
+// acknowledged silently: the decision is blocked with the checks in
+// Decision.SafetyChecks; only when a later Observation lists them in
+// ApprovedSafetyChecks does the session release the held actions (without a
+// model call) and acknowledge exactly those checks in the next request.
+package responses
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	sdk "github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/llm/internal/cuwire"
+)
+
+// Name is the adapter name.
+const Name = "openai-computer"
+
+// DefaultBaseURL is where requests go when Config.BaseURL is empty.
+const DefaultBaseURL = "https://api.openai.com/v1/"
+
+const (
+	defaultTimeout   = 120 * time.Second
+	defaultMaxTokens = 2048
+)
+
+// Adapter is the openai-computer model adapter. It is safe for concurrent use;
+// each Session is used by one goroutine.
+type Adapter struct {
+	cfg         llm.Config
+	profile     geom.Profile
+	environment string
+	svc         sdk.ResponseService
+}
+
+var _ llm.Adapter = (*Adapter)(nil)
+
+// New returns the adapter for cfg. It needs Model and APIKey; BaseURL is given
+// up to and including /v1 (empty = OpenAI).
+func New(cfg llm.Config) (llm.Adapter, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("openai-computer: no model given: set GUI_AGENT_MODEL to a computer-use model such as computer-use-preview")
+	}
+	if cfg.APIKey == "" {
+		return nil, errors.New("openai-computer: no API key: set GUI_AGENT_API_KEY to an OpenAI API key")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = defaultTimeout
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = defaultMaxTokens
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: cfg.Timeout}
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	// The service is built directly (not through openai.NewClient) so no
+	// OPENAI_* environment variable changes where requests go or what they carry.
+	svc := sdk.NewResponseService(
+		option.WithBaseURL(base),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+		option.WithRequestTimeout(cfg.Timeout),
+	)
+	return &Adapter{cfg: cfg, profile: profileFor(cfg), environment: EnvironmentFor(runtime.GOOS), svc: svc}, nil
+}
+
+// EnvironmentFor returns the computer tool environment for a GOOS value:
+// "windows", "mac", or "linux".
+func EnvironmentFor(goos string) string {
+	switch goos {
+	case "windows":
+		return "windows"
+	case "darwin":
+		return "mac"
+	}
+	return "linux"
+}
+
+// profileFor is cfg.Profile, or the "openai-computer" row of the convention
+// table (pixels of the declared display, which is the image sent).
+func profileFor(cfg llm.Config) geom.Profile {
+	if cfg.Profile != nil {
+		return *cfg.Profile
+	}
+	for _, p := range geom.Profiles {
+		if p.Name == "openai-computer" {
+			return p
+		}
+	}
+	return geom.Profile{Name: "openai-computer"}
+}
+
+// Name returns "openai-computer".
+func (a *Adapter) Name() string { return Name }
+
+// Profile returns the coordinate convention: pixels of the image sent.
+func (a *Adapter) Profile() geom.Profile { return a.profile }
+
+// NewSession starts a conversation for task.
+func (a *Adapter) NewSession(task string) llm.Session {
+	return &Session{a: a, task: task}
+}
+
+// pendingCall is a computer_call of the last response still to be answered.
+type pendingCall struct {
+	callID string
+	checks []safetyCheck
+	acked  bool // a human approved every check
+}
+
+// held is a decision waiting for a human to approve safety checks.
+type held struct {
+	actions []llm.Action
+	checks  []safetyCheck
+	blocked llm.Decision
+}
+
+// Session is one task's conversation. It is used by one goroutine.
+type Session struct {
+	a          *Adapter
+	task       string
+	prevID     string
+	calls      []pendingCall
+	held       *held
+	lastMemory string
+	display    geom.Size
+}
+
+var _ llm.Session = (*Session)(nil)
+
+// Next answers the previous computer_calls with the observation's screenshot
+// and returns the model's decision. On a provider error nothing is committed.
+func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision, error) {
+	if s.held != nil {
+		return s.release(obs), nil
+	}
+	if len(obs.Screenshot.Data) == 0 {
+		return nil, errors.New("openai-computer: the observation has no screenshot: the loop must capture one before asking the model")
+	}
+	f := obs.Screenshot.Frame
+	if s.display == (geom.Size{}) || f.Region == f.Display.Bounds || f.Display.Bounds.Empty() {
+		s.display = f.ImageSize()
+	}
+	input, elide := s.input(obs)
+	params := sdk.ResponseNewParams{
+		Model:           shared.ResponsesModel(s.a.cfg.Model),
+		Instructions:    openai.String(instructions()), // not carried over by previous_response_id
+		Input:           sdk.ResponseNewParamsInputUnion{OfInputItemList: input},
+		MaxOutputTokens: openai.Int(int64(s.a.cfg.MaxTokens)),
+		Truncation:      sdk.ResponseNewParamsTruncationAuto,
+		Reasoning:       shared.ReasoningParam{Summary: shared.ReasoningSummaryConcise},
+		Tools: []sdk.ToolUnionParam{{OfComputerUsePreview: &sdk.ComputerUsePreviewToolParam{
+			DisplayWidth:  int64(s.display.W),
+			DisplayHeight: int64(s.display.H),
+			Environment:   sdk.ComputerUsePreviewToolEnvironment(s.a.environment),
+		}}},
+	}
+	if s.prevID != "" {
+		params.PreviousResponseID = openai.String(s.prevID)
+	}
+	var (
+		res  *sdk.Response
+		capt cuwire.Capture
+	)
+	err := llm.Do(ctx, s.a.cfg.Retry, func(ctx context.Context) error {
+		capt = cuwire.Capture{}
+		var err error
+		res, err = s.a.svc.New(ctx, params, option.WithMiddleware(capt.Middleware))
+		if err != nil {
+			return s.a.wrapErr(&capt, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	d := &llm.Decision{
+		Request:  cuwire.Redact(cuwire.Elide(capt.Request, elide), s.a.cfg.APIKey),
+		Response: cuwire.Redact(capt.Response, s.a.cfg.APIKey),
+		Usage:    llm.Usage{Calls: 1, InputTokens: int(res.Usage.InputTokens), OutputTokens: int(res.Usage.OutputTokens)},
+	}
+	if res.Status == "failed" {
+		msg := res.Error.Message
+		if msg == "" {
+			msg = "the response failed without a message"
+		}
+		return nil, &llm.APIError{Provider: "openai", StatusCode: http.StatusOK, Type: string(res.Error.Code), Message: cuwire.RedactString(msg, s.a.cfg.APIKey)}
+	}
+	// The response exists now: the next request chains to it.
+	s.prevID = res.ID
+	s.calls = nil
+	if obs.Memory != "" {
+		s.lastMemory = obs.Memory
+	}
+
+	var texts, reasoning []string
+	var bad []string
+	var checks []safetyCheck
+	for _, item := range res.Output {
+		raw := json.RawMessage(item.RawJSON())
+		switch item.Type {
+		case "reasoning":
+			var r struct {
+				Summary []struct {
+					Text string `json:"text"`
+				} `json:"summary"`
+			}
+			_ = json.Unmarshal(raw, &r)
+			for _, x := range r.Summary {
+				if t := strings.TrimSpace(x.Text); t != "" {
+					reasoning = append(reasoning, t)
+				}
+			}
+		case "message":
+			var m struct {
+				Content []struct {
+					Type    string `json:"type"`
+					Text    string `json:"text"`
+					Refusal string `json:"refusal"`
+				} `json:"content"`
+			}
+			_ = json.Unmarshal(raw, &m)
+			for _, c := range m.Content {
+				if t := strings.TrimSpace(c.Text + c.Refusal); t != "" {
+					texts = append(texts, t)
+				}
+			}
+		case "computer_call":
+			var c computerCall
+			if err := json.Unmarshal(raw, &c); err != nil || c.CallID == "" {
+				bad = append(bad, fmt.Sprintf("computer_call item does not parse: %v", err))
+				continue
+			}
+			s.calls = append(s.calls, pendingCall{callID: c.CallID, checks: c.PendingSafetyChecks})
+			checks = append(checks, c.PendingSafetyChecks...)
+			acts, err := c.actions()
+			if err != nil {
+				bad = append(bad, err.Error())
+				continue
+			}
+			d.Actions = append(d.Actions, acts...)
+		}
+	}
+	d.Observation = strings.Join(texts, "\n")
+	d.Reasoning = strings.Join(reasoning, "\n")
+
+	if len(bad) > 0 {
+		d.Actions = nil
+		return d, fmt.Errorf("%w: %s", llm.ErrBadOutput, strings.Join(bad, "; "))
+	}
+	if len(checks) > 0 {
+		var list, msgs []string
+		for _, c := range checks {
+			list = append(list, c.String())
+			if c.Message != "" {
+				msgs = append(msgs, c.Message)
+			} else {
+				msgs = append(msgs, c.Code)
+			}
+		}
+		d.Status = llm.Blocked
+		d.SafetyChecks = list
+		d.BlockReason = "the provider flagged the next action for human review: " + strings.Join(msgs, "; ")
+		d.NextUserAction = "Review the safety checks; approve them (by id) to let the held action run, or stop the task."
+		s.held = &held{actions: d.Actions, checks: checks, blocked: *d}
+		s.held.blocked.Request, s.held.blocked.Response, s.held.blocked.Usage = nil, nil, llm.Usage{}
+		d.Actions = nil
+		return d, nil
+	}
+	if len(s.calls) > 0 {
+		d.Status = llm.Continue
+		if len(d.Actions) == 0 { // only screenshot: the next step's screenshot answers it
+			d.Actions = []llm.Action{{Kind: llm.Wait, CallID: s.calls[len(s.calls)-1].callID}}
+		}
+		return d, nil
+	}
+	if res.Status == "incomplete" {
+		return d, fmt.Errorf("%w: the answer was cut off (%s) before any action", llm.ErrBadOutput, res.IncompleteDetails.Reason)
+	}
+	if d.Observation == "" {
+		return d, fmt.Errorf("%w: the answer has neither a computer action nor text: act with the computer tool, or reply DONE:, BLOCKED: or FAILED: with the result", llm.ErrBadOutput)
+	}
+	fin := cuwire.ClassifyFinal(d.Observation)
+	d.Status, d.Result, d.BlockReason, d.NextUserAction = fin.Status, fin.Result, fin.BlockReason, fin.NextUserAction
+	return d, nil
+}
+
+// release handles a step while actions wait for safety approval: when every
+// pending check is approved the held actions are returned (no model call) and
+// the checks will be acknowledged; otherwise the blocked decision is repeated.
+func (s *Session) release(obs llm.Observation) *llm.Decision {
+	for _, c := range s.held.checks {
+		if !c.approved(obs.ApprovedSafetyChecks) {
+			d := s.held.blocked
+			return &d
+		}
+	}
+	for i := range s.calls {
+		s.calls[i].acked = true
+	}
+	d := &llm.Decision{
+		Observation: s.held.blocked.Observation,
+		Reasoning:   "The user approved the safety checks; running the held action.",
+		Actions:     s.held.actions,
+		Status:      llm.Continue,
+	}
+	if len(d.Actions) == 0 {
+		d.Actions = []llm.Action{{Kind: llm.Wait}}
+	}
+	s.held = nil
+	return d
+}
+
+// input builds the request's input items and the image data to elide.
+func (s *Session) input(obs llm.Observation) (sdk.ResponseInputParam, []cuwire.Elision) {
+	shot := obs.Screenshot
+	url := "data:" + mimeOf(shot) + ";base64," + base64.StdEncoding.EncodeToString(shot.Data)
+	var elide []cuwire.Elision
+	var notes []string
+	if obs.Feedback != "" {
+		if obs.ReAsk {
+			notes = append(notes, "Your previous answer could not be used: "+obs.Feedback)
+		} else {
+			notes = append(notes, obs.Feedback)
+		}
+	}
+	for _, w := range obs.Warnings {
+		notes = append(notes, "Warning: "+w)
+	}
+	if obs.Memory != "" && obs.Memory != s.lastMemory && s.prevID != "" {
+		notes = append(notes, "Notes so far:\n"+obs.Memory)
+	}
+	message := func(texts []string, withImage bool) sdk.ResponseInputItemUnionParam {
+		var content sdk.ResponseInputMessageContentListParam
+		for _, t := range texts {
+			content = append(content, sdk.ResponseInputContentUnionParam{OfInputText: &sdk.ResponseInputTextParam{Text: t}})
+		}
+		if withImage {
+			content = append(content, sdk.ResponseInputContentUnionParam{OfInputImage: &sdk.ResponseInputImageParam{
+				Detail: sdk.ResponseInputImageDetailAuto, ImageURL: openai.String(url),
+			}})
+			elide = append(elide, cuwire.Elision{Data: url, Ref: cuwire.ImageRef(shot)})
+		}
+		return sdk.ResponseInputItemUnionParam{OfMessage: &sdk.EasyInputMessageParam{
+			Role: sdk.EasyInputMessageRoleUser, Content: sdk.EasyInputMessageContentUnionParam{OfInputItemContentList: content},
+		}}
+	}
+	var items sdk.ResponseInputParam
+	switch {
+	case s.prevID == "":
+		text := "Task: " + s.task
+		if obs.Memory != "" {
+			text += "\n\nNotes so far:\n" + obs.Memory
+		}
+		items = append(items, message(append([]string{text}, notes...), true))
+	case len(s.calls) > 0:
+		for _, c := range s.calls {
+			out := &sdk.ResponseInputItemComputerCallOutputParam{
+				CallID: c.callID,
+				Output: sdk.ResponseComputerToolCallOutputScreenshotParam{ImageURL: openai.String(url)},
+			}
+			if c.acked {
+				for _, k := range c.checks {
+					ack := sdk.ResponseInputItemComputerCallOutputAcknowledgedSafetyCheckParam{ID: k.ID}
+					if k.Code != "" {
+						ack.Code = openai.String(k.Code)
+					}
+					if k.Message != "" {
+						ack.Message = openai.String(k.Message)
+					}
+					out.AcknowledgedSafetyChecks = append(out.AcknowledgedSafetyChecks, ack)
+				}
+			}
+			items = append(items, sdk.ResponseInputItemUnionParam{OfComputerCallOutput: out})
+			elide = append(elide, cuwire.Elision{Data: url, Ref: cuwire.ImageRef(shot)})
+		}
+		if len(notes) > 0 {
+			items = append(items, message(notes, false))
+		}
+	default:
+		items = append(items, message(notes, true))
+	}
+	return items, elide
+}
+
+func mimeOf(img llm.Image) string {
+	if img.MIME != "" {
+		return img.MIME
+	}
+	if len(img.Data) > 4 && string(img.Data[1:4]) == "PNG" {
+		return "image/png"
+	}
+	return "image/jpeg"
+}
+
+// wrapErr turns an SDK error into *llm.APIError when the server answered with
+// an error status, or names the failed request otherwise (keeping the cause
+// for llm.Retryable). The API key never appears.
+func (a *Adapter) wrapErr(c *cuwire.Capture, err error) error {
+	if c.Status >= 400 {
+		return cuwire.APIError("openai", c.Status, c.Header, c.Response, a.cfg.APIKey)
+	}
+	if c.Status != 0 {
+		return fmt.Errorf("openai responses answer (HTTP %d) could not be read: %w", c.Status, err)
+	}
+	return fmt.Errorf("openai responses request failed (check GUI_AGENT_BASE_URL and the network): %w", err)
+}
+
+// instructions tells the model how the session works and how to end it.
+func instructions() string {
+	return "You operate a desktop computer with the computer tool to complete the user's task.\n" +
+		"- Every computer_call is answered with a fresh screenshot; coordinates are pixels of that screenshot.\n" +
+		"- Do not ask for confirmation of ordinary steps; carry the task through.\n" +
+		"- When the task is complete, reply without a computer action and start with " + cuwire.MarkDone + " followed by the result (what you found, entered or decided).\n" +
+		"- If only the user can go on (a login, a CAPTCHA, missing information, a decision that is theirs), reply starting with " + cuwire.MarkBlocked + " followed by what the user must do.\n" +
+		"- If the task cannot be done, reply starting with " + cuwire.MarkFailed + " and the reason."
+}
