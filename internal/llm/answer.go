@@ -119,12 +119,40 @@ func ExtractJSON(text string) ([]byte, error) {
 			s = rest[:j]
 		}
 	}
-	start := strings.IndexByte(s, '{')
-	if start < 0 {
+	if strings.IndexByte(s, '{') < 0 {
 		return nil, fmt.Errorf("%w: no JSON object found in the answer (it begins %q)", ErrBadOutput, clip(text, 80))
 	}
+	// Try each '{' in turn: prose before the object may contain braces too.
+	var firstBad []byte
+	for off := 0; off < len(s); {
+		i := strings.IndexByte(s[off:], '{')
+		if i < 0 {
+			break
+		}
+		start := off + i
+		obj, closed := balanced(s[start:])
+		if closed && json.Valid(obj) {
+			return obj, nil
+		}
+		if firstBad == nil {
+			firstBad = obj
+			if !closed {
+				firstBad = []byte{}
+			}
+		}
+		off = start + 1
+	}
+	if firstBad != nil && len(firstBad) > 0 {
+		return firstBad, nil // the caller reports why it does not parse
+	}
+	return nil, fmt.Errorf("%w: the JSON object in the answer is not closed (missing '}'; was the answer cut off by the token limit?)", ErrBadOutput)
+}
+
+// balanced returns s up to the '}' matching its leading '{', respecting JSON
+// strings; closed is false when s ends first.
+func balanced(s string) (obj []byte, closed bool) {
 	depth, inStr, esc := 0, false, false
-	for i := start; i < len(s); i++ {
+	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case inStr:
@@ -143,11 +171,11 @@ func ExtractJSON(text string) ([]byte, error) {
 		case c == '}':
 			depth--
 			if depth == 0 {
-				return []byte(s[start : i+1]), nil
+				return []byte(s[:i+1]), true
 			}
 		}
 	}
-	return nil, fmt.Errorf("%w: the JSON object in the answer is not closed (missing '}'; was the answer cut off by the token limit?)", ErrBadOutput)
+	return []byte(s), false
 }
 
 func clip(s string, n int) string {

@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -208,11 +209,25 @@ func (s *Server) Input() *desktop.Input { return s.input }
 func (s *Server) ServeStdio(ctx context.Context) error {
 	defer s.releaseAll()
 	s.log.Info("serving MCP over stdio", "tools", len(s.tools))
-	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
-	if errors.Is(err, context.Canceled) || errors.Is(err, os.ErrClosed) {
+	ss, err := s.mcp.Connect(ctx, &mcp.StdioTransport{}, nil)
+	if err != nil {
+		return fmt.Errorf("starting the stdio session: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		_ = ss.Close()
+		<-done
+		s.log.Info("stdio session stopped", "why", context.Cause(ctx))
+		return nil
+	case err := <-done:
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+			return fmt.Errorf("stdio session: %w", err)
+		}
+		s.log.Info("stdio client disconnected")
 		return nil
 	}
-	return err
 }
 
 func (s *Server) releaseAll() {

@@ -26,6 +26,7 @@ import (
 	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/safety"
 )
 
@@ -730,5 +731,44 @@ func TestExecuteTaskWithProgress(t *testing.T) {
 	mu.Lock()
 	if len(got) != before {
 		t.Fatalf("notifications sent without a progress token")
+	}
+}
+
+// recorder is a ToolRecorder keeping what it gets.
+type recorder struct {
+	mu    sync.Mutex
+	calls []string
+	args  []string
+	imgs  int
+}
+
+func (r *recorder) Record(tool string, args any, result string, img *llm.Image) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	raw, _ := args.(json.RawMessage) // RedactArgs output
+	r.calls = append(r.calls, tool+": "+result)
+	r.args = append(r.args, string(raw))
+	if img != nil && len(img.Data) > 0 && img.Frame.ID != "" {
+		r.imgs++
+	}
+}
+
+func TestToolCallsAreRecordedPerSession(t *testing.T) {
+	rec := &recorder{}
+	var ids []string
+	e := newEnv(t, nil, Options{Records: func(id string) ToolRecorder { ids = append(ids, id); return rec }})
+	ok(t, e.cs, "gui_screenshot", map[string]any{"max_long_edge": 320})
+	ok(t, e.cs, "gui_type", map[string]any{"text": "top secret"})
+	fails(t, e.cs, "gui_hotkey", map[string]any{"keys": []string{"alt", "f4"}})
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.calls) != 3 || rec.imgs != 1 {
+		t.Fatalf("recorded %v with %d images", rec.calls, rec.imgs)
+	}
+	if strings.Contains(strings.Join(rec.args, " "), "top secret") || !strings.Contains(rec.args[1], "<redacted 10 chars>") {
+		t.Fatalf("recorded arguments are not redacted: %v", rec.args)
+	}
+	if !strings.HasPrefix(rec.calls[2], "gui_hotkey: error: ") {
+		t.Fatalf("a refused call is not recorded as an error: %q", rec.calls[2])
 	}
 }

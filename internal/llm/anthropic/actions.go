@@ -30,6 +30,7 @@ type answerKind int
 const (
 	answerNone   answerKind = iota
 	answerCursor            // cursor_position: the pointer position as text
+	answerZoom              // zoom: the zoomed image of the region
 )
 
 // maxHoldSeconds bounds hold_key and wait durations; longer asks are refused
@@ -200,7 +201,7 @@ func mapToolUse(raw json.RawMessage, zoom bool) ([]llm.Action, answerKind, error
 		if p2[0] <= p1[0] || p2[1] <= p1[1] {
 			return nil, 0, fmt.Errorf("action zoom: region %v must have x2 > x1 and y2 > y1", in.Region)
 		}
-		return []llm.Action{{Kind: llm.Zoom, At: p1, To: p2}}, answerNone, nil
+		return []llm.Action{{Kind: llm.Zoom, At: p1, To: p2}}, answerZoom, nil
 	case "":
 		return nil, 0, fmt.Errorf("computer tool input has no action")
 	}

@@ -402,6 +402,23 @@ func (s *Session) userTurn(obs llm.Observation) turn {
 		u.blocks = append(u.blocks, block{kind: "text", text: screenNote(shot)}, block{kind: "image", img: &shot})
 		return u
 	}
+	// The loop delivers zoomed regions as the last earlier images: partial
+	// frames of their display. Each zoom tool_use gets its own, in order.
+	var zooms []llm.Image
+	for _, img := range obs.Recent {
+		if f := img.Frame; f.Region != f.Display.Bounds && !f.Display.Bounds.Empty() {
+			zooms = append(zooms, img)
+		}
+	}
+	nZoom := 0
+	for _, p := range s.pending {
+		if p.errMsg == "" && p.answer == answerZoom {
+			nZoom++
+		}
+	}
+	if len(zooms) > nZoom {
+		zooms = zooms[len(zooms)-nZoom:]
+	}
 	for i, p := range s.pending {
 		r := block{kind: "tool_result", id: p.id}
 		switch {
@@ -414,6 +431,14 @@ func (s *Session) userTurn(obs llm.Observation) turn {
 					text: fmt.Sprintf("X=%d,Y=%d", int(obs.Cursor.X+0.5), int(obs.Cursor.Y+0.5))})
 			} else {
 				r.content = append(r.content, block{kind: "text", text: "The cursor position is not known; look for the pointer in the screenshot."})
+			}
+		case p.answer == answerZoom:
+			if len(zooms) > 0 {
+				z := zooms[0]
+				zooms = zooms[1:]
+				r.content = append(r.content, block{kind: "image", img: &z})
+			} else {
+				r.content = append(r.content, block{kind: "text", text: "The zoomed view could not be captured."})
 			}
 		}
 		if i == len(s.pending)-1 {

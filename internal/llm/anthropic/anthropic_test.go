@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -43,16 +44,9 @@ func (sc screen) shot(t *testing.T, p geom.Profile, step int) llm.Image {
 	t.Helper()
 	b := sc.display.Bounds
 	full := image.NewRGBA(image.Rect(0, 0, b.W, b.H))
-	for y := 0; y < b.H; y++ {
-		for x := 0; x < b.W; x++ {
-			full.SetRGBA(x, y, color.RGBA{R: 240, G: 240, B: 240, A: 255})
-		}
-	}
-	for y := sc.box.Y; y < sc.box.Y+sc.box.H; y++ {
-		for x := sc.box.X; x < sc.box.X+sc.box.W; x++ {
-			full.SetRGBA(x-b.X, y-b.Y, boxColor)
-		}
-	}
+	draw.Draw(full, full.Bounds(), image.NewUniform(color.RGBA{R: 240, G: 240, B: 240, A: 255}), image.Point{}, draw.Src)
+	box := image.Rect(sc.box.X-b.X, sc.box.Y-b.Y, sc.box.X-b.X+sc.box.W, sc.box.Y-b.Y+sc.box.H)
+	draw.Draw(full, box, image.NewUniform(boxColor), image.Point{}, draw.Src)
 	content, _ := p.PrepareSize(b.Size(), 0)
 	small := image.NewRGBA(image.Rect(0, 0, content.W, content.H))
 	xdraw.ApproxBiLinear.Scale(small, small.Bounds(), full, full.Bounds(), xdraw.Src, nil)
@@ -484,7 +478,8 @@ func TestZoomToolVersion(t *testing.T) {
 	if a.ToolVersion() != anthropic.Tool20251124 {
 		t.Fatalf("tool version %s for Opus 4.5", a.ToolVersion())
 	}
-	d, err := a.NewSession("read").Next(context.Background(), llm.Observation{Step: 1, Screenshot: defaultScreen().shot(t, a.Profile(), 1)})
+	sess := a.NewSession("read")
+	d, err := sess.Next(context.Background(), llm.Observation{Step: 1, Screenshot: defaultScreen().shot(t, a.Profile(), 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,6 +492,30 @@ func TestZoomToolVersion(t *testing.T) {
 	}
 	if !bytes.Contains(r.Body, []byte(`"enable_zoom":true`)) {
 		t.Fatal("computer_20251124 tool is declared without enable_zoom")
+	}
+
+	// The loop hands the zoomed region back as the last earlier image (a
+	// partial frame); it answers the zoom tool_use, before the screenshot.
+	sc := defaultScreen()
+	zoom := sc.shot(t, a.Profile(), 1)
+	zoom.Frame.Region = geom.Rect{X: sc.display.Bounds.X + 14, Y: 14, W: 280, H: 140}
+	zoom.Frame.Content, zoom.Frame.Prepared = geom.Size{W: 560, H: 280}, geom.Size{W: 560, H: 280}
+	zoom.Ref = "images/step-001-zoom-1.png"
+	zoom.Data = append([]byte(nil), zoom.Data...)
+	zoom.Data[len(zoom.Data)-1] ^= 1 // different bytes from the screenshot
+	full := sc.shot(t, a.Profile(), 2)
+	d, err = sess.Next(context.Background(), llm.Observation{Step: 2, Screenshot: full, Recent: []llm.Image{zoom}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, size := declaredDisplay(t, d.Request); size != full.Frame.ImageSize() {
+		t.Fatalf("display declared %v after a zoom, want the full screenshot's %v", size, full.Frame.ImageSize())
+	}
+	msgs := requestMessages(t, d.Request)
+	last := string(msgs[len(msgs)-1].Content[0])
+	iz, is := strings.Index(last, zoom.Ref), strings.Index(last, full.Ref)
+	if !strings.Contains(last, `"tool_result"`) || iz < 0 || is < 0 || iz > is {
+		t.Fatalf("zoom tool_result should carry the zoom image then the screenshot: %s", last)
 	}
 }
 
@@ -532,5 +551,40 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(%+v) error = %v, want one mentioning %s", tc.cfg, err, tc.want)
 		}
+	}
+}
+
+func TestCursorPositionAndScreenshotAreAnsweredNextStep(t *testing.T) {
+	brain := fakellm.Script(
+		fakellm.Fixed(fakellm.Reply{Actions: []fakellm.BrainAction{{Kind: fakellm.AskCursor}, {Kind: fakellm.AskScreenshot}}}),
+		func(t fakellm.Turn) fakellm.Reply {
+			if !strings.Contains(t.Prompt, "X=12,Y=34") {
+				return fakellm.Reply{Status: llm.Failed, Result: "no cursor position in the prompt"}
+			}
+			return fakellm.Finish("the cursor is at 12,34")
+		},
+	)
+	srv := fakellm.NewAnthropicServer(brain)
+	defer srv.Close()
+	a := newAdapter(t, srv)
+	sess := a.NewSession("where is the cursor")
+	sc := defaultScreen()
+	d, err := sess.Next(context.Background(), llm.Observation{Step: 1, Screenshot: sc.shot(t, a.Profile(), 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nothing to do on screen: one no-op wait keeps the decision valid.
+	if d.Status != llm.Continue || len(d.Actions) != 1 || d.Actions[0].Kind != llm.Wait || d.Actions[0].DurationMS != 0 {
+		t.Fatalf("decision = %+v", d)
+	}
+	if err := llm.ValidateDecision(d, a.Profile()); err != nil {
+		t.Fatal(err)
+	}
+	d, err = sess.Next(context.Background(), llm.Observation{Step: 2, Screenshot: sc.shot(t, a.Profile(), 2), Cursor: &geom.ImagePoint{X: 12, Y: 34}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != llm.Done {
+		t.Fatalf("decision = %+v: the model did not get the cursor position", d)
 	}
 }

@@ -7,7 +7,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -103,7 +102,7 @@ func newClient(cfg llm.Config) (*client, error) {
 	// guiagent's configuration is GUI_AGENT_*.
 	return &client{
 		cfg: cfg, provider: provider, baseURL: base,
-		svc:                   oai.NewChatCompletionService(opts...),
+		svc:      oai.NewChatCompletionService(opts...),
 		official: official,
 	}, nil
 }
@@ -124,10 +123,36 @@ type exchange struct {
 	Response []byte
 }
 
-// call sends messages and returns the assistant text. refs maps data URLs in
-// the body to the names records use instead. Retryable failures are retried per
-// cfg.Retry; each attempt is bounded by cfg.Timeout.
-func (c *client) call(ctx context.Context, msgs []oai.ChatCompletionMessageParamUnion, refs map[string]string) (exchange, error) {
+// imageRefs lists the record names of a request's images in the order their
+// parts appear in the body.
+type imageRefs struct{ refs []string }
+
+func (r *imageRefs) add(ref string) {
+	if r != nil {
+		r.refs = append(r.refs, ref)
+	}
+}
+
+var dataURLPattern = regexp.MustCompile(`"data:[a-z]+/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]*"`)
+
+// withRefs returns body with the n-th data URL replaced by the n-th ref.
+func (r *imageRefs) withRefs(body []byte) []byte {
+	i := 0
+	return dataURLPattern.ReplaceAllFunc(body, func(m []byte) []byte {
+		ref := "image"
+		if r != nil && i < len(r.refs) {
+			ref = r.refs[i]
+		}
+		i++
+		q, _ := json.Marshal(ref)
+		return q
+	})
+}
+
+// call sends messages and returns the assistant text. refs names the images
+// for the recorded request. Retryable failures are retried per cfg.Retry; each
+// attempt is bounded by cfg.Timeout.
+func (c *client) call(ctx context.Context, msgs []oai.ChatCompletionMessageParamUnion, refs *imageRefs) (exchange, error) {
 	params := oai.ChatCompletionNewParams{Model: c.cfg.Model, Messages: msgs}
 	if c.official {
 		params.MaxCompletionTokens = oai.Int(int64(c.cfg.MaxTokens))
@@ -136,10 +161,7 @@ func (c *client) call(ctx context.Context, msgs []oai.ChatCompletionMessageParam
 	}
 	var ex exchange
 	if body, err := json.Marshal(params); err == nil {
-		for url, ref := range refs {
-			body = bytes.ReplaceAll(body, []byte(url), []byte(ref))
-		}
-		ex.Request = body
+		ex.Request = refs.withRefs(body)
 	}
 	var res *oai.ChatCompletion
 	err := llm.Do(ctx, c.cfg.Retry, func(ctx context.Context) error {

@@ -67,7 +67,7 @@ func (s *genericSession) Next(ctx context.Context, obs llm.Observation) (*llm.De
 	if len(obs.Screenshot.Data) == 0 {
 		return nil, fmt.Errorf("observation for step %d has no screenshot: the loop must capture one before asking the model", obs.Step)
 	}
-	refs := map[string]string{}
+	refs := &imageRefs{}
 	parts := []oai.ChatCompletionContentPartUnionParam{oai.TextContentPart(s.promptText(obs))}
 	parts = append(parts, imageParts(obs, s.g.c.cfg.KeepImages, s.g.c.imageDetail(), refs)...)
 	parts = append(parts, oai.TextContentPart(llm.ImageSizeLine(obs.Screenshot.Frame.ImageSize())+" "+
@@ -122,8 +122,8 @@ func (s *genericSession) promptText(obs llm.Observation) string {
 
 // imageParts returns the last keep screenshots (current included) as image
 // parts, each after a caption, with older screenshots named in one line of
-// text. refs receives data URL -> Image.Ref for records.
-func imageParts(obs llm.Observation, keep int, detail string, refs map[string]string) []oai.ChatCompletionContentPartUnionParam {
+// text. refs receives each image's Image.Ref, in order, for records.
+func imageParts(obs llm.Observation, keep int, detail string, refs *imageRefs) []oai.ChatCompletionContentPartUnionParam {
 	var parts []oai.ChatCompletionContentPartUnionParam
 	recent := obs.Recent
 	if keep < 1 {
@@ -150,7 +150,7 @@ func imageParts(obs llm.Observation, keep int, detail string, refs map[string]st
 	return parts
 }
 
-func imagePart(im llm.Image, detail string, refs map[string]string) oai.ChatCompletionContentPartUnionParam {
+func imagePart(im llm.Image, detail string, refs *imageRefs) oai.ChatCompletionContentPartUnionParam {
 	mime := im.MIME
 	if mime == "" {
 		mime = "image/jpeg"
@@ -160,6 +160,6 @@ func imagePart(im llm.Image, detail string, refs map[string]string) oai.ChatComp
 	if ref == "" {
 		ref = fmt.Sprintf("image:step-%d", im.Step)
 	}
-	refs[url] = ref
+	refs.add(ref)
 	return oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: url, Detail: detail})
 }

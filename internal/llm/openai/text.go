@@ -91,7 +91,7 @@ func (g *Grounder) Ground(ctx context.Context, img llm.Image, targets []string) 
 %s %s
 Answer with one JSON object and nothing else: {"points": [...]} with exactly %d entries in the order above; each entry is the element's centre as a point like %s, or null if the element is not visible.`,
 		list.String(), llm.ImageSizeLine(img.Frame.ImageSize()), pointConvention(g.profile), len(targets), ex)
-	refs := map[string]string{}
+	refs := &imageRefs{}
 	msgs := []oai.ChatCompletionMessageParamUnion{
 		oai.SystemMessage("You locate user interface elements on screenshots precisely."),
 		oai.UserMessage([]oai.ChatCompletionContentPartUnionParam{

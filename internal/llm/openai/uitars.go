@@ -119,7 +119,7 @@ func (s *tarsSession) Next(ctx context.Context, obs llm.Observation) (*llm.Decis
 	for _, w := range obs.Warnings {
 		extra.WriteString("- Warning: " + w + "\n")
 	}
-	refs := map[string]string{}
+	refs := &imageRefs{}
 	detail := s.u.c.imageDetail()
 	msgs := []oai.ChatCompletionMessageParamUnion{oai.UserMessage(tarsSystem(s.task, extra.String()))}
 
@@ -178,8 +178,8 @@ func (s *tarsSession) Next(ctx context.Context, obs llm.Observation) (*llm.Decis
 
 var (
 	tarsActionLine = regexp.MustCompile(`(?m)^\s*Action\s*:`)
-	tarsArg  = regexp.MustCompile(`(?s)([a-z_]+)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")`)
-	tarsNum  = regexp.MustCompile(`-?\d+(?:\.\d+)?`)
+	tarsArg        = regexp.MustCompile(`(?s)([a-z_]+)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")`)
+	tarsNum        = regexp.MustCompile(`-?\d+(?:\.\d+)?`)
 )
 
 // ParseUITARS reads a UI-TARS answer ("Thought: ...\nAction: ...", one or more

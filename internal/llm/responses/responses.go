@@ -289,7 +289,7 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 		d.BlockReason = "the provider flagged the next action for human review: " + strings.Join(msgs, "; ")
 		d.NextUserAction = "Review the safety checks; approve them (by id) to let the held action run, or stop the task."
 		s.held = &held{actions: d.Actions, checks: checks, blocked: *d}
-		s.held.blocked.Request, s.held.blocked.Response, s.held.blocked.Usage = nil, nil, llm.Usage{}
+		s.held.blocked.Actions, s.held.blocked.Request, s.held.blocked.Response, s.held.blocked.Usage = nil, nil, nil, llm.Usage{}
 		d.Actions = nil
 		return d, nil
 	}

@@ -124,15 +124,28 @@ func Eval[T any](b *Browser, expr string) (T, error) {
 	return chromedp.Run(ctx, chromedp.Evaluate[T](expr))
 }
 
-// WaitFor polls a JavaScript expression until it is truthy, up to timeout.
+// WaitFor evaluates a JavaScript expression every 50 ms until it is truthy,
+// up to timeout. Evaluation errors (such as a navigation replacing the page
+// mid-check) are retried; the last one is reported on timeout.
 func WaitFor(b *Browser, expr string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(b.ctx, timeout)
-	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond)))
-	if err != nil {
-		return fmt.Errorf("waiting for %s: %w", expr, err)
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		ok, err := Eval[bool](b, "!!("+expr+")")
+		if err == nil && ok {
+			return nil
+		}
+		if err != nil {
+			last = err
+		}
+		if time.Now().After(deadline) {
+			if last != nil {
+				return fmt.Errorf("waiting %v for %s: last error: %w", timeout, expr, last)
+			}
+			return fmt.Errorf("waiting %v for %s: still false", timeout, expr)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return nil
 }
 
 // Errors returns the errors the pages reported so far.

@@ -96,6 +96,7 @@ const handlers = {
     setStatus(r.status || "finished");
     $("summary").textContent = r.summary || "";
     loadRuns();
+    setTimeout(loadRuns, 1500); // the record is finalized just after the finish event
   },
 };
 

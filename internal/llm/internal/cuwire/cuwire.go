@@ -144,6 +144,9 @@ func APIError(provider string, status int, header http.Header, body []byte, secr
 		if msg == "" {
 			msg = http.StatusText(status)
 		}
+		if msg == "" {
+			msg = fmt.Sprintf("HTTP %d with an empty body", status)
+		}
 		e.Message = msg
 	}
 	if e.Type == "" && status == 529 {

@@ -1,0 +1,91 @@
+package llm
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/guiagent/guiagent/internal/geom"
+)
+
+func TestParseAnswerSpellings(t *testing.T) {
+	px := geom.ProfileFor("gpt-4o")
+	gem := geom.ProfileFor("gemini-2.5-pro")
+	cases := []struct {
+		name string
+		p    geom.Profile
+		text string
+		want []Action
+	}{
+		{"prose and fence", px, "Sure! Here it is:\n```json\n{\"actions\":[{\"action\":\"click\",\"x\":10,\"y\":20}],\"status\":\"continue\"}\n```\nGood luck.",
+			[]Action{{Kind: Click, At: []float64{10, 20}}}},
+		{"leading prose, braces in strings", px, `I think {this} is it: {"observation":"a } brace","actions":[{"action":"type","text":"a{b}"}],"status":"continue"}`,
+			[]Action{{Kind: TypeText, Text: "a{b}"}}},
+		{"yx named keys become [y,x]", gem, `{"actions":[{"action":"click","x":300,"y":700}],"status":"continue"}`,
+			[]Action{{Kind: Click, At: []float64{700, 300}}}},
+		{"yx box kept in model order", gem, `{"actions":[{"action":"click","box":[100,200,300,400]}],"status":"continue"}`,
+			[]Action{{Kind: Click, At: []float64{100, 200, 300, 400}}}},
+		{"aliases and string numbers", px, `{"actions":[{"action":"right_click","x":"5","y":"6"},{"action":"hotkey","keys":"ctrl+s"}],"status":"continue"}`,
+			[]Action{{Kind: Click, At: []float64{5, 6}, Button: "right"}, {Kind: KeyPress, Keys: []string{"ctrl+s"}}}},
+		{"drag and zoom", px, `{"actions":[{"action":"drag","x":1,"y":2,"to":[3,4]},{"action":"zoom","box":[10,20,30,40]}],"status":"continue"}`,
+			[]Action{{Kind: Drag, At: []float64{1, 2}, To: []float64{3, 4}}, {Kind: Zoom, At: []float64{10, 20}, To: []float64{30, 40}}}},
+		{"target for a grounder", px, `{"actions":[{"action":"click","target":"the OK button"}],"status":"continue"}`,
+			[]Action{{Kind: Click, Target: "the OK button"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := ParseAnswer(tc.text, tc.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(d.Actions, tc.want) {
+				t.Fatalf("actions = %+v\nwant      %+v", d.Actions, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseAnswerFields(t *testing.T) {
+	d, err := ParseAnswer(`{"observation":"form","memory_update":"name=Ada","status":"done","result":"saved","image_width":1280,"image_height":800}`, geom.ProfileFor("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != Done || d.Result != "saved" || !reflect.DeepEqual(d.MemoryUpdate, []string{"name=Ada"}) || *d.ImageSize != (geom.Size{W: 1280, H: 800}) {
+		t.Fatalf("decision = %+v", d)
+	}
+	d, err = ParseAnswer(`{"status":"blocked","block_reason":"login needed"}`, geom.ProfileFor("x"))
+	if err != nil || d.Status != Blocked || d.BlockReason != "login needed" {
+		t.Fatalf("blocked: %v %+v", err, d)
+	}
+}
+
+func TestParseAnswerRejectsOutOfRangeNormalized(t *testing.T) {
+	_, err := ParseAnswer(`{"actions":[{"action":"click","x":1500,"y":20}],"status":"continue"}`, geom.ProfileFor("glm-4.5v"))
+	if !errors.Is(err, ErrBadOutput) || !strings.Contains(err.Error(), "outside 0-1000") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestInstructionsMatchParser(t *testing.T) {
+	// Every example action in the instructions must parse in its own profile.
+	for _, name := range []string{"gpt-4o", "gemini-2.5-pro", "glm-4.5v", "showui-2b"} {
+		p := geom.ProfileFor(name)
+		ins := AnswerInstructions(p)
+		n := 0
+		for _, line := range strings.Split(ins, "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, `{"action"`) || strings.Contains(line, "|") || strings.Contains(line, "notches") {
+				continue
+			}
+			obj := line[:strings.LastIndex(line, "}")+1]
+			if _, err := ParseAnswer(`{"actions":[`+obj+`],"status":"continue"}`, p); err != nil {
+				t.Errorf("%s: example %s does not parse: %v", name, obj, err)
+			}
+			n++
+		}
+		if n < 6 {
+			t.Fatalf("%s: only %d examples checked", name, n)
+		}
+	}
+}

@@ -1,0 +1,445 @@
+package fakellm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/llm"
+)
+
+// SafetyCheck is a pending safety check a ResponsesServer attaches to a computer_call.
+type SafetyCheck struct {
+	ID      string `json:"id"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// ResponsesServer is an OpenAI Responses API server (POST {URL}/responses)
+// with the computer_use_preview tool, answering with a Brain. It keeps the
+// responses it gave, so it checks what the real API checks: a bearer key, the
+// computer tool's declaration, truncation "auto", a known previous_response_id,
+// a computer_call_output for every computer_call of that response, and
+// acknowledged_safety_checks matching exactly the checks that were pending.
+type ResponsesServer struct {
+	*Core
+	// URL is the base URL to configure clients with, up to and including /v1.
+	URL string
+	// Model is reported in responses; empty = the requested model.
+	Model string
+	// SafetyChecks, when set, is asked for every reply with actions; the checks
+	// it returns become the computer_call's pending_safety_checks.
+	SafetyChecks func(t Turn) []SafetyCheck
+
+	mu    sync.Mutex
+	calls map[string][]issuedCall // response id -> its computer_calls
+	srv   *httptest.Server
+}
+
+// issuedCall is a computer_call the server sent.
+type issuedCall struct {
+	callID string
+	checks []SafetyCheck
+}
+
+// NewResponsesServer starts a Responses server answering with brain. Close it when done.
+func NewResponsesServer(brain Brain) *ResponsesServer {
+	s := &ResponsesServer{Core: NewCore(brain), calls: map[string][]issuedCall{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) {
+		s.Handler(&responsesWire{s: s, header: r.Header}).ServeHTTP(w, r)
+	})
+	s.srv = httptest.NewServer(mux)
+	s.URL = s.srv.URL + "/v1"
+	return s
+}
+
+// Close shuts the server down, ending hung requests.
+func (s *ResponsesServer) Close() {
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// responsesWire implements Wire for one request.
+type responsesWire struct {
+	s      *ResponsesServer
+	header http.Header
+	model  string
+	prevID string
+}
+
+type respRequest struct {
+	Model              string          `json:"model"`
+	Instructions       string          `json:"instructions"`
+	Input              json.RawMessage `json:"input"`
+	PreviousResponseID string          `json:"previous_response_id"`
+	Truncation         string          `json:"truncation"`
+	Tools              []struct {
+		Type          string `json:"type"`
+		DisplayWidth  int    `json:"display_width"`
+		DisplayHeight int    `json:"display_height"`
+		Environment   string `json:"environment"`
+	} `json:"tools"`
+}
+
+type respItem struct {
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+	CallID  string          `json:"call_id"`
+	Output  *struct {
+		Type     string `json:"type"`
+		ImageURL string `json:"image_url"`
+	} `json:"output"`
+	Acknowledged []SafetyCheck `json:"acknowledged_safety_checks"`
+}
+
+var errBearer = errors.New("you didn't provide an API key: send it as Authorization: Bearer <key>")
+
+// Parse implements Wire: it validates the request as the Responses API would
+// and extracts the latest image and all text.
+func (rw *responsesWire) Parse(body []byte) (Parsed, error) {
+	auth := rw.header.Get("Authorization")
+	if !strings.HasPrefix(auth, "Bearer ") || strings.TrimSpace(strings.TrimPrefix(auth, "Bearer ")) == "" {
+		return Parsed{}, errBearer
+	}
+	var req respRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return Parsed{}, fmt.Errorf("request body is not JSON: %w", err)
+	}
+	if req.Model == "" {
+		return Parsed{}, errors.New("missing required parameter: 'model'")
+	}
+	rw.model, rw.prevID = req.Model, req.PreviousResponseID
+	computer := false
+	for i, t := range req.Tools {
+		if t.Type != "computer_use_preview" {
+			continue
+		}
+		computer = true
+		if t.DisplayWidth <= 0 || t.DisplayHeight <= 0 {
+			return Parsed{}, fmt.Errorf("tools[%d]: display_width and display_height are required", i)
+		}
+		if !slices.Contains([]string{"windows", "mac", "linux", "ubuntu", "browser"}, t.Environment) {
+			return Parsed{}, fmt.Errorf("tools[%d].environment: %q is not one of windows, mac, linux, ubuntu, browser", i, t.Environment)
+		}
+	}
+	if computer && req.Truncation != "auto" {
+		return Parsed{}, errors.New("truncation must be 'auto' when using the computer_use_preview tool")
+	}
+
+	var items []respItem
+	var asText string
+	if json.Unmarshal(req.Input, &asText) == nil {
+		items = []respItem{{Type: "message", Role: "user", Content: req.Input}}
+	} else if err := json.Unmarshal(req.Input, &items); err != nil {
+		return Parsed{}, fmt.Errorf("input is neither a string nor a list of items: %w", err)
+	}
+	if len(items) == 0 {
+		return Parsed{}, errors.New("input must not be empty")
+	}
+
+	rw.s.mu.Lock()
+	prev, known := rw.s.calls[req.PreviousResponseID]
+	rw.s.mu.Unlock()
+	if req.PreviousResponseID != "" && !known {
+		return Parsed{}, fmt.Errorf("previous response with id '%s' not found", req.PreviousResponseID)
+	}
+
+	var p Parsed
+	var texts []string
+	if req.Instructions != "" {
+		texts = append(texts, req.Instructions)
+	}
+	lastImage := ""
+	answered := map[string]bool{}
+	for i, it := range items {
+		where := fmt.Sprintf("input[%d]", i)
+		switch it.Type {
+		case "", "message":
+			if it.Role != "user" && it.Role != "developer" && it.Role != "system" {
+				return Parsed{}, fmt.Errorf("%s.role: %q is not allowed in input messages here", where, it.Role)
+			}
+			var s string
+			if json.Unmarshal(it.Content, &s) == nil {
+				texts = append(texts, s)
+				continue
+			}
+			var parts []struct {
+				Type     string `json:"type"`
+				Text     string `json:"text"`
+				ImageURL string `json:"image_url"`
+				Detail   string `json:"detail"`
+			}
+			if err := json.Unmarshal(it.Content, &parts); err != nil {
+				return Parsed{}, fmt.Errorf("%s.content: neither a string nor a list of parts: %w", where, err)
+			}
+			for j, part := range parts {
+				switch part.Type {
+				case "input_text":
+					texts = append(texts, part.Text)
+				case "input_image":
+					if !strings.HasPrefix(part.ImageURL, "data:image/") {
+						return Parsed{}, fmt.Errorf("%s.content[%d].image_url: expected a data:image/... URL", where, j)
+					}
+					p.Images++
+					lastImage = part.ImageURL
+				default:
+					return Parsed{}, fmt.Errorf("%s.content[%d].type: %q is not an input content type", where, j, part.Type)
+				}
+			}
+		case "computer_call_output":
+			var issued *issuedCall
+			for k := range prev {
+				if prev[k].callID == it.CallID {
+					issued = &prev[k]
+				}
+			}
+			if issued == nil {
+				return Parsed{}, fmt.Errorf("%s: no computer call found for call_id %q in the previous response", where, it.CallID)
+			}
+			if it.Output == nil || it.Output.Type != "computer_screenshot" || !strings.HasPrefix(it.Output.ImageURL, "data:image/") {
+				return Parsed{}, fmt.Errorf("%s.output: expected {type: computer_screenshot, image_url: data:image/...}", where)
+			}
+			if err := sameChecks(issued.checks, it.Acknowledged); err != nil {
+				return Parsed{}, fmt.Errorf("%s: %w", where, err)
+			}
+			answered[it.CallID] = true
+			p.Images++
+			lastImage = it.Output.ImageURL
+		default:
+			return Parsed{}, fmt.Errorf("%s.type: %q is not supported by this fake", where, it.Type)
+		}
+	}
+	for _, c := range prev {
+		if !answered[c.callID] {
+			return Parsed{}, fmt.Errorf("no computer_call_output found for computer call %s of the previous response", c.callID)
+		}
+	}
+	if lastImage != "" {
+		img, err := DecodeImage(lastImage)
+		if err != nil {
+			return Parsed{}, err
+		}
+		p.Image = img
+	}
+	p.Prompt = strings.Join(texts, "\n")
+	return p, nil
+}
+
+// sameChecks checks that acknowledged lists exactly the pending checks.
+func sameChecks(pending, acked []SafetyCheck) error {
+	var want, got []string
+	for _, c := range pending {
+		want = append(want, c.ID)
+	}
+	for _, c := range acked {
+		got = append(got, c.ID)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(want, got) {
+		if len(want) > 0 && len(got) == 0 {
+			return fmt.Errorf("the computer call has pending safety checks %v that must be acknowledged in acknowledged_safety_checks", want)
+		}
+		return fmt.Errorf("acknowledged_safety_checks %v do not match the pending safety checks %v", got, want)
+	}
+	return nil
+}
+
+// WriteError implements Wire with OpenAI's error body.
+func (rw *responsesWire) WriteError(w http.ResponseWriter, rep Reply) {
+	status := rep.HTTPStatus
+	typ := rep.ErrorType
+	if status == http.StatusBadRequest && strings.Contains(rep.Result, errBearer.Error()) {
+		status, typ = http.StatusUnauthorized, "invalid_api_key"
+	}
+	if typ == "" {
+		typ = defaultErrorType(status)
+	}
+	msg := rep.Result
+	if msg == "" {
+		msg = "scripted error " + strconv.Itoa(status)
+	}
+	errType := typ
+	switch typ {
+	case "rate_limit_exceeded":
+		errType = "requests"
+	case "invalid_api_key":
+		errType = "invalid_request_error"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+		"message": msg, "type": errType, "param": nil, "code": typ,
+	}})
+}
+
+// WriteReply implements Wire: actions become one computer_call (the single
+// "action" field for one action, the batched "actions" list for several), a
+// reply without actions becomes an assistant message (BLOCKED:/FAILED:
+// prefixed for those statuses, as the adapter's instructions ask).
+func (rw *responsesWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, inputTokens int) {
+	id := fmt.Sprintf("resp_fake_%d", t.Calls)
+	var output []map[string]any
+	var issued []issuedCall
+	if rep.Observation != "" && rep.Raw == "" && len(rep.Actions) > 0 {
+		output = append(output, map[string]any{
+			"type": "reasoning", "id": fmt.Sprintf("rs_fake_%d", t.Calls),
+			"summary": []any{map[string]any{"type": "summary_text", "text": rep.Observation}},
+		})
+	}
+	if rep.Raw == "" && len(rep.Actions) > 0 {
+		var acts []map[string]any
+		for _, a := range rep.Actions {
+			m, err := respAction(a)
+			if err != nil {
+				rw.WriteError(w, Reply{HTTPStatus: http.StatusInternalServerError, ErrorType: "server_error", Result: "fakellm: " + err.Error()})
+				return
+			}
+			acts = append(acts, m)
+		}
+		var checks []SafetyCheck
+		if rw.s.SafetyChecks != nil {
+			checks = rw.s.SafetyChecks(t)
+		}
+		call := map[string]any{
+			"type": "computer_call", "id": fmt.Sprintf("cu_fake_%d", t.Calls), "call_id": fmt.Sprintf("call_fake_%d", t.Calls),
+			"status": "completed", "pending_safety_checks": append([]SafetyCheck{}, checks...),
+		}
+		if len(acts) == 1 {
+			call["action"] = acts[0]
+		} else {
+			call["actions"] = acts
+		}
+		output = append(output, call)
+		issued = append(issued, issuedCall{callID: call["call_id"].(string), checks: checks})
+	} else {
+		text := rep.Raw
+		if text == "" {
+			switch StatusOf(rep) {
+			case llm.Blocked:
+				text = "BLOCKED: " + rep.Result
+			case llm.Failed:
+				text = "FAILED: " + rep.Result
+			default:
+				text = rep.Result
+			}
+		}
+		output = append(output, map[string]any{
+			"type": "message", "id": fmt.Sprintf("msg_fake_%d", t.Calls), "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}},
+		})
+	}
+	rw.s.mu.Lock()
+	rw.s.calls[id] = issued
+	rw.s.mu.Unlock()
+
+	model := rw.s.Model
+	if model == "" {
+		model = rw.model
+	}
+	raw, _ := json.Marshal(output)
+	out := EstimateOutputTokens(string(raw))
+	var prev any
+	if rw.prevID != "" {
+		prev = rw.prevID
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": id, "object": "response", "created_at": time.Now().Unix(), "status": "completed",
+		"model": model, "output": output, "previous_response_id": prev, "truncation": "auto",
+		"parallel_tool_calls": true, "error": nil, "incomplete_details": nil,
+		"usage": map[string]any{
+			"input_tokens": inputTokens, "output_tokens": out, "total_tokens": inputTokens + out,
+			"input_tokens_details":  map[string]any{"cached_tokens": 0},
+			"output_tokens_details": map[string]any{"reasoning_tokens": 0},
+		},
+	})
+}
+
+// respAction renders a brain action as a computer tool action.
+func respAction(a BrainAction) (map[string]any, error) {
+	at := func() error {
+		if a.At == nil {
+			return fmt.Errorf("brain action %s has no point", a.Kind)
+		}
+		return nil
+	}
+	switch a.Kind {
+	case llm.Click:
+		if err := at(); err != nil {
+			return nil, err
+		}
+		if len(a.Keys) > 0 {
+			return nil, errors.New("the OpenAI computer tool has no click modifiers")
+		}
+		button := a.Button
+		switch button {
+		case "":
+			button = "left"
+		case "middle":
+			button = "wheel"
+		}
+		return map[string]any{"type": "click", "button": button, "x": a.At.X, "y": a.At.Y}, nil
+	case llm.DoubleClick:
+		if err := at(); err != nil {
+			return nil, err
+		}
+		return map[string]any{"type": "double_click", "x": a.At.X, "y": a.At.Y}, nil
+	case llm.Move:
+		if err := at(); err != nil {
+			return nil, err
+		}
+		return map[string]any{"type": "move", "x": a.At.X, "y": a.At.Y}, nil
+	case llm.Drag:
+		if err := at(); err != nil {
+			return nil, err
+		}
+		if a.To == nil {
+			return nil, errors.New("brain drag has no end point (To)")
+		}
+		return map[string]any{"type": "drag", "path": []any{
+			map[string]any{"x": a.At.X, "y": a.At.Y}, map[string]any{"x": a.To.X, "y": a.To.Y},
+		}}, nil
+	case llm.Scroll:
+		if err := at(); err != nil {
+			return nil, err
+		}
+		px := 100 * max(a.Amount, 1)
+		sx, sy := 0, 0
+		switch a.Direction {
+		case "down":
+			sy = px
+		case "up":
+			sy = -px
+		case "right":
+			sx = px
+		case "left":
+			sx = -px
+		default:
+			return nil, fmt.Errorf("brain scroll direction %q", a.Direction)
+		}
+		return map[string]any{"type": "scroll", "x": a.At.X, "y": a.At.Y, "scroll_x": sx, "scroll_y": sy}, nil
+	case llm.TypeText:
+		return map[string]any{"type": "type", "text": a.Text}, nil
+	case llm.KeyPress:
+		keys := make([]string, len(a.Keys))
+		for i, k := range a.Keys {
+			keys[i] = strings.ToUpper(k) // the model writes key names in capitals
+		}
+		return map[string]any{"type": "keypress", "keys": keys}, nil
+	case llm.Wait:
+		return map[string]any{"type": "wait"}, nil
+	case AskScreenshot:
+		return map[string]any{"type": "screenshot"}, nil
+	}
+	return nil, fmt.Errorf("the OpenAI computer tool has no action for %q", a.Kind)
+}

@@ -1,0 +1,96 @@
+package cuwire
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/llm"
+)
+
+func TestClassifyFinal(t *testing.T) {
+	for text, want := range map[string]llm.Status{
+		"DONE: the total is 42": llm.Done,
+		"The total is 42.":      llm.Done,
+		"I have filled the form. Would you like me to do anything else?": llm.Done,
+		"BLOCKED: log in to continue":                                    llm.Blocked,
+		"blocked: needs a password":                                      llm.Blocked,
+		"The page shows a CAPTCHA that I cannot solve.":                  llm.Blocked,
+		"Could you please provide the password for this account?":        llm.Blocked,
+		"I need you to approve the payment on your phone.":               llm.Blocked,
+		"I cannot continue without your verification code.":              llm.Blocked,
+		"Please log in, then ask me again.":                              llm.Blocked,
+		"FAILED: the file does not exist":                                llm.Failed,
+	} {
+		f := ClassifyFinal(text)
+		if f.Status != want {
+			t.Errorf("%q: %s, want %s", text, f.Status, want)
+		}
+		if f.Result == "" || strings.HasPrefix(f.Result, "DONE") || strings.HasPrefix(strings.ToUpper(f.Result), "BLOCKED") {
+			t.Errorf("%q: result %q keeps the marker or is empty", text, f.Result)
+		}
+		if want == llm.Blocked && (f.BlockReason == "" || f.NextUserAction == "") {
+			t.Errorf("%q: blocked without reason or next user action", text)
+		}
+	}
+}
+
+func TestSplitCombo(t *testing.T) {
+	for in, want := range map[string]string{
+		"ctrl+s": "ctrl|s", "Return": "Return", "ctrl+shift+t": "ctrl|shift|t", "ctrl++": "ctrl|+", "+": "+", " alt + F4 ": "alt|F4", "": "",
+	} {
+		if got := strings.Join(SplitCombo(in), "|"); got != want {
+			t.Errorf("SplitCombo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestElideKeepsEachImageItsOwnRef(t *testing.T) {
+	body := []byte(`{"a":"QUJD","b":"QUJD","c":"WFla"}`)
+	got := Elide(body, []Elision{{Data: "QUJD", Ref: "img1"}, {Data: "QUJD", Ref: "img2"}, {Data: "WFla", Ref: "img3"}})
+	if string(got) != `{"a":"img1","b":"img2","c":"img3"}` {
+		t.Fatalf("Elide = %s", got)
+	}
+}
+
+func TestAPIError(t *testing.T) {
+	h := http.Header{}
+	h.Set("Retry-After", time.Now().Add(90*time.Second).UTC().Format(http.TimeFormat))
+	e := APIError("anthropic", 529, h, []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), "secret-key")
+	if e.Type != "overloaded_error" || e.Message != "Overloaded" || e.RetryAfter < 80*time.Second || !e.Retryable() {
+		t.Fatalf("anthropic 529: %+v", e)
+	}
+	e = APIError("openai", 401, nil, []byte(`{"error":{"message":"Incorrect API key provided: secret-key","type":"invalid_request_error","code":"invalid_api_key"}}`), "secret-key")
+	if e.Type != "invalid_api_key" || strings.Contains(e.Error(), "secret-key") || e.Retryable() {
+		t.Fatalf("openai 401: %+v / %v", e, e.Error())
+	}
+	e = APIError("openai", 502, nil, []byte("<html>Bad Gateway</html>"), "")
+	if e.Message != "<html>Bad Gateway</html>" || !e.Retryable() {
+		t.Fatalf("non-JSON 502: %+v", e)
+	}
+	e = APIError("anthropic", 529, nil, nil, "")
+	if e.Type != "overloaded_error" || e.Message == "" {
+		t.Fatalf("empty 529: %+v", e)
+	}
+}
+
+func TestCaptureKeepsBodiesForTheSDK(t *testing.T) {
+	var c Capture
+	req, _ := http.NewRequest("POST", "http://x/", strings.NewReader(`{"q":1}`))
+	resp, err := c.Middleware(req, func(r *http.Request) (*http.Response, error) {
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(r.Body)
+		if b.String() != `{"q":1}` {
+			t.Errorf("next saw body %q", b.String())
+		}
+		return &http.Response{StatusCode: 200, Header: http.Header{"X": {"y"}}, Body: http.NoBody}, nil
+	})
+	if err != nil || resp.StatusCode != 200 || string(c.Request) != `{"q":1}` || c.Status != 200 || c.Header.Get("X") != "y" {
+		t.Fatalf("capture %+v err %v", c, err)
+	}
+	if got := Redact([]byte("key=abcd1234 more abcd1234"), "abcd1234"); string(got) != "key=[redacted] more [redacted]" {
+		t.Fatalf("Redact = %s", got)
+	}
+}

@@ -1,0 +1,75 @@
+package openai
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/llm"
+)
+
+func TestParseUITARS(t *testing.T) {
+	p := geom.ProfileFor("ui-tars-72b")
+	cases := []struct {
+		name, text string
+		want       []llm.Action
+		status     llm.Status
+		result     string
+	}{
+		{"parens", "Thought: The OK button.\nAction: click(start_box='(120,340)')",
+			[]llm.Action{{Kind: llm.Click, At: []float64{120, 340}}}, llm.Continue, ""},
+		{"box tokens", "Thought: x\nAction: left_double(start_box='<|box_start|>(5,6)<|box_end|>')",
+			[]llm.Action{{Kind: llm.DoubleClick, At: []float64{5, 6}}}, llm.Continue, ""},
+		{"point tag", "Thought: x\nAction: right_single(point='<point>7 8</point>')",
+			[]llm.Action{{Kind: llm.Click, Button: "right", At: []float64{7, 8}}}, llm.Continue, ""},
+		{"bracket box", "Thought: x\nAction: click(start_box='[10, 20, 30, 40]')",
+			[]llm.Action{{Kind: llm.Click, At: []float64{10, 20, 30, 40}}}, llm.Continue, ""},
+		{"drag", "Thought: x\nAction: drag(start_box='(1,2)', end_box='(300,400)')",
+			[]llm.Action{{Kind: llm.Drag, At: []float64{1, 2}, To: []float64{300, 400}}}, llm.Continue, ""},
+		{"hotkey", "Thought: save\nAction: hotkey(key='ctrl s')",
+			[]llm.Action{{Kind: llm.KeyPress, Keys: []string{"ctrl", "s"}}}, llm.Continue, ""},
+		{"type and submit", `Thought: x` + "\nAction: type(content='it\\'s (fine)\\n')",
+			[]llm.Action{{Kind: llm.TypeText, Text: "it's (fine)"}, {Kind: llm.KeyPress, Keys: []string{"Return"}}}, llm.Continue, ""},
+		{"scroll", "Thought: x\nAction: scroll(start_box='(500,500)', direction='down')",
+			[]llm.Action{{Kind: llm.Scroll, At: []float64{500, 500}, Direction: "down"}}, llm.Continue, ""},
+		{"several actions", "Thought: fill\nAction: click(start_box='(1,1)')\n\ntype(content='Ada')",
+			[]llm.Action{{Kind: llm.Click, At: []float64{1, 1}}, {Kind: llm.TypeText, Text: "Ada"}}, llm.Continue, ""},
+		{"finished", "Thought: done\nAction: finished(content='The total is 42.')", nil, llm.Done, "The total is 42."},
+		{"call user", "Thought: a captcha\nAction: call_user()", nil, llm.Blocked, ""},
+		{"wait", "Thought: loading\nAction: wait()", []llm.Action{{Kind: llm.Wait, DurationMS: 2000}}, llm.Continue, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := ParseUITARS(tc.text, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(d.Actions, tc.want) || d.Status != tc.status || d.Result != tc.result {
+				t.Fatalf("got %+v status %s result %q\nwant %+v status %s result %q", d.Actions, d.Status, d.Result, tc.want, tc.status, tc.result)
+			}
+		})
+	}
+	d, _ := ParseUITARS("Thought: a captcha blocks the form\nAction: call_user()", p)
+	if !strings.Contains(d.BlockReason, "captcha") {
+		t.Fatalf("block reason %q does not carry the thought", d.BlockReason)
+	}
+}
+
+func TestParseUITARSErrors(t *testing.T) {
+	p := geom.ProfileFor("ui-tars-72b")
+	for _, tc := range []struct{ text, want string }{
+		{"I would click the button.", `no "Action:" line`},
+		{"Thought: x\nAction: click()", "needs start_box"},
+		{"Thought: x\nAction: click(start_box='(1)')", "2 numbers"},
+		{"Thought: x\nAction: open_app(name='x')", `unknown action "open_app"`},
+		{"Thought: x\nAction: click(start_box='(5000,10)')", "outside 0-1000"},
+		{"Thought: x\nAction: click(start_box='(1,2)')\n\nhotkey(key='ctrl nosuchkey')", "unknown key"},
+	} {
+		d, err := ParseUITARS(tc.text, p)
+		if !errors.Is(err, llm.ErrBadOutput) || !strings.Contains(err.Error(), tc.want) || d != nil {
+			t.Errorf("%q: err = %v, want ErrBadOutput mentioning %q and no decision", tc.text, err, tc.want)
+		}
+	}
+}
