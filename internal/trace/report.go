@@ -375,7 +375,7 @@ func actionDetail(a llm.Action) string {
 	return strings.Join(p, ", ")
 }
 
-// RenderReport writes the HTML report of the run directory dir to w's bytes.
+// renderReport returns the HTML report of the run directory dir.
 func renderReport(dir string, running bool) ([]byte, error) {
 	v, err := loadReport(dir, running)
 	if err != nil {

@@ -112,6 +112,7 @@ type Run struct {
 	idle       *sync.Cond
 	wake       chan struct{}
 	done       chan struct{}
+	finishSeen bool // a finish event was queued; guarded by mu
 	closeOnce  sync.Once
 	closeErr   error
 	onIdle     func() // session report refresh
@@ -238,6 +239,9 @@ func (r *Run) enqueue(it item) {
 		return
 	}
 	r.queue = append(r.queue, it)
+	if it.line.Kind == string(agent.EvFinish) {
+		r.finishSeen = true
+	}
 	r.mu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
@@ -266,25 +270,12 @@ func (r *Run) finished() bool {
 // Finish records res as the finish event (unless one was recorded) and closes the run.
 func (r *Run) Finish(res *agent.Result) error {
 	r.mu.Lock()
-	has := r.hasFinish()
+	has := r.finishSeen
 	r.mu.Unlock()
 	if !has && res != nil {
 		r.OnEvent(agent.Event{Time: time.Now(), RunID: r.id, Kind: agent.EvFinish, Result: res})
 	}
 	return r.Close()
-}
-
-// hasFinish reports whether a finish event is queued or written; r.mu held.
-func (r *Run) hasFinish() bool {
-	if r.result != nil {
-		return true
-	}
-	for _, it := range r.queue {
-		if it.line.Kind == string(agent.EvFinish) {
-			return true
-		}
-	}
-	return false
 }
 
 // Close writes the queued events, result.json, run.json and report.html, and

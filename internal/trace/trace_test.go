@@ -238,9 +238,12 @@ func TestDebugImagesOffKeepsTextOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	play(t, run, run.ID(), script{steps: 2, w: 320, h: 200, finish: true})
-	if err := run.Close(); err != nil {
+	play(t, run, run.ID(), script{steps: 2, w: 320, h: 200})
+	if err := run.Finish(&agent.Result{Status: agent.Failed, Summary: "gave up", Steps: 2}); err != nil {
 		t.Fatal(err)
+	}
+	if info, _ := st.Get(run.ID()); info.Status != "failed" || info.Result == nil || info.Result.Summary != "gave up" {
+		t.Errorf("Finish did not record the result: %+v", info)
 	}
 	if _, err := os.Stat(filepath.Join(run.Dir(), ImagesDir)); !os.IsNotExist(err) {
 		t.Errorf("images folder exists with DebugImages off: %v", err)

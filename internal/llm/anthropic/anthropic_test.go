@@ -363,10 +363,14 @@ func TestProviderErrorsAreRetryableAPIErrors(t *testing.T) {
 		srv := fakellm.NewAnthropicServer(fakellm.Script(fakellm.Fixed(fakellm.Reply{HTTPStatus: tc.status, RetryAfter: tc.retryIn, Result: "slow down"})))
 		a := newAdapter(t, srv)
 		_, err := a.NewSession("task").Next(context.Background(), llm.Observation{Step: 1, Screenshot: defaultScreen().shot(t, a.Profile(), 1)})
+		calls := srv.Calls()
 		srv.Close()
 		var ae *llm.APIError
 		if !errors.As(err, &ae) {
 			t.Fatalf("HTTP %d: error %v is not an *llm.APIError", tc.status, err)
+		}
+		if calls != 1 {
+			t.Errorf("HTTP %d: %d requests with one attempt allowed: the SDK retried on its own", tc.status, calls)
 		}
 		if ae.StatusCode != tc.status || ae.Type != tc.typ || ae.Message != "slow down" || ae.RetryAfter != tc.wantDur || !ae.Retryable() {
 			t.Errorf("HTTP %d: got %+v (retryable %v)", tc.status, ae, ae.Retryable())
@@ -586,5 +590,16 @@ func TestCursorPositionAndScreenshotAreAnsweredNextStep(t *testing.T) {
 	}
 	if d.Status != llm.Done {
 		t.Fatalf("decision = %+v: the model did not get the cursor position", d)
+	}
+}
+
+func TestHungRequestTimesOut(t *testing.T) {
+	srv := fakellm.NewAnthropicServer(fakellm.Script(fakellm.Fixed(fakellm.Reply{Delay: time.Minute})))
+	defer srv.Close()
+	a := newAdapter(t, srv, func(c *llm.Config) { c.Timeout = 300 * time.Millisecond })
+	_, err := a.NewSession("x").Next(context.Background(), llm.Observation{Step: 1, Screenshot: defaultScreen().shot(t, a.Profile(), 1)})
+	var ae *llm.APIError
+	if err == nil || errors.As(err, &ae) || !llm.Retryable(err) {
+		t.Fatalf("hung server: err = %v, want a retryable timeout", err)
 	}
 }

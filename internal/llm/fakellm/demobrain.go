@@ -212,7 +212,7 @@ func blobBox(img image.Image, c color.RGBA, tol int) (image.Rectangle, bool) {
 	union := best
 	for _, bl := range blobs {
 		sameRows := bl.box.Min.Y >= best.Min.Y-2 && bl.box.Max.Y <= best.Max.Y+2
-		if bl.n >= bestN/50 && sameRows && bl.box.Min.X <= best.Max.X+8 && bl.box.Max.X >= best.Min.X-bestN {
+		if bl.n >= bestN/50 && sameRows && bl.box.Min.X <= best.Max.X+6 && bl.box.Max.X >= best.Min.X-6 {
 			union = union.Union(bl.box)
 		}
 	}
