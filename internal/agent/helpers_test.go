@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"image"
 	"image/color"
 	_ "image/jpeg"
@@ -237,5 +236,3 @@ func statusOf(t *testing.T, res Result, want Status) {
 		t.Fatalf("result has no run id")
 	}
 }
-
-var _ = fmt.Sprintf

@@ -137,7 +137,7 @@ func (ru *run) execute() (res Result) {
 	}
 	res = ru.result(end)
 	if loc, ok := ru.runObs.(RunLocator); ok {
-		res.RunDir, res.Report = loc.RunDir(), loc.ReportPath()
+		res.RunDir, res.Report = loc.Dir(), loc.ReportPath()
 	}
 	ru.progressEvent(float64(ru.maxSteps), "Finished: "+string(res.Status))
 	ru.emit(Event{Kind: EvFinish, Result: &res, Message: res.Summary})

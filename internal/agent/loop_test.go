@@ -722,7 +722,7 @@ type recorder struct {
 
 func (r *recorder) OnEvent(ev Event) { r.mu.Lock(); r.events = append(r.events, ev); r.mu.Unlock() }
 func (r *recorder) Close() error     { r.mu.Lock(); r.closed = true; r.mu.Unlock(); return nil }
-func (r *recorder) RunDir() string   { return "/runs/x" }
+func (r *recorder) Dir() string      { return "/runs/x" }
 func (r *recorder) ReportPath() string {
 	return "/runs/x/report.html"
 }

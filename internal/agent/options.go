@@ -120,17 +120,18 @@ type Options struct {
 	// Logger receives diagnostics; nil = slog.Default().
 	Logger *slog.Logger
 	// NewObserver, when set, is called at the start of every run and its
-	// Observer gets that run's events (the run recorder). An Observer that also
-	// implements RunLocator names the run's directory and report in the Result;
-	// one with a Close() error method is closed after the finish event.
+	// Observer gets that run's events (the run recorder, e.g. a *trace.Run from
+	// trace.Store.Begin). An Observer that also implements RunLocator names the
+	// run's directory and report in the Result; one with a Close() error method
+	// is closed after the finish event, before Run returns.
 	NewObserver func(runID string, t Task) (Observer, error)
 }
 
 // RunLocator is optionally implemented by the Observer from Options.NewObserver
-// to say where the run's record is.
+// (trace.Run does) to say where the run's record is.
 type RunLocator interface {
-	// RunDir is the run's record directory.
-	RunDir() string
+	// Dir is the run's record directory.
+	Dir() string
 	// ReportPath is the run's HTML report file.
 	ReportPath() string
 }

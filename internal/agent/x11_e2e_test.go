@@ -2,10 +2,7 @@ package agent
 
 import (
 	"context"
-	"fmt"
-	"image"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -226,7 +223,3 @@ func TestX11HumanTakeover(t *testing.T) {
 		t.Fatalf("pointer at %v (%v): guiagent moved it after the takeover", p, err)
 	}
 }
-
-var _ = fmt.Sprint
-var _ = strings.Contains
-var _ image.Point

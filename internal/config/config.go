@@ -44,7 +44,7 @@ type Config struct {
 	// Screenshots.
 	JPEGQuality           int    `json:"jpeg_quality"`            // GUI_AGENT_JPEG_QUALITY 1-100, default 75
 	MaxLongEdge           int    `json:"max_long_edge"`           // GUI_AGENT_MAX_LONG_EDGE 64-8192, default 1920
-	MaxImageBytes         int    `json:"max_image_bytes"`         // GUI_AGENT_MAX_IMAGE_BYTES 32768-20000000, default 1000000
+	MaxImageBytes         int    `json:"max_image_bytes"`         // GUI_AGENT_MAX_IMAGE_BYTES 32768-20000000, default 750000 (about 1 MB once base64-encoded in a tool result)
 	ImageFormat           string `json:"image_format"`            // GUI_AGENT_IMAGE_FORMAT jpeg | png, default jpeg
 	ScreenshotAfterAction bool   `json:"screenshot_after_action"` // GUI_AGENT_SCREENSHOT_AFTER_ACTION
 
@@ -87,7 +87,7 @@ func Default() Config {
 		ModelTimeout:  120 * time.Second,
 		JPEGQuality:   75,
 		MaxLongEdge:   1920,
-		MaxImageBytes: 1_000_000,
+		MaxImageBytes: 750_000,
 		ImageFormat:   "jpeg",
 		MaxSteps:      50,
 		TaskTimeout:   600 * time.Second,

@@ -99,12 +99,11 @@ func TestShootMarkerResolvesToItsScreenPosition(t *testing.T) {
 			if f.Region != wantRegion {
 				t.Errorf("frame region %v, want %v", f.Region, wantRegion)
 			}
-			edge := o.WithDefaults().MaxLongEdge
-			if p := o.Profile; p.MaxLongEdge > 0 {
-				edge = min(edge, p.MaxLongEdge)
-			}
-			if tc.region != (geom.Rect{}) && f.Content.LongEdge() < edge-28 {
-				t.Errorf("zoom content %v was not scaled up to the long edge %d", f.Content, edge)
+			if tc.region != (geom.Rect{}) {
+				wc, wp := o.Profile.PrepareZoomSize(tc.region.Size(), o.WithDefaults().MaxLongEdge)
+				if f.Content != wc || f.Prepared != wp || f.Content.LongEdge() <= tc.region.Size().LongEdge() {
+					t.Errorf("zoom content/prepared %v/%v, want %v/%v scaled up from %v", f.Content, f.Prepared, wc, wp, tc.region.Size())
+				}
 			}
 			ip := centroid(t, img, red)
 			res, err := f.Resolve(ip, true)

@@ -90,7 +90,7 @@ func busyScreen(w, h int, seed uint64) *image.RGBA {
 		}
 	}
 	// Title bars and panels.
-	for y := 0; y < h; y += h / 4 {
+	for y := 0; y < h; y += max(1, h/4) {
 		rect(0, y, w, y+h/36, color.RGBA{50, 60, 80, 255})
 	}
 	rect(0, 0, w/6, h, color.RGBA{245, 245, 250, 255})

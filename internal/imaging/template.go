@@ -41,6 +41,29 @@ func toGray(img image.Image) gray {
 	return g
 }
 
+// crop returns the w x h part of g at (x, y).
+func (g gray) crop(x, y, w, h int) gray {
+	o := gray{w, h, make([]float32, max(0, w*h))}
+	for j := range h {
+		copy(o.p[j*w:(j+1)*w], g.p[(y+j)*g.w+x:])
+	}
+	return o
+}
+
+// localMax reports whether grid[x,y] is not smaller than its 8 neighbours.
+func localMax(grid []float64, w, h, x, y int) bool {
+	v := grid[y*w+x]
+	for dy := -1; dy <= 1; dy++ {
+		for dx := -1; dx <= 1; dx++ {
+			xx, yy := x+dx, y+dy
+			if (dx != 0 || dy != 0) && xx >= 0 && yy >= 0 && xx < w && yy < h && grid[yy*w+xx] > v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // shrink returns g box-averaged by an integer factor k.
 func (g gray) shrink(k int) gray {
 	if k <= 1 {
@@ -152,48 +175,45 @@ func FindTemplate(screen *image.RGBA, tmpl image.Image, threshold float64, maxRe
 	if t.w == 0 || t.h == 0 || t.w > s.w || t.h > s.h {
 		return nil
 	}
-	// Pyramid factor: keep the coarse template at least 8 px on its short side.
+	// Pyramid factor: keep the coarse template at least 6 px on its short side.
 	k := 1
-	for k < 8 && min(t.w, t.h)/(k*2) >= 8 {
+	for k < 8 && min(t.w, t.h)/(k*2) >= 6 {
 		k *= 2
 	}
 	type cand struct {
-		x, y int
+		x, y int // full-resolution position
 		s    float64
 	}
 	var cands []cand
-	cs, ct := s.shrink(k), t.shrink(k)
-	coarse := newScorer(cs, ct)
+	cs := s.shrink(k)
 	slack := 0.0
 	if k > 1 {
-		slack = 0.25 // coarse scores are blurred; refine generously
+		slack = 0.3 // coarse scores are blurred; refine generously
 	}
-	cw, ch := cs.w-ct.w+1, cs.h-ct.h+1
-	grid := make([]float64, cw*ch)
-	for y := range ch {
-		for x := range cw {
-			grid[y*cw+x] = coarse.score(x, y)
-		}
-	}
-	// Local maxima over a 3x3 neighbourhood.
-	for y := range ch {
-		for x := range cw {
-			v := grid[y*cw+x]
-			if v < threshold-slack {
+	// The screen is shrunk once; the template is shrunk at each of the k*k
+	// phases so that an occurrence at any offset is seen sharply by one phase.
+	for py := range k {
+		for px := range k {
+			ct := t.crop(px, py, (t.w-px)/k*k, (t.h-py)/k*k).shrink(k)
+			if ct.w == 0 || ct.h == 0 || ct.w > cs.w || ct.h > cs.h {
 				continue
 			}
-			isMax := true
-			for dy := -1; dy <= 1 && isMax; dy++ {
-				for dx := -1; dx <= 1; dx++ {
-					xx, yy := x+dx, y+dy
-					if (dx != 0 || dy != 0) && xx >= 0 && yy >= 0 && xx < cw && yy < ch && grid[yy*cw+xx] > v {
-						isMax = false
-						break
-					}
+			coarse := newScorer(cs, ct)
+			cw, ch := cs.w-ct.w+1, cs.h-ct.h+1
+			grid := make([]float64, cw*ch)
+			for y := range ch {
+				for x := range cw {
+					grid[y*cw+x] = coarse.score(x, y)
 				}
 			}
-			if isMax {
-				cands = append(cands, cand{x, y, v})
+			for y := range ch {
+				for x := range cw {
+					v := grid[y*cw+x]
+					if v < threshold-slack || !localMax(grid, cw, ch, x, y) {
+						continue
+					}
+					cands = append(cands, cand{x*k - px, y*k - py, v})
+				}
 			}
 		}
 	}
@@ -202,15 +222,12 @@ func FindTemplate(screen *image.RGBA, tmpl image.Image, threshold float64, maxRe
 		cands = cands[:8*maxResults+16]
 	}
 	// Refine at full resolution around each candidate.
-	full := coarse
-	if k > 1 {
-		full = newScorer(s, t)
-	}
+	full := newScorer(s, t)
 	var found []Match
 	for _, c := range cands {
 		best, bx, by := math.Inf(-1), 0, 0
-		for y := max(0, c.y*k-k); y <= min(s.h-t.h, c.y*k+k); y++ {
-			for x := max(0, c.x*k-k); x <= min(s.w-t.w, c.x*k+k); x++ {
+		for y := max(0, c.y-k); y <= min(s.h-t.h, c.y+k); y++ {
+			for x := max(0, c.x-k); x <= min(s.w-t.w, c.x+k); x++ {
 				if v := full.score(x, y); v > best {
 					best, bx, by = v, x, y
 				}

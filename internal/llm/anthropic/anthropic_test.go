@@ -40,7 +40,7 @@ type screen struct {
 
 // shot renders the screen, scales it by profile p and returns the image the
 // model is sent, with its frame.
-func (sc screen) shot(t *testing.T, p geom.Profile, step int) llm.Image {
+func (sc screen) shot(t testing.TB, p geom.Profile, step int) llm.Image {
 	t.Helper()
 	b := sc.display.Bounds
 	full := image.NewRGBA(image.Rect(0, 0, b.W, b.H))
@@ -601,5 +601,26 @@ func TestHungRequestTimesOut(t *testing.T) {
 	var ae *llm.APIError
 	if err == nil || errors.As(err, &ae) || !llm.Retryable(err) {
 		t.Fatalf("hung server: err = %v, want a retryable timeout", err)
+	}
+}
+
+// BenchmarkSessionStep measures one step through the adapter and a local fake
+// server (request building, SDK encoding, body capture, image elision), with
+// three screenshots kept in the conversation.
+func BenchmarkSessionStep(b *testing.B) {
+	srv := fakellm.NewAnthropicServer(fakellm.Script(fakellm.Fixed(fakellm.Reply{Actions: []fakellm.BrainAction{fakellm.ClickAt(image.Point{X: 5, Y: 5})}})))
+	defer srv.Close()
+	a, err := anthropic.New(llm.Config{Model: "claude-sonnet-4-5", APIKey: testKey, BaseURL: srv.URL, Retry: llm.RetryPolicy{Attempts: 1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	img := defaultScreen().shot(b, a.Profile(), 1)
+	sess := a.NewSession("bench")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		img.Step = i + 1
+		if _, err := sess.Next(context.Background(), llm.Observation{Step: i + 1, Screenshot: img}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

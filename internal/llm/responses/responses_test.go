@@ -378,3 +378,15 @@ func TestServerRejectsMissingKeyAndUnansweredCall(t *testing.T) {
 		t.Fatalf("unanswered call: HTTP %d %s", code, body)
 	}
 }
+
+func TestCancelEndsAHungRequest(t *testing.T) {
+	srv := fakellm.NewResponsesServer(fakellm.Script(fakellm.Fixed(fakellm.Reply{Delay: time.Minute})))
+	defer srv.Close()
+	a := newAdapter(t, srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := a.NewSession("x").Next(ctx, obs(t, a, 1))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
