@@ -1,0 +1,9 @@
+package windows
+
+import "log/slog"
+
+// Options configures a Backend. The zero value is ready to use.
+type Options struct {
+	// Logger receives diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+}
