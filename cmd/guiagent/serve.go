@@ -200,6 +200,5 @@ func (a *app) serveHTTP(ctx context.Context, stderr io.Writer) error {
 	}
 	ho := mcpserver.HTTPOptions{Addr: c.HTTPAddr, Token: token, AllowRemote: c.AllowRemote}
 	ho.Dashboard, ho.OnListen = a.dashboard(token, stderr)
-	a.log.Info("serving MCP over Streamable HTTP", "addr", c.HTTPAddr, "endpoint", "/mcp", "backend", a.screen.Name())
 	return a.server.ListenAndServe(ctx, ho)
 }
