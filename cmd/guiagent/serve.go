@@ -39,6 +39,12 @@ type recordedRun struct{ *trace.Run }
 
 func (r recordedRun) RunDir() string { return r.Dir() }
 
+// runStore serves gui://runs from the trace store.
+type runStore struct{ *trace.Store }
+
+func (s runStore) ListRuns() (any, error)        { return s.List() }
+func (s runStore) GetRun(id string) (any, error) { return s.Get(id) }
+
 // unconfiguredRunner answers gui_execute_task when no model is configured.
 type unconfiguredRunner struct{ err error }
 
@@ -88,6 +94,7 @@ func newApp(ctx context.Context, c config.Config, log *slog.Logger) (*app, error
 		ScreenshotAfterAction: c.ScreenshotAfterAction,
 		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Tasks: tasks,
 		Records: func(id string) mcpserver.ToolRecorder { return a.store.Session(id) },
+		Runs:    runStore{a.store},
 		Name:    "guiagent", Version: version, Logger: log,
 	}
 	if a.runner != nil {

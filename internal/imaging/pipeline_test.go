@@ -470,3 +470,23 @@ func TestBenchReportsMedians(t *testing.T) {
 		t.Error("n=0 accepted")
 	}
 }
+
+func TestScaleHalvesExactly(t *testing.T) {
+	src := busyScreen(64, 32, 2)
+	dst := image.NewRGBA(image.Rect(0, 0, 32, 16))
+	var s scaler
+	s.Scale(dst, src)
+	for y := range 16 {
+		for x := range 32 {
+			for c := range 4 {
+				sum := 0
+				for _, p := range []image.Point{{2 * x, 2 * y}, {2*x + 1, 2 * y}, {2 * x, 2*y + 1}, {2*x + 1, 2*y + 1}} {
+					sum += int(src.Pix[src.PixOffset(p.X, p.Y)+c])
+				}
+				if got, want := int(dst.Pix[dst.PixOffset(x, y)+c]), (sum+2)/4; got != want {
+					t.Fatalf("(%d,%d) channel %d = %d, want %d", x, y, c, got, want)
+				}
+			}
+		}
+	}
+}

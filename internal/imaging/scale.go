@@ -112,6 +112,14 @@ func (s *scaler) Scale(dst, src *image.RGBA) {
 		}
 		return
 	}
+	if sw == 2*dw && sh == 2*dh { // exact 2:1 (HiDPI, 4K to 1080p): 2x2 box average
+		parallelRows(dh, func(y0, y1 int) {
+			for y := y0; y < y1; y++ {
+				half2x(dst.Pix[y*dst.Stride:y*dst.Stride+dw*4], src.Pix[2*y*src.Stride:], src.Pix[(2*y+1)*src.Stride:], dw)
+			}
+		})
+		return
+	}
 	if s.h == nil || s.h.srcN != sw || s.h.dstN != dw {
 		s.h = newAxisWeights(sw, dw)
 	}
@@ -146,17 +154,51 @@ func (s *scaler) Scale(dst, src *image.RGBA) {
 	})
 }
 
+// half2x averages 2x2 blocks of rows r0 and r1 into out (n pixels).
+func half2x(out, r0, r1 []byte, n int) {
+	r0, r1 = r0[:n*8], r1[:n*8]
+	for x := range n {
+		a := spread(binary.LittleEndian.Uint32(r0[x*8:])) + spread(binary.LittleEndian.Uint32(r0[x*8+4:])) +
+			spread(binary.LittleEndian.Uint32(r1[x*8:])) + spread(binary.LittleEndian.Uint32(r1[x*8+4:]))
+		binary.LittleEndian.PutUint32(out[x*4:], pack((a+0x0002000200020002)<<6))
+	}
+}
+
 func horizontal(out, in []byte, a *axisWeights) {
 	taps := a.taps
-	for x := range a.dstN {
-		s := int(a.start[x]) * 4
-		ws := a.w[x*taps : x*taps+taps]
-		src := in[s : s+taps*4]
-		var acc uint64
-		for k, w := range ws {
-			acc += spread(binary.LittleEndian.Uint32(src[k*4:])) * uint64(w)
+	n := a.dstN
+	out = out[:n*4]
+	switch taps {
+	case 2:
+		ws := a.w[:n*2]
+		for x := range n {
+			s := int(a.start[x]) * 4
+			p := in[s : s+8 : s+8]
+			acc := spread(binary.LittleEndian.Uint32(p[0:]))*uint64(ws[2*x]) +
+				spread(binary.LittleEndian.Uint32(p[4:]))*uint64(ws[2*x+1])
+			binary.LittleEndian.PutUint32(out[x*4:], pack(acc+roundLanes))
 		}
-		binary.LittleEndian.PutUint32(out[x*4:], pack(acc+roundLanes))
+	case 3:
+		ws := a.w[:n*3]
+		for x := range n {
+			s := int(a.start[x]) * 4
+			p := in[s : s+12 : s+12]
+			acc := spread(binary.LittleEndian.Uint32(p[0:]))*uint64(ws[3*x]) +
+				spread(binary.LittleEndian.Uint32(p[4:]))*uint64(ws[3*x+1]) +
+				spread(binary.LittleEndian.Uint32(p[8:]))*uint64(ws[3*x+2])
+			binary.LittleEndian.PutUint32(out[x*4:], pack(acc+roundLanes))
+		}
+	default:
+		for x := range n {
+			s := int(a.start[x]) * 4
+			ws := a.w[x*taps : x*taps+taps]
+			src := in[s : s+taps*4]
+			var acc uint64
+			for k, w := range ws {
+				acc += spread(binary.LittleEndian.Uint32(src[k*4:])) * uint64(w)
+			}
+			binary.LittleEndian.PutUint32(out[x*4:], pack(acc+roundLanes))
+		}
 	}
 }
 

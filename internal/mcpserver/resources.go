@@ -19,7 +19,29 @@ const (
 	PermissionsURI = "gui://permissions"
 	AuditURI       = "gui://audit"
 	DisplaysURI    = "gui://displays"
+	RunsURI        = "gui://runs"
+	RunURITemplate = "gui://runs/{id}"
 )
+
+// RunStore lists recorded gui_execute_task runs; cmd adapts internal/trace to it.
+type RunStore interface {
+	// ListRuns returns recent runs, newest first.
+	ListRuns() (any, error)
+	// GetRun returns one run's record, including its result; an unknown id is an error.
+	GetRun(id string) (any, error)
+}
+
+// jsonContents encodes v as the indented JSON contents of uri.
+func jsonContents(uri string, v any) (*mcp.ReadResourceResult, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("%s: encoding: %w", uri, err)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: b.String()}}}, nil
+}
 
 func (s *Server) addResources() {
 	add := func(uri, name, desc string, body func(ctx context.Context) (any, error)) {
@@ -29,14 +51,7 @@ func (s *Server) addResources() {
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", uri, err)
 				}
-				var b strings.Builder
-				enc := json.NewEncoder(&b)
-				enc.SetEscapeHTML(false)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(v); err != nil {
-					return nil, fmt.Errorf("%s: encoding: %w", uri, err)
-				}
-				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: b.String()}}}, nil
+				return jsonContents(uri, v)
 			})
 	}
 	add(StatusURI, "status", "Backend, displays, current task, uptime, kill switch and sessions.", s.Status)
@@ -50,6 +65,28 @@ func (s *Server) addResources() {
 		}
 		return map[string]any{"displays": displayInfos(ds)}, nil
 	})
+	if s.opts.Runs == nil {
+		return
+	}
+	add(RunsURI, "runs", "Recent gui_execute_task runs, newest first: id, task, status, steps, run directory and report path.",
+		func(context.Context) (any, error) {
+			runs, err := s.opts.Runs.ListRuns()
+			return map[string]any{"runs": runs}, err
+		})
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: RunURITemplate, Name: "run", MIMEType: "application/json",
+		Description: "One run's record and result (status, summary, result, trace, usage, report path); id from gui://runs."},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			uri := req.Params.URI
+			id := strings.TrimPrefix(uri, RunsURI+"/")
+			if id == "" || strings.ContainsAny(id, "/\\") || id == uri {
+				return nil, mcp.ResourceNotFoundError(uri)
+			}
+			run, err := s.opts.Runs.GetRun(id)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w (list runs with gui://runs)", uri, err)
+			}
+			return jsonContents(uri, run)
+		})
 }
 
 // Status is the content of gui://status (also used by the dashboard).

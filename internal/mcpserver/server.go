@@ -91,6 +91,8 @@ type Options struct {
 	CurrentTask func() any
 	// Records, when set, returns the recorder for an MCP session id ("" for stdio).
 	Records func(sessionID string) ToolRecorder
+	// Runs, when set, serves gui://runs (recent task runs) and gui://runs/{id}.
+	Runs RunStore
 	// Name and Version identify the server to clients; defaults "guiagent" and "dev".
 	Name, Version string
 	// Logger receives logs (stderr in cmd); nil discards them.

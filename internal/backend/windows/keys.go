@@ -142,3 +142,14 @@ func typingPlan(text string) ([]stroke, error) {
 	}
 	return out, nil
 }
+
+// chunkEnd returns the end of the batch of at most n strokes (n >= 2) that
+// starts at start, extended by one stroke so that a surrogate pair is never
+// split between two batches.
+func chunkEnd(plan []stroke, start, n int) int {
+	end := min(start+max(n, 1), len(plan))
+	if end < len(plan) && plan[end-1].VK.VK == 0 && plan[end-1].Unit >= 0xD800 && plan[end-1].Unit < 0xDC00 {
+		end++
+	}
+	return end
+}
