@@ -253,7 +253,7 @@ func runeKeysym(r rune) (uint32, bool) {
 		return 0xff09, true
 	case r == '\b':
 		return 0xff08, true
-	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r > unicode.MaxRune || r == unicode.ReplacementChar:
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r > unicode.MaxRune:
 		return 0, false
 	case r < 0x100:
 		return uint32(r), true

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+// runCmd runs guiagent in-process with only the given environment.
+func runCmd(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(k string) string { return env[k] }
+	code = run(args, getenv, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func baseEnv(t *testing.T) map[string]string {
+	dir := t.TempDir()
+	return map[string]string{"HOME": dir, "GUI_AGENT_RUNS_DIR": dir + "/runs"}
+}
+
+// TestDemoOffline is the README's first command: a private desktop, the sample
+// app and the scripted model complete the form and leave a report.
+func TestDemoOffline(t *testing.T) {
+	env := baseEnv(t)
+	code, stdout, stderr := runCmd(t, env, "demo")
+	if code != 0 {
+		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var res struct {
+		Status string `json:"status"`
+		Steps  int    `json:"steps"`
+		Report string `json:"report"`
+		Usage  struct {
+			Calls int `json:"model_calls"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("demo stdout is not the JSON result: %v\n%s", err, stdout)
+	}
+	if res.Status != "completed" || res.Usage.Calls > 2 {
+		t.Fatalf("demo result %+v", res)
+	}
+	if !strings.Contains(stderr, "scripted model") || !strings.Contains(stderr, "name:Ada Lovelace") {
+		t.Fatalf("demo should say it is scripted and show what the app received:\n%s", stderr)
+	}
+	if _, err := os.Stat(res.Report); err != nil {
+		t.Fatalf("report missing: %v", err)
+	}
+	code, stdout, _ = runCmd(t, env, "runs")
+	if code != 0 || !strings.Contains(stdout, "completed") {
+		t.Fatalf("runs: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestDoctorSaysWhatIsMissing(t *testing.T) {
+	env := baseEnv(t)
+	env["GUI_AGENT_PROVIDER"] = "anthropic"
+	env["GUI_AGENT_MODEL"] = "claude-sonnet-4-5"
+	env["GUI_AGENT_API_KEY"] = "sk-canary-doctor-0123456789"
+	code, stdout, stderr := runCmd(t, env, "doctor") // no DISPLAY
+	if code != 1 {
+		t.Fatalf("doctor without a display should exit 1, got %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"FAIL display", "--virtual-display", "adapter anthropic-computer", "API key set"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout+stderr, "canary") {
+		t.Fatalf("doctor printed the API key:\n%s", stdout)
+	}
+
+	code, stdout, _ = runCmd(t, env, "doctor", "--virtual-display", "800x600")
+	if code != 0 || !strings.Contains(stdout, "ok   input") || !strings.Contains(stdout, "ok   capture") {
+		t.Fatalf("doctor on a private display: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestBadConfigNamesTheVariable(t *testing.T) {
+	env := baseEnv(t)
+	env["GUI_AGENT_JPEG_QUALITY"] = "0"
+	code, stdout, stderr := runCmd(t, env, "serve")
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "GUI_AGENT_JPEG_QUALITY") || !strings.Contains(stderr, "1 to 100") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, _, stderr = runCmd(t, baseEnv(t), "frobnicate")
+	if code != 2 || !strings.Contains(stderr, "unknown command") {
+		t.Fatalf("unknown command: exit %d, %q", code, stderr)
+	}
+}
+
+func TestBenchCapturePrintsMedians(t *testing.T) {
+	code, stdout, stderr := runCmd(t, baseEnv(t), "bench", "capture", "--size", "1280x720", "--max-long-edge", "640", "-n", "3")
+	if code != 0 {
+		t.Fatalf("bench: exit %d: %s", code, stderr)
+	}
+	var rep map[string]float64
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("bench output is not one JSON object: %v\n%s", err, stdout)
+	}
+	for _, k := range []string{"capture_ms", "scale_ms", "encode_ms", "total_ms", "bytes"} {
+		if _, ok := rep[k]; !ok {
+			t.Errorf("bench output lacks %s: %s", k, stdout)
+		}
+	}
+	if rep["width"] != 640 || rep["height"] != 360 || rep["n"] != 3 || rep["bytes"] <= 0 {
+		t.Fatalf("bench report %v", rep)
+	}
+}
