@@ -56,7 +56,7 @@ func (u unconfiguredRunner) Run(_ context.Context, _ agent.Task, _ func(agent.Ev
 // also after a partial start.
 func newApp(ctx context.Context, c config.Config, log *slog.Logger) (*app, error) {
 	a := &app{cfg: c, log: log}
-	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, VirtualDisplay: c.VirtualDisplay, ForceVirtual: c.ForceVirtual})
+	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, VirtualDisplay: c.VirtualDisplay, ForceVirtual: c.ForceVirtual, VNC: c.VNC, VNCPassword: c.VNCPassword})
 	if err != nil {
 		return nil, err
 	}

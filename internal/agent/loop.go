@@ -308,6 +308,7 @@ func (ru *run) doStep(step int) (end ending, stop bool) {
 	ru.nextWarn = nil
 	if settleWarn != "" {
 		warnings = append(warnings, settleWarn)
+		ru.warnings = append(ru.warnings, fmt.Sprintf("step %d: %s", step, settleWarn))
 	}
 	// Stuck detection: did the previous step's actions change the screen?
 	if ru.prevShot != nil {
@@ -389,11 +390,14 @@ func (ru *run) doStep(step int) (end ending, stop bool) {
 	st.Outcome = outcome
 	ru.prevActs = actedOnScreen(acts)
 	ru.feedback = feedbackFor(acts, outcome)
+	allOK := len(acts) == len(plan)
 	for _, a := range acts {
 		if a.Warning != "" {
 			st.Warnings = append(st.Warnings, a.Warning)
 			ru.nextWarn = append(ru.nextWarn, a.Warning)
+			ru.warnings = append(ru.warnings, fmt.Sprintf("step %d: %s", step, a.Warning))
 		}
+		allOK = allOK && a.Outcome == "ok"
 	}
 	if halt == nil && ru.o.StepDelay > 0 {
 		sleepCtx(ru.ctx, ru.o.StepDelay)
@@ -404,7 +408,9 @@ func (ru *run) doStep(step int) (end ending, stop bool) {
 	if halt != nil {
 		return *halt, true
 	}
-	if end, stop := ru.terminal(dec, step); stop {
+	// A "done" whose own actions did not all run is not done: the model sees
+	// the feedback and decides again.
+	if end, stop := ru.terminal(dec, step); stop && allOK {
 		return end, true
 	}
 	return ending{}, false

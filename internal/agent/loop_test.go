@@ -816,3 +816,19 @@ func TestSecondDisplayNegativeOrigin(t *testing.T) {
 		t.Fatalf("clicks %v want in %v", c, box)
 	}
 }
+
+// A "done" whose own actions did not all run is not taken as done.
+func TestDoneWithRefusedActionAsksAgain(t *testing.T) {
+	d := newDesk(t)
+	script := newScript(geom.ProfileFor("qwen2.5-vl-7b"),
+		func(_ context.Context, obs llm.Observation) (*llm.Decision, error) {
+			f := obs.Screenshot.Frame
+			return &llm.Decision{Status: llm.Done, Result: "clicked", Actions: []llm.Action{{Kind: llm.Click, At: []float64{5, float64(f.Prepared.H - 1)}}}}, nil
+		},
+		done("really done"))
+	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
+	statusOf(t, res, Completed)
+	if res.Result != "really done" || script.callCount() != 2 {
+		t.Fatalf("result %q after %d calls", res.Result, script.callCount())
+	}
+}

@@ -40,6 +40,8 @@ type Config struct {
 	XDisplay       string    `json:"x_display"`       // --display / $DISPLAY
 	VirtualDisplay geom.Size `json:"virtual_display"` // --virtual-display / GUI_AGENT_VIRTUAL_DISPLAY WxH (zero = none)
 	ForceVirtual   bool      `json:"force_virtual"`   // --virtual-display given as a flag: always start a private display
+	VNC            string    `json:"vnc"`             // --vnc / GUI_AGENT_VNC host:port: drive a remote desktop over VNC instead
+	VNCPassword    string    `json:"vnc_password"`    // GUI_AGENT_VNC_PASSWORD (never logged)
 
 	// Screenshots.
 	JPEGQuality           int    `json:"jpeg_quality"`            // GUI_AGENT_JPEG_QUALITY 1-100, default 75
@@ -114,6 +116,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	fs.StringVar(&c.HTTPAddr, "addr", c.HTTPAddr, "HTTP listen address (loopback unless --allow-remote)")
 	fs.BoolVar(&c.AllowRemote, "allow-remote", c.AllowRemote, "allow a non-loopback --addr (requires GUI_AGENT_HTTP_TOKEN)")
 	fs.StringVar(&c.XDisplay, "display", c.XDisplay, "X display to drive (default $DISPLAY)")
+	fs.StringVar(&c.VNC, "vnc", c.VNC, "drive a remote desktop over VNC at host:port (password in GUI_AGENT_VNC_PASSWORD)")
 	vd := fs.String("virtual-display", "", "start a private Xvfb of this size, e.g. 1280x800")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
 	fs.StringVar(&c.LogFile, "log-file", c.LogFile, "write logs to this file instead of stderr")
@@ -227,6 +230,8 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.dur("MODEL_TIMEOUT_S", &c.ModelTimeout, time.Second, 1, 600)
 	r.str("DISPLAY_INDEX", &c.DisplayIndex)
 	r.str("COORDINATE_MODE", &c.CoordinateMode)
+	r.str("VNC", &c.VNC)
+	r.str("VNC_PASSWORD", &c.VNCPassword)
 	if v, ok := r.lookup("VIRTUAL_DISPLAY"); ok {
 		s, err := ParseSize(v)
 		if err != nil {
@@ -303,6 +308,11 @@ func (c *Config) Validate() error {
 	if c.BaseURL != "" && !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
 		errs = append(errs, fmt.Errorf("GUI_AGENT_BASE_URL=%q: want an http:// or https:// URL", c.BaseURL))
 	}
+	if c.VNC != "" {
+		if _, _, err := net.SplitHostPort(c.VNC); err != nil {
+			errs = append(errs, fmt.Errorf("--vnc/GUI_AGENT_VNC=%q: want host:port such as 192.168.1.20:5900", c.VNC))
+		}
+	}
 	host, _, err := net.SplitHostPort(c.HTTPAddr)
 	switch {
 	case err != nil:
@@ -336,6 +346,9 @@ func (c Config) Redacted() Config {
 	if c.HTTPToken != "" {
 		c.HTTPToken = "<set>"
 	}
+	if c.VNCPassword != "" {
+		c.VNCPassword = "<set>"
+	}
 	return c
 }
 
@@ -349,7 +362,7 @@ func (c Config) LogValue() slog.Value {
 // Secrets returns the secret strings of c (non-empty), for scrubbing records.
 func (c Config) Secrets() []string {
 	var s []string
-	for _, v := range []string{c.APIKey, c.HTTPToken} {
+	for _, v := range []string{c.APIKey, c.HTTPToken, c.VNCPassword} {
 		if v != "" {
 			s = append(s, v)
 		}

@@ -19,6 +19,12 @@ type Options struct {
 	// ForceVirtual starts a private Xvfb even when a display is reachable. Its
 	// size is VirtualDisplay, or 1280x800 when that is zero.
 	ForceVirtual bool
+	// VNC, when set ("host:port"), drives that remote desktop over VNC instead
+	// of the local one, on every operating system; the X11 settings above are
+	// then ignored.
+	VNC string
+	// VNCPassword is the password for VNC Authentication; "" means none.
+	VNCPassword string
 }
 
 // ErrNoDisplay is returned by Open when no display is reachable and no

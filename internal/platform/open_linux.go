@@ -15,6 +15,9 @@ import (
 // (X11 on Linux) and a function that closes the backend and any private display
 // Open started.
 func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
+	if o.VNC != "" {
+		return openVNC(ctx, o)
+	}
 	display := o.Display
 	if display == "" {
 		display = os.Getenv("DISPLAY")

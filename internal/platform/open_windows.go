@@ -4,10 +4,25 @@ import (
 	"context"
 	"fmt"
 
+	winbackend "github.com/guiagent/guiagent/internal/backend/windows"
 	"github.com/guiagent/guiagent/internal/desktop"
 )
 
-// Open would return the Windows backend; it is not built yet.
+// Open starts the Windows backend on the desktop of the session this process
+// runs in and returns it with a function that closes it. Display and
+// VirtualDisplay are X11 settings and are ignored; ForceVirtual (a private
+// Xvfb demanded with --virtual-display) is an error, since Windows has no Xvfb.
 func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
-	return nil, nil, fmt.Errorf("the Windows desktop backend is not built yet: %w", desktop.ErrUnsupported)
+	if o.VNC != "" {
+		return openVNC(ctx, o)
+	}
+	if o.ForceVirtual {
+		return nil, nil, fmt.Errorf("a private virtual display (Xvfb) is only available on Linux: drop --virtual-display to drive this Windows desktop: %w", desktop.ErrUnsupported)
+	}
+	b := winbackend.New(winbackend.Options{})
+	if err := b.Start(ctx); err != nil {
+		_ = b.Close()
+		return nil, nil, err
+	}
+	return b, b.Close, nil
 }

@@ -177,6 +177,13 @@ func (b *Backend) Start(ctx context.Context) error {
 	b.readerDone = make(chan struct{})
 	b.started = true
 	go b.readLoop()
+	// A first update round trip: the server has then processed SetEncodings
+	// and sent what they trigger (the extended clipboard caps) before this
+	// answer, and it proves that the server serves pixels.
+	if _, err := b.Capture(ctx, geom.Rect{W: 1, H: 1}, nil); err != nil {
+		_ = b.Close()
+		return fmt.Errorf("vnc: first framebuffer update from %s failed: %w", b.addr, err)
+	}
 	b.log.Info("connected", "rfb", b.version, "security", b.security, "desktop", b.name, "size", b.size())
 	return nil
 }

@@ -201,24 +201,44 @@ func (b *Backend) TypeText(ctx context.Context, text string) error {
 	if err := b.ready(); err != nil {
 		return err
 	}
-	syms := make([]uint32, 0, len(text))
+	type stroke struct {
+		sym   uint32
+		shift bool
+	}
+	strokes := make([]stroke, 0, len(text))
 	for _, r := range text {
 		s, ok := runeKeysym(r)
 		if !ok {
 			return fmt.Errorf("vnc: cannot type the control character U+%04X: remove it from the text (use a key press for special keys)", r)
 		}
-		syms = append(syms, s)
+		strokes = append(strokes, stroke{s, unicode.IsUpper(r) && unicode.ToLower(r) != r})
 	}
 	b.inMu.Lock()
 	defer b.inMu.Unlock()
-	for _, s := range syms {
+	const shiftL = 0xffe1
+	for _, st := range strokes {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := b.writeKey(true, s); err != nil {
-			return err
+		// Upper-case letters go with Shift held, as a keyboard types them:
+		// left alone, a server may toggle Caps Lock to reach the letter
+		// (Xvnc does) and leave it on after the text.
+		shift := st.shift && !b.shiftHeld()
+		if shift {
+			if err := b.writeKey(true, shiftL); err != nil {
+				return err
+			}
 		}
-		if err := b.writeKey(false, s); err != nil {
+		err := b.writeKey(true, st.sym)
+		if err == nil {
+			err = b.writeKey(false, st.sym)
+		}
+		if shift {
+			if uerr := b.writeKey(false, shiftL); err == nil {
+				err = uerr
+			}
+		}
+		if err != nil {
 			return err
 		}
 	}

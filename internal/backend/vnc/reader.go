@@ -107,6 +107,7 @@ func (b *Backend) readMessages() error {
 func (b *Backend) readUpdate(n int) error {
 	r := b.br
 	var rh [12]byte
+	pixels := false // whether the update carried pixel data, not only pseudo-rectangles
 	for i := 0; i < n; i++ {
 		if _, err := io.ReadFull(r, rh[:]); err != nil {
 			return err
@@ -117,10 +118,12 @@ func (b *Backend) readUpdate(n int) error {
 		rect := image.Rect(x, y, x+w, y+h)
 		switch enc {
 		case encRaw:
+			pixels = true
 			if err := b.readRaw(rect); err != nil {
 				return err
 			}
 		case encCopyRect:
+			pixels = true
 			var src [4]byte
 			if _, err := io.ReadFull(r, src[:]); err != nil {
 				return err
@@ -137,12 +140,21 @@ func (b *Backend) readUpdate(n int) error {
 		}
 	}
 	b.fbMu.Lock()
-	if p := b.pending; p != nil && p.covered >= p.need {
+	p := b.pending
+	if p != nil && p.covered >= p.need {
 		p.copyFrom(b.fb)
 		p.finish(nil)
 		b.pending = nil
 	}
+	again := p != nil && !pixels && b.pending == p
 	b.fbMu.Unlock()
+	if again {
+		// An update of pseudo-rectangles only (a cursor shape) answers a
+		// request without its pixels on some servers (TigerVNC): ask again.
+		if err := b.writeMsg(updateRequestMsg(false, p.rect.Min.X, p.rect.Min.Y, p.rect.Dx(), p.rect.Dy())); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
