@@ -328,6 +328,11 @@ func (ru *run) doStep(step int) (end ending, stop bool) {
 		Step: step, Task: ru.task.Task, Screenshot: img, Recent: ru.recentImages(),
 		Memory: ru.mem.text(), History: ru.mem.history(), Warnings: warnings, Feedback: ru.feedback,
 	}
+	// Where the pointer is, in the screenshot's pixels (native tools ask for it).
+	if p, err := ru.o.Input.CursorPosition(ru.ctx); err == nil && shot.Frame.Region.Contains(p) {
+		ip := shot.Frame.GlobalToImage(p)
+		obs.Cursor = &ip
+	}
 	if len(ru.zooms) > 0 {
 		obs.Feedback = strings.TrimSpace(obs.Feedback + fmt.Sprintf(
 			"\nThe %d zoomed region(s) you asked for are the last earlier image(s), just before the current screenshot.", len(ru.zooms)))

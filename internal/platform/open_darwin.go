@@ -2,15 +2,29 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/guiagent/guiagent/internal/backend/darwin"
 	"github.com/guiagent/guiagent/internal/desktop"
 )
 
-// Open would return the macOS backend; it is not built yet.
+// Open starts the macOS backend on the desktop of the logged-in user and
+// returns it with a function that closes it; with o.VNC it drives that remote
+// desktop instead. Display and VirtualDisplay are X11 settings and are ignored
+// (XQuartz sets $DISPLAY on many Macs, and the native desktop is still the one
+// meant); ForceVirtual (a private Xvfb demanded with --virtual-display) is an
+// error, since macOS has no Xvfb.
 func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
 	if o.VNC != "" {
 		return openVNC(ctx, o)
 	}
-	return nil, nil, fmt.Errorf("the macOS desktop backend is not built yet: %w", desktop.ErrUnsupported)
+	if o.ForceVirtual {
+		return nil, nil, fmt.Errorf("a private virtual display (Xvfb) is only available on Linux: drop --virtual-display to drive this Mac's desktop: %w", desktop.ErrUnsupported)
+	}
+	b := darwin.New(darwin.Options{})
+	if err := b.Start(ctx); err != nil {
+		return nil, nil, errors.Join(err, b.Close())
+	}
+	return b, b.Close, nil
 }

@@ -13,6 +13,8 @@ func mon(name string, x, y, w, h, dpi int, primary bool) physMonitor {
 	return physMonitor{Name: name, Rect: physRect{x, y, w, h}, DPI: dpi, Primary: primary}
 }
 
+func rect(x, y, w, h int) geom.Rect { return geom.Rect{X: x, Y: y, W: w, H: h} }
+
 func mustLayout(t *testing.T, ms ...physMonitor) layout {
 	t.Helper()
 	l, err := buildLayout(ms)
@@ -118,12 +120,12 @@ func TestMixedDPIRightOfPrimary(t *testing.T) {
 		mon("primary", 0, 0, 3840, 2160, 144, true),
 	)
 	p, r := byName(t, l, "primary"), byName(t, l, "right")
-	if p.Bounds != (geom.Rect{0, 0, 2560, 1440}) || !p.Primary || p.ID != "0" {
+	if p.Bounds != (rect(0, 0, 2560, 1440)) || !p.Primary || p.ID != "0" {
 		t.Fatalf("primary = %+v, want 2560x1440 at the origin with id 0", p)
 	}
 	// It starts at the primary's logical right edge, not at 3840, and its
 	// offset is measured in the primary's scale (540/1.5).
-	if r.Bounds != (geom.Rect{2560, 360, 1920, 1080}) || r.Primary || r.ID != "1" {
+	if r.Bounds != (rect(2560, 360, 1920, 1080)) || r.Primary || r.ID != "1" {
 		t.Fatalf("right = %+v, want 1920x1080+2560+360 with id 1", r)
 	}
 	checkRoundTrip(t, l)
@@ -146,13 +148,13 @@ func TestNegativeOrigins(t *testing.T) {
 		mon("top", 0, -2160, 3840, 2160, 192, false),
 	)
 	p, left, top := byName(t, l, "primary"), byName(t, l, "left"), byName(t, l, "top")
-	if p.Bounds != (geom.Rect{0, 0, 2048, 1280}) {
+	if p.Bounds != (rect(0, 0, 2048, 1280)) {
 		t.Fatalf("primary = %v, want 2048x1280+0+0", p.Bounds)
 	}
-	if left.Bounds != (geom.Rect{-1920, 160, 1920, 1080}) {
+	if left.Bounds != (rect(-1920, 160, 1920, 1080)) {
 		t.Fatalf("left = %v, want 1920x1080-1920+160 (200 physical / 1.25)", left.Bounds)
 	}
-	if top.Bounds != (geom.Rect{0, -1080, 1920, 1080}) {
+	if top.Bounds != (rect(0, -1080, 1920, 1080)) {
 		t.Fatalf("top = %v, want 1920x1080+0-1080", top.Bounds)
 	}
 	if left.ID != "0" || top.ID != "1" || p.ID != "2" {
@@ -174,10 +176,10 @@ func TestChainedMonitorsAttachToTheirNeighbour(t *testing.T) {
 		mon("middle", 1920, 0, 3840, 2160, 192, false),
 		mon("far", 5760, 0, 1920, 1080, 96, false),
 	)
-	if m := byName(t, l, "middle"); m.Bounds != (geom.Rect{1920, 0, 1920, 1080}) {
+	if m := byName(t, l, "middle"); m.Bounds != (rect(1920, 0, 1920, 1080)) {
 		t.Fatalf("middle = %v", m.Bounds)
 	}
-	if f := byName(t, l, "far"); f.Bounds != (geom.Rect{3840, 0, 1920, 1080}) {
+	if f := byName(t, l, "far"); f.Bounds != (rect(3840, 0, 1920, 1080)) {
 		t.Fatalf("far = %v, want 1920x1080+3840+0 (attached to middle's logical right edge)", f.Bounds)
 	}
 	checkRoundTrip(t, l)
@@ -194,7 +196,7 @@ func TestMixedGridDoesNotOverlap(t *testing.T) {
 	)
 	checkNoOverlap(t, l)
 	checkRoundTrip(t, l)
-	if bl := byName(t, l, "bl"); bl.Bounds != (geom.Rect{0, 1080, 3840, 2160}) {
+	if bl := byName(t, l, "bl"); bl.Bounds != (rect(0, 1080, 3840, 2160)) {
 		t.Fatalf("bl = %v, want 3840x2160+0+1080", bl.Bounds)
 	}
 }
@@ -207,7 +209,7 @@ func TestMirroredAndDetachedMonitors(t *testing.T) {
 		mon("far", 10000, 0, 1280, 1024, 96, false),
 	)
 	checkNoOverlap(t, l)
-	if f := byName(t, l, "far"); f.Bounds != (geom.Rect{10000, 0, 1280, 1024}) {
+	if f := byName(t, l, "far"); f.Bounds != (rect(10000, 0, 1280, 1024)) {
 		t.Fatalf("far = %v, want its physical offset from the primary", f.Bounds)
 	}
 	if c := byName(t, l, "clone"); c.Bounds.W != 1920 || c.Bounds.H != 1080 {
