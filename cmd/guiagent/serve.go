@@ -34,11 +34,6 @@ type app struct {
 	closes []func() error
 }
 
-// recordedRun adapts a trace.Run to agent.RunLocator.
-type recordedRun struct{ *trace.Run }
-
-func (r recordedRun) RunDir() string { return r.Dir() }
-
 // runStore serves gui://runs from the trace store.
 type runStore struct{ *trace.Store }
 
@@ -132,11 +127,7 @@ func (a *app) newRunner(shot imaging.Options) (*agent.Runner, error) {
 		MaxSteps: c.MaxSteps, Timeout: c.TaskTimeout, TokenBudget: c.TokenBudget, StepDelay: c.StepDelay,
 		KeepImages: c.KeepImages, OnBusy: c.OnBusy, DisableHumanOverride: !c.HumanOverride, Logger: a.log,
 		NewObserver: func(runID string, t agent.Task) (agent.Observer, error) {
-			run, err := a.store.Begin(runID, t.Task, c.Redacted())
-			if err != nil {
-				return nil, err
-			}
-			return recordedRun{run}, nil
+			return a.store.Begin(runID, t.Task, c.Redacted())
 		},
 	}
 	if mem != nil {

@@ -82,6 +82,12 @@ func convertPixels(dst *image.RGBA, src []byte, w, h, bytesPerRow int, l pixelLa
 		if err != nil {
 			return fmt.Errorf("%w (%v)", err, l)
 		}
+		if ri == 2 && gi == 1 && bi == 0 { // BGRA in memory: what macOS captures give
+			for y := range h {
+				convertBGRARow(dst.Pix[y*dst.Stride:y*dst.Stride+w*4], src[y*bytesPerRow:y*bytesPerRow+w*4])
+			}
+			return nil
+		}
 		for y := range h {
 			s := src[y*bytesPerRow : y*bytesPerRow+w*4]
 			d := dst.Pix[y*dst.Stride : y*dst.Stride+w*4]
@@ -146,4 +152,14 @@ func byteOffsets(alpha, order uint32) (r, g, b int, err error) {
 		return 0, 0, 0, fmt.Errorf("macOS capture: unsupported byte order %#x for 32-bit pixels", order)
 	}
 	return r, g, b, nil
+}
+
+// convertBGRARow swaps blue and red of one row of 4-byte pixels and makes
+// them opaque, one 32-bit word per pixel.
+func convertBGRARow(d, s []byte) {
+	d = d[:len(s)]
+	for x := 0; x+4 <= len(s); x += 4 {
+		v := binary.LittleEndian.Uint32(s[x:])
+		binary.LittleEndian.PutUint32(d[x:], 0xFF000000|v&0x0000FF00|(v>>16)&0xFF|(v&0xFF)<<16)
+	}
 }
