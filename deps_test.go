@@ -27,7 +27,9 @@ func TestImportRules(t *testing.T) {
 		{mod + "internal/llm/openai", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
 		{mod + "internal/llm/anthropic", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
 		{mod + "internal/llm/responses", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
-		{mod + "internal/mcpserver", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") || strings.HasPrefix(p, mod+"internal/web") }},
+		{mod + "internal/mcpserver", func(p string) bool {
+			return strings.HasPrefix(p, mod+"cmd/") || strings.HasPrefix(p, mod+"internal/web")
+		}},
 		{mod + "internal/agent", func(p string) bool {
 			for _, ok := range []string{"cmd/", "internal/mcpserver", "internal/web", "internal/trace", "internal/agent"} {
 				if strings.HasPrefix(p, mod+ok) {
