@@ -1,0 +1,268 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/sampleapp"
+)
+
+// taskTransports connects an MCP client to a guiagent configured by c, over
+// stdio or Streamable HTTP.
+var taskTransports = []struct {
+	name    string
+	connect func(t *testing.T, c serverConfig, opts *mcp.ClientOptions) (*guiagent, *mcp.ClientSession)
+}{
+	{"stdio", startStdio},
+	{"http", func(t *testing.T, c serverConfig, opts *mcp.ClientOptions) (*guiagent, *mcp.ClientSession) {
+		if c.httpToken == "" {
+			c.httpToken = httpToken
+		}
+		g := startHTTP(t, c)
+		return g, g.connect(t, opts)
+	}},
+}
+
+// gui_execute_task fills the sample form through the whole loop: the scripted
+// model looks at the real screenshots, guiagent clicks and types into the real
+// X application, and the application reports the submitted values.
+func TestExecuteTaskFillsForm(t *testing.T) {
+	for _, tr := range taskTransports {
+		t.Run(tr.name, func(t *testing.T) {
+			d := startDesktop(t, sampleapp.SceneForm)
+			form := fakellm.DefaultDemoForm
+			model := startModel(t, fakellm.DemoFormBrain(form))
+			progress := &progressLog{}
+			_, cs := tr.connect(t, serverConfig{display: d.display, model: model, apiKey: canary(t, "sk-e2e-")},
+				&mcp.ClientOptions{ProgressNotificationHandler: progress.handler})
+
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			task := fmt.Sprintf("Fill the form with name %s, email %s and city %s, then press Submit", form.Name, form.Email, form.City)
+			res, r := executeTask(ctx, t, cs, task, "form-1")
+			if res.IsError || r.Status != agent.Completed {
+				t.Fatalf("status %s (error result %v), want completed: %s", r.Status, res.IsError, textOf(res))
+			}
+
+			// The application received exactly the values.
+			ev := waitEvent(t, d.app, "the form submit", func(e sampleapp.Event) bool { return e.Event == "submit" })
+			want := map[string]string{"name": form.Name, "email": form.Email, "city": form.City}
+			for k, v := range want {
+				if ev.Fields[k] != v {
+					t.Errorf("the app received %s=%q, want %q (all fields: %v)", k, ev.Fields[k], v, ev.Fields)
+				}
+			}
+			if len(ev.Fields) != len(want) {
+				t.Errorf("the app received fields %v, want exactly %v", ev.Fields, want)
+			}
+			if !strings.Contains(r.Result, form.Name) {
+				t.Errorf("result %q does not carry the entered values", r.Result)
+			}
+
+			// Usage, steps and the model's real call count agree.
+			if r.Usage.Calls < 1 || r.Usage.Calls > 2 {
+				t.Errorf("usage: %d model calls, want 1 or 2 (one act, one confirm)", r.Usage.Calls)
+			}
+			if got := model.Calls(); got != r.Usage.Calls {
+				t.Errorf("usage says %d model calls, the provider received %d", r.Usage.Calls, got)
+			}
+			if r.Usage.InputTokens <= 0 || r.Usage.WallMillis <= 0 {
+				t.Errorf("usage without tokens or wall time: %+v", r.Usage)
+			}
+			if r.Steps != len(r.Trace) || r.Steps < 1 {
+				t.Errorf("steps %d but trace has %d steps", r.Steps, len(r.Trace))
+			}
+			checkFormTrace(t, r)
+
+			// The run record: run id and a report on disk.
+			if r.RunID == "" || r.Report == "" {
+				t.Fatalf("result without run_id or report: run_id=%q report=%q", r.RunID, r.Report)
+			}
+			if fi, err := os.Stat(r.Report); err != nil || fi.Size() == 0 {
+				t.Errorf("report %s: %v (size %v)", r.Report, err, fi)
+			}
+			if rec, err := readResult(r.RunDir); err != nil || rec.Status != agent.Completed || rec.RunID != r.RunID {
+				t.Errorf("result.json of %s: %v, status %q run %q; want completed %q", r.RunDir, err, rec.Status, rec.RunID, r.RunID)
+			}
+
+			checkProgress(t, progress, len(r.Trace[0].Actions))
+		})
+	}
+}
+
+// checkFormTrace checks the first step's actions: each click has its point in
+// the model's convention (pixels of the image sent here) and in global screen
+// pixels, and the global point lies on the widget the brain aimed at.
+func checkFormTrace(t *testing.T, r agent.Result) {
+	t.Helper()
+	widgets, err := sampleapp.Layout(sampleapp.SceneForm, screenW, screenH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := r.Trace[0].Actions
+	targets := []string{"name", "email", "city", "submit"}
+	var clicks []agent.ActionTrace
+	for _, a := range acts {
+		if a.Outcome != "ok" {
+			t.Errorf("action %s: outcome %q (%s)", a.Action.Kind, a.Outcome, a.Error)
+		}
+		if a.Action.Kind == llm.Click {
+			clicks = append(clicks, a)
+		}
+	}
+	if len(clicks) != len(targets) {
+		t.Fatalf("first step has %d clicks, want %d (trace: %+v)", len(clicks), len(targets), acts)
+	}
+	for i, c := range clicks {
+		if len(c.Action.At) != 2 || c.Image == nil || c.Global == nil {
+			t.Fatalf("click %d lacks model (%v), image (%v) or global (%v) coordinates", i, c.Action.At, c.Image, c.Global)
+		}
+		var rect image.Rectangle
+		for _, w := range widgets {
+			if w.Name == targets[i] {
+				rect = w.Rect
+			}
+		}
+		g := image.Pt(c.Global.X, c.Global.Y)
+		if !g.In(rect) {
+			t.Errorf("click %d went to global %v, outside the %s widget %v (model point %v)", i, g, targets[i], rect, c.Action.At)
+		}
+		// The screenshot was sent at full size, so model pixels are screen pixels.
+		if dx, dy := c.Action.At[0]-float64(g.X), c.Action.At[1]-float64(g.Y); dx*dx+dy*dy > 2 {
+			t.Errorf("click %d: model point %v but global %v on an unscaled screenshot", i, c.Action.At, g)
+		}
+	}
+}
+
+// checkProgress checks the progress notifications: capturing, asking the
+// model, every action i/k of the first step in order, and finished last, with
+// increasing progress values.
+func checkProgress(t *testing.T, p *progressLog, k int) {
+	t.Helper()
+	// Notifications are handled asynchronously: wait for the last one.
+	waitFor(5*time.Second, func() bool {
+		msgs, _ := p.snapshot()
+		return len(msgs) > 0 && strings.HasPrefix(msgs[len(msgs)-1], "Finished")
+	})
+	msgs, values := p.snapshot()
+	want := []string{"Capturing", "Asking the model for step 1"}
+	for i := 1; i <= k; i++ {
+		want = append(want, fmt.Sprintf("Step 1 action %d/%d", i, k))
+	}
+	want = append(want, "Asking the model for step 2", "Finished: completed")
+	at := 0
+	for _, w := range want {
+		for at < len(msgs) && !strings.Contains(msgs[at], w) {
+			at++
+		}
+		if at == len(msgs) {
+			t.Fatalf("progress notification %q missing or out of order; got:\n%s", w, strings.Join(msgs, "\n"))
+		}
+		at++
+	}
+	if last := msgs[len(msgs)-1]; !strings.HasPrefix(last, "Finished") {
+		t.Errorf("last progress notification is %q, want Finished", last)
+	}
+	for i := 1; i < len(values); i++ {
+		if values[i] <= values[i-1] {
+			t.Errorf("progress went from %v to %v at %q", values[i-1], values[i], msgs[i])
+		}
+	}
+}
+
+// holdShift answers every request with a ten-second hold of shift.
+func holdShift(t fakellm.Turn) fakellm.Reply {
+	ans := map[string]any{
+		"observation": "the screen", "reasoning": "hold shift", "status": "continue",
+		"actions":     []any{map[string]any{"action": "hold_key", "keys": []string{"shift"}, "duration_ms": 10000}},
+		"image_width": t.ImageSize.W, "image_height": t.ImageSize.H,
+	}
+	b, _ := json.Marshal(ans)
+	return fakellm.Reply{Raw: string(b)}
+}
+
+// Cancelling gui_execute_task while the agent holds a key down ends the run as
+// cancelled and releases the key, well before the hold would have ended.
+func TestExecuteTaskCancelReleasesKeys(t *testing.T) {
+	for _, tr := range taskTransports {
+		t.Run(tr.name, func(t *testing.T) {
+			d := startDesktop(t, sampleapp.SceneForm)
+			model := startModel(t, holdShift)
+			g, cs := tr.connect(t, serverConfig{display: d.display, model: model, apiKey: canary(t, "sk-e2e-")}, nil)
+			x := xProbe(t, d.display)
+			if down := heldKeys(t, x); len(down) != 0 {
+				t.Fatalf("keys %v are down before the task", down)
+			}
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			callErr := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "gui_execute_task",
+					Arguments: map[string]any{"task": "hold shift for a while", "timeout_s": 60}})
+				callErr <- err
+			}()
+			if !waitFor(20*time.Second, func() bool { return len(heldKeys(t, x)) > 0 }) {
+				t.Fatalf("the agent never pressed a key (model calls: %d)", model.Calls())
+			}
+			cancelled := time.Now()
+			cancel()
+			select {
+			case <-callErr:
+			case <-time.After(2 * time.Second):
+				t.Fatalf("gui_execute_task did not return within 2 s of cancelling")
+			}
+			// The hold lasts 10 s; the key must come up long before that.
+			if !waitFor(3*time.Second, func() bool { return len(heldKeys(t, x)) == 0 }) {
+				t.Fatalf("keys %v still down %v after cancelling", heldKeys(t, x), time.Since(cancelled).Round(time.Millisecond))
+			}
+			t.Logf("key released %v after cancelling", time.Since(cancelled).Round(time.Millisecond))
+
+			// The run is recorded as cancelled.
+			var runDir string
+			var rec agent.Result
+			ok := waitFor(5*time.Second, func() bool {
+				for _, ri := range listRuns(t, cs) {
+					if ri.Kind == "task" && ri.Dir != "" {
+						runDir = ri.Dir
+						var err error
+						rec, err = readResult(ri.Dir)
+						return err == nil
+					}
+				}
+				return false
+			})
+			if !ok {
+				t.Fatalf("no task run with a result.json under %s", g.runsDir)
+			}
+			if rec.Status != agent.Cancelled {
+				t.Errorf("result.json of %s says %q (%s), want cancelled", runDir, rec.Status, rec.Summary)
+			}
+			if model.Calls() != 1 {
+				t.Errorf("the provider got %d calls, want 1 (no call after cancelling)", model.Calls())
+			}
+
+			// The server's own ledger agrees that nothing is held, and it still works.
+			var st struct {
+				Held []string `json:"held"`
+			}
+			if err := json.Unmarshal([]byte(readResource(t, cs, "gui://status")), &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.Held == nil || len(st.Held) != 0 {
+				t.Errorf("gui://status held = %v after cancelling, want []", st.Held)
+			}
+		})
+	}
+}
