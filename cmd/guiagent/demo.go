@@ -10,6 +10,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/config"
+	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
 	"github.com/guiagent/guiagent/internal/platform"
 	"github.com/guiagent/guiagent/internal/sampleapp"
@@ -60,7 +61,7 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 	} else {
 		fmt.Fprintf(stderr, "demo: using %s model %s\n", c.Provider, c.Model)
 	}
-	c.XDisplay, c.VirtualDisplay, c.ForceVirtual = vd.Display, size, false
+	c.XDisplay, c.VirtualDisplay = vd.Display, geom.Size{}
 	log, closeLog, err := newLogger(c, stderr)
 	if err != nil {
 		return err

@@ -51,7 +51,7 @@ func (u unconfiguredRunner) Run(_ context.Context, _ agent.Task, _ func(agent.Ev
 // also after a partial start.
 func newApp(ctx context.Context, c config.Config, log *slog.Logger) (*app, error) {
 	a := &app{cfg: c, log: log}
-	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, VirtualDisplay: c.VirtualDisplay, ForceVirtual: c.ForceVirtual, VNC: c.VNC, VNCPassword: c.VNCPassword})
+	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, VirtualDisplay: c.VirtualDisplay, VNC: c.VNC, VNCPassword: c.VNCPassword})
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func newApp(ctx context.Context, c config.Config, log *slog.Logger) (*app, error
 			a.Close()
 			return nil, err
 		}
-		a.runner, tasks = r, r
+		a.runner, tasks = r, newScrubbedRunner(r, c.Secrets())
 	}
 	opts := mcpserver.Options{
 		Screen: screen, Input: a.input, Shots: a.shots, Shot: shot,

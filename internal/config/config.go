@@ -38,8 +38,7 @@ type Config struct {
 	DisplayIndex   string    `json:"display_index"`   // GUI_AGENT_DISPLAY_INDEX: default display id ("" = primary)
 	CoordinateMode string    `json:"coordinate_mode"` // GUI_AGENT_COORDINATE_MODE (geom.CoordinateModes; "" = by model)
 	XDisplay       string    `json:"x_display"`       // --display / $DISPLAY
-	VirtualDisplay geom.Size `json:"virtual_display"` // --virtual-display / GUI_AGENT_VIRTUAL_DISPLAY WxH (zero = none)
-	ForceVirtual   bool      `json:"force_virtual"`   // --virtual-display given as a flag: always start a private display
+	VirtualDisplay geom.Size `json:"virtual_display"` // --virtual-display / GUI_AGENT_VIRTUAL_DISPLAY WxH: private Xvfb when no display is reachable (zero = none)
 	VNC            string    `json:"vnc"`             // --vnc / GUI_AGENT_VNC host:port: drive a remote desktop over VNC instead
 	VNCPassword    string    `json:"vnc_password"`    // GUI_AGENT_VNC_PASSWORD (never logged)
 
@@ -117,7 +116,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	fs.BoolVar(&c.AllowRemote, "allow-remote", c.AllowRemote, "allow a non-loopback --addr (requires GUI_AGENT_HTTP_TOKEN)")
 	fs.StringVar(&c.XDisplay, "display", c.XDisplay, "X display to drive (default $DISPLAY)")
 	fs.StringVar(&c.VNC, "vnc", c.VNC, "drive a remote desktop over VNC at host:port (password in GUI_AGENT_VNC_PASSWORD)")
-	vd := fs.String("virtual-display", "", "start a private Xvfb of this size, e.g. 1280x800")
+	vd := fs.String("virtual-display", "", "when no X display is reachable, start a private Xvfb of this size, e.g. 1280x800")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
 	fs.StringVar(&c.LogFile, "log-file", c.LogFile, "write logs to this file instead of stderr")
 	fs.StringVar(&c.RunsDir, "runs-dir", c.RunsDir, "where task run records are written")
@@ -131,7 +130,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 		if err != nil {
 			return c, nil, fmt.Errorf("--virtual-display: %w", err)
 		}
-		c.VirtualDisplay, c.ForceVirtual = s, true
+		c.VirtualDisplay = s
 	}
 	if c.XDisplay == "" {
 		c.XDisplay = getenv("DISPLAY")

@@ -35,7 +35,7 @@ func TestEnvAndFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Provider != "anthropic" || c.JPEGQuality != 60 || c.StepDelay != 250*time.Millisecond || !c.ScreenshotAfterAction ||
-		!c.HTTP || c.HTTPAddr != "127.0.0.1:9999" || c.VirtualDisplay != (geom.Size{W: 1024, H: 768}) || !c.ForceVirtual ||
+		!c.HTTP || c.HTTPAddr != "127.0.0.1:9999" || c.VirtualDisplay != (geom.Size{W: 1024, H: 768}) ||
 		len(c.BlockedHotkeys) != 2 || c.BlockedHotkeys[1] != "super+d" || c.RunsDir != "/s/guiagent/runs" {
 		t.Fatalf("unexpected config: %+v", c)
 	}
