@@ -189,19 +189,30 @@ func (s *Server) resolve(ctx context.Context, ss *mcp.ServerSession, display, sp
 	return target{Image: ip, Global: r.Global, Display: d, FrameID: f.ID, Warning: r.Warning}, nil
 }
 
-// optPoint resolves an optional point: nil when x or y is missing.
-func (s *Server) optPoint(ctx context.Context, ss *mcp.ServerSession, display, space string, x, y *float64) (*target, error) {
+// actionPoint is where a pointer action with an optional point happens.
+type actionPoint struct {
+	at      *geom.GlobalPoint // nil: at the current pointer position
+	where   string            // for the result text: "at <point>" or "at the current pointer position"
+	display geom.Display      // the display to show after the action
+}
+
+// optPoint resolves an optional point (x and y both given, or neither). With
+// the point the action happens there, on its display; without it the action
+// happens at the current pointer position and display (or the default one) is
+// shown after it.
+func (s *Server) optPoint(ctx context.Context, ss *mcp.ServerSession, display, space string, x, y *float64) (actionPoint, error) {
 	if x == nil && y == nil {
-		return nil, nil
+		d, _, _ := s.display(ctx, display)
+		return actionPoint{where: "at the current pointer position", display: d}, nil
 	}
 	if x == nil || y == nil {
-		return nil, errors.New("give both x and y, or neither to act at the current pointer position")
+		return actionPoint{}, errors.New("give both x and y, or neither to act at the current pointer position")
 	}
 	t, err := s.resolve(ctx, ss, display, space, point{*x, *y})
 	if err != nil {
-		return nil, err
+		return actionPoint{}, err
 	}
-	return &t, nil
+	return actionPoint{at: &t.Global, where: "at " + t.String() + warn(t), display: t.Display}, nil
 }
 
 // imageOf expresses global point g in the latest frame of the display containing

@@ -304,27 +304,18 @@ func (s *Server) button(ctx context.Context, c *call, in ButtonArgs, down bool) 
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.optPoint(ctx, c.ss, in.Display, in.Space, in.X, in.Y)
+	p, err := s.optPoint(ctx, c.ss, in.Display, in.Space, in.X, in.Y)
 	if err != nil {
 		return nil, err
-	}
-	var at *geom.GlobalPoint
-	where := "at the current pointer position"
-	if t != nil {
-		at, where = &t.Global, "at "+t.String()+warn(*t)
 	}
 	verb, op := "released", s.input.MouseUp
 	if down {
 		verb, op = "pressed", s.input.MouseDown
 	}
-	if err := op(ctx, at, b); err != nil {
+	if err := op(ctx, p.at, b); err != nil {
 		return nil, inputError("mouse "+map[bool]string{true: "down", false: "up"}[down], err)
 	}
-	d, _, _ := s.display(ctx, in.Display)
-	if t != nil {
-		d = t.Display
-	}
-	return s.done(ctx, c, d, "%s the %s button %s", verb, b, where)
+	return s.done(ctx, c, p.display, "%s the %s button %s", verb, b, p.where)
 }
 
 // DragArgs are gui_drag's arguments.
@@ -396,20 +387,14 @@ func (s *Server) scrollTool() toolDef {
 			if err != nil {
 				return nil, err
 			}
-			t, err := s.optPoint(ctx, c.ss, in.Display, in.Space, in.X, in.Y)
+			p, err := s.optPoint(ctx, c.ss, in.Display, in.Space, in.X, in.Y)
 			if err != nil {
 				return nil, err
 			}
-			var at *geom.GlobalPoint
-			where := "at the current pointer position"
-			d, _, _ := s.display(ctx, in.Display)
-			if t != nil {
-				at, where, d = &t.Global, "at "+t.String()+warn(*t), t.Display
-			}
-			if err := s.input.Scroll(ctx, at, dir, n, mods); err != nil {
+			if err := s.input.Scroll(ctx, p.at, dir, n, mods); err != nil {
 				return nil, inputError("scroll", err)
 			}
-			return s.done(ctx, c, d, "scrolled %s %d notches%s %s", dir, n, withMods(mods), where)
+			return s.done(ctx, c, p.display, "scrolled %s %d notches%s %s", dir, n, withMods(mods), p.where)
 		})
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unicode"
 
+	"github.com/guiagent/guiagent/internal/backend/keysym"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 )
@@ -160,7 +161,7 @@ func (b *Backend) KeyDown(ctx context.Context, k desktop.Key) error {
 	defer b.inMu.Unlock()
 	if r, ok := k.Rune(); ok && b.shiftHeld() && unicode.IsLower(r) {
 		if u := unicode.ToUpper(r); u != r {
-			if s, ok := runeKeysym(u); ok {
+			if s, ok := keysym.OfRune(u); ok {
 				sym = s
 			}
 		}
@@ -207,7 +208,7 @@ func (b *Backend) TypeText(ctx context.Context, text string) error {
 	}
 	strokes := make([]stroke, 0, len(text))
 	for _, r := range text {
-		s, ok := runeKeysym(r)
+		s, ok := keysym.OfRune(r)
 		if !ok {
 			return fmt.Errorf("vnc: cannot type the control character U+%04X: remove it from the text (use a key press for special keys)", r)
 		}
@@ -245,51 +246,10 @@ func (b *Backend) TypeText(ctx context.Context, text string) error {
 	return nil
 }
 
-// namedKeysyms maps canonical desktop.Key names of non-character keys to X keysyms.
-var namedKeysyms = map[desktop.Key]uint32{
-	"BackSpace": 0xff08, "Tab": 0xff09, "Return": 0xff0d, "Pause": 0xff13, "Scroll_Lock": 0xff14,
-	"Escape": 0xff1b, "Delete": 0xffff, "Home": 0xff50, "Left": 0xff51, "Up": 0xff52, "Right": 0xff53,
-	"Down": 0xff54, "Page_Up": 0xff55, "Page_Down": 0xff56, "End": 0xff57, "Print": 0xff61,
-	"Insert": 0xff63, "Menu": 0xff67, "Num_Lock": 0xff7f, "KP_Enter": 0xff8d,
-	"Shift_L": 0xffe1, "Shift_R": 0xffe2, "Control_L": 0xffe3, "Control_R": 0xffe4, "Caps_Lock": 0xffe5,
-	"Meta_L": 0xffe7, "Alt_L": 0xffe9, "Alt_R": 0xffea, "Super_L": 0xffeb, "Super_R": 0xffec,
-	"ISO_Level3_Shift": 0xfe03, "space": 0x20,
-	"XF86AudioRaiseVolume": 0x1008ff13, "XF86AudioLowerVolume": 0x1008ff11, "XF86AudioMute": 0x1008ff12,
-}
-
-func init() {
-	for i := 1; i <= 24; i++ {
-		namedKeysyms[desktop.Key(fmt.Sprintf("F%d", i))] = uint32(0xffbe + i - 1)
-	}
-}
-
-// runeKeysym returns the keysym of a character: Latin-1 characters are their
-// own keysym, others use the Unicode keysym range 0x01000000+code point.
-func runeKeysym(r rune) (uint32, bool) {
-	switch {
-	case r == '\n' || r == '\r':
-		return 0xff0d, true
-	case r == '\t':
-		return 0xff09, true
-	case r == '\b':
-		return 0xff08, true
-	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r > unicode.MaxRune:
-		return 0, false
-	case r < 0x100:
-		return uint32(r), true
-	}
-	return uint32(0x01000000 + r), true
-}
-
 // keyKeysym returns the keysym for a desktop.Key.
 func keyKeysym(k desktop.Key) (uint32, error) {
-	if s, ok := namedKeysyms[k]; ok {
+	if s, ok := keysym.OfKey(k); ok {
 		return s, nil
-	}
-	if r, ok := k.Rune(); ok {
-		if s, ok := runeKeysym(r); ok {
-			return s, nil
-		}
 	}
 	return 0, fmt.Errorf("vnc: unknown key %q: use a name like Return, ctrl, F5 or a single character", string(k))
 }

@@ -97,7 +97,7 @@ func TestClipboardWithApplications(t *testing.T) {
 	}
 
 	const theirs = "copied in the app → 東京"
-	h.p.own(t, theirs)
+	h.Own(t, theirs)
 	deadline := time.Now().Add(5 * time.Second)
 	var got string
 	for time.Now().Before(deadline) {
@@ -189,7 +189,7 @@ func TestTypeUpperCaseLeavesCapsLockOff(t *testing.T) {
 	if got := h.Text(t, text, 5*time.Second); got != text {
 		t.Errorf("typed %q, the application holds %q", text, got)
 	}
-	q, err := xproto.QueryPointer(h.p.conn, h.p.root).Reply()
+	q, err := xproto.QueryPointer(h.Conn(), h.Root()).Reply()
 	if err != nil {
 		t.Fatal(err)
 	}

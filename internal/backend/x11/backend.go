@@ -112,6 +112,17 @@ func (b *Backend) DisplayName() string {
 // extInitMu serializes xgb extension initialisation, which writes global tables.
 var extInitMu sync.Mutex
 
+// InitExtension runs an xgb extension's Init (randr.Init, xtest.Init, ...) on c
+// under the lock the backend holds for its own: xgb's Init writes
+// package-global tables, so every X client in the process that initialises an
+// extension while a Backend may be starting (a test's probe window) goes
+// through here.
+func InitExtension(c *xgb.Conn, init func(*xgb.Conn) error) error {
+	extInitMu.Lock()
+	defer extInitMu.Unlock()
+	return init(c)
+}
+
 // xgb logs connection details to stderr through its package logger; silence it
 // before any connection exists (writing it later would race with xgb's readers).
 func init() { xgb.Logger = log.New(io.Discard, "", 0) }

@@ -1,15 +1,7 @@
 package x11
 
-import "github.com/jezek/xgb/xproto"
-
 // Test hooks for the external test package (x11_test), which cannot be the
 // internal one because xvfbtest imports platform, which imports this package.
-
-// ExtInitMu guards xgb extension initialisation across connections.
-var ExtInitMu = &extInitMu
-
-// KeysymRune exposes keysymRune.
-func KeysymRune(s xproto.Keysym) (rune, bool) { return keysymRune(s) }
 
 // SpareKeycodes returns how many keycodes the backend's keymap copy has free.
 func (b *Backend) SpareKeycodes() int {

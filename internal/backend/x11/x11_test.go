@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/backend/x11"
+	"github.com/guiagent/guiagent/internal/backend/x11/x11probe"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/desktop/suite"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -134,7 +135,7 @@ func TestPasteRestoresUsersClipboard(t *testing.T) {
 
 	// The user's application owns the clipboard.
 	const users = "the user's own clipboard ✓"
-	h.p.own(t, users)
+	h.Own(t, users)
 	h.ResetText(t)
 	if err := h.b.TypeText(ctx, long); err != nil {
 		t.Fatalf("TypeText(long): %v", err)
@@ -166,7 +167,7 @@ func TestPasteRestoresUsersClipboard(t *testing.T) {
 	}
 
 	// The clipboard the probe owns is read across clients.
-	h.p.own(t, "from the probe")
+	h.Own(t, "from the probe")
 	if got, err := h.b.ReadClipboard(ctx); err != nil || got != "from the probe" {
 		t.Errorf("ReadClipboard of another client's text = %q, %v", got, err)
 	}
@@ -174,10 +175,10 @@ func TestPasteRestoresUsersClipboard(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	for h.p.ownsClipboard() && time.Now().Before(deadline) {
+	for h.OwnsClipboard() && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if h.p.ownsClipboard() {
+	if h.OwnsClipboard() {
 		t.Error("after WriteClipboard the probe still believes it owns the clipboard")
 	}
 }
@@ -210,7 +211,7 @@ func TestHeldKeysReleasedOnCancel(t *testing.T) {
 	if err := in.ReleaseAll(); err != nil {
 		t.Fatal(err)
 	}
-	h.p.drain(t)
+	h.Drain(t)
 	evs := h.Events(t, 0, 0)
 	balance := map[desktop.Key]int{}
 	for _, e := range evs {
@@ -269,8 +270,8 @@ func TestDescribeAndActiveWindowTitle(t *testing.T) {
 		t.Errorf("capabilities %+v, want all", caps)
 	}
 	title, err := h.b.ActiveWindowTitle(ctx)
-	if err != nil || title != probeTitle {
-		t.Errorf("ActiveWindowTitle = %q, %v; want the focused probe window's %q", title, err, probeTitle)
+	if err != nil || title != x11probe.Title {
+		t.Errorf("ActiveWindowTitle = %q, %v; want the focused probe window's %q", title, err, x11probe.Title)
 	}
 }
 

@@ -220,7 +220,7 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 	if len(obs.Screenshot.Data) == 0 {
 		return nil, errors.New("anthropic-computer: the observation has no screenshot: the loop must capture one before asking the model")
 	}
-	s.updateDisplay(obs.Screenshot.Frame)
+	s.display = cuwire.DeclaredDisplay(s.display, obs.Screenshot.Frame)
 	user := s.userTurn(obs)
 	msgs, elide := s.render(append(s.turns[:len(s.turns):len(s.turns)], user))
 
@@ -250,14 +250,13 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 	}
 
 	d := &llm.Decision{
-		Request:  cuwire.Redact(cuwire.Elide(capt.Request, elide), s.a.cfg.APIKey),
-		Response: cuwire.Redact(capt.Response, s.a.cfg.APIKey),
 		Usage: llm.Usage{
 			Calls:        1,
 			InputTokens:  int(res.Usage.InputTokens + res.Usage.CacheCreationInputTokens + res.Usage.CacheReadInputTokens),
 			OutputTokens: int(res.Usage.OutputTokens),
 		},
 	}
+	d.Request, d.Response = capt.Bodies(elide, s.a.cfg.APIKey)
 	asst := turn{role: sdk.BetaMessageParamRoleAssistant}
 	var texts []string
 	var pending []pendingUse
@@ -344,16 +343,6 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 	return d, nil
 }
 
-// updateDisplay keeps the declared display size equal to the image sent. A
-// frame showing only part of its display (a zoom) does not change it: the
-// model keeps addressing the full screen.
-func (s *Session) updateDisplay(f geom.Frame) {
-	full := f.Region == f.Display.Bounds || f.Display.Bounds.Empty()
-	if s.display == (geom.Size{}) || full {
-		s.display = f.ImageSize()
-	}
-}
-
 func (s *Session) toolParam() sdk.BetaToolUnionParam {
 	w, h := int64(s.display.W), int64(s.display.H)
 	if s.a.tool == Tool20251124 {
@@ -369,26 +358,9 @@ func (s *Session) toolParam() sdk.BetaToolUnionParam {
 func (s *Session) userTurn(obs llm.Observation) turn {
 	u := turn{role: sdk.BetaMessageParamRoleUser}
 	shot := obs.Screenshot
-	var notes []string
-	if obs.Feedback != "" {
-		if obs.ReAsk {
-			notes = append(notes, "Your previous answer could not be used: "+obs.Feedback)
-		} else {
-			notes = append(notes, obs.Feedback)
-		}
-	}
-	for _, w := range obs.Warnings {
-		notes = append(notes, "Warning: "+w)
-	}
-	if obs.Memory != "" && obs.Memory != s.lastMemory && len(s.turns) > 0 {
-		notes = append(notes, "Notes so far:\n"+obs.Memory)
-	}
+	notes := cuwire.Notes(obs, s.lastMemory, len(s.turns) > 0)
 	if len(s.turns) == 0 {
-		text := "Task: " + s.task
-		if obs.Memory != "" {
-			text += "\n\nNotes so far:\n" + obs.Memory
-		}
-		u.blocks = append(u.blocks, block{kind: "text", text: text})
+		u.blocks = append(u.blocks, block{kind: "text", text: cuwire.TaskText(s.task, obs.Memory)})
 		for _, n := range notes {
 			u.blocks = append(u.blocks, block{kind: "text", text: n})
 		}
@@ -484,7 +456,7 @@ func (s *Session) render(turns []turn) ([]sdk.BetaMessageParam, []cuwire.Elision
 				data := base64.StdEncoding.EncodeToString(b.img.Data)
 				elide = append(elide, cuwire.Elision{Data: data, Ref: cuwire.ImageRef(*b.img)})
 				out = append(out, sdk.NewBetaImageBlock(sdk.BetaBase64ImageSourceParam{
-					Data: data, MediaType: sdk.BetaBase64ImageSourceMediaType(mimeOf(*b.img)),
+					Data: data, MediaType: sdk.BetaBase64ImageSourceMediaType(cuwire.MIME(*b.img)),
 				}))
 			case "tool_use":
 				out = append(out, sdk.NewBetaToolUseBlock(b.id, b.input, b.text))
@@ -526,16 +498,6 @@ func countImages(bs []block) int {
 
 func prunedNote(img *llm.Image) string {
 	return fmt.Sprintf("[screenshot of step %d omitted to save context]", img.Step)
-}
-
-func mimeOf(img llm.Image) string {
-	if img.MIME != "" {
-		return img.MIME
-	}
-	if len(img.Data) > 4 && string(img.Data[1:4]) == "PNG" {
-		return "image/png"
-	}
-	return "image/jpeg"
 }
 
 // wrapErr turns an SDK error into *llm.APIError when the server answered

@@ -11,8 +11,6 @@ import (
 	"image/color"
 	"image/draw"
 	"image/png"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +21,7 @@ import (
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/anthropic"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/llm/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -203,34 +202,7 @@ func TestGoldenRequests(t *testing.T) {
 		if bytes.Contains(d.Request, []byte("iVBOR")) { // PNG magic in base64
 			t.Fatalf("step %d recorded request still holds image data", step)
 		}
-		golden(t, fmt.Sprintf("request_step%d.json", step), d.Request)
-	}
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(got, &v); err != nil {
-		t.Fatalf("%s: not JSON: %v", name, err)
-	}
-	pretty, _ := json.MarshalIndent(v, "", "  ")
-	pretty = append(pretty, '\n')
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, pretty, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(pretty, want) {
-		t.Fatalf("%s differs from the golden file (run go test -update after checking):\n got: %s", name, pretty)
+		golden.JSON(t, fmt.Sprintf("request_step%d.json", step), d.Request, *update)
 	}
 }
 

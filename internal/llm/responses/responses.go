@@ -163,10 +163,7 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 	if len(obs.Screenshot.Data) == 0 {
 		return nil, errors.New("openai-computer: the observation has no screenshot: the loop must capture one before asking the model")
 	}
-	f := obs.Screenshot.Frame
-	if s.display == (geom.Size{}) || f.Region == f.Display.Bounds || f.Display.Bounds.Empty() {
-		s.display = f.ImageSize()
-	}
+	s.display = cuwire.DeclaredDisplay(s.display, obs.Screenshot.Frame)
 	input, elide := s.input(obs)
 	params := sdk.ResponseNewParams{
 		Model:           shared.ResponsesModel(s.a.cfg.Model),
@@ -201,10 +198,9 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 		return nil, err
 	}
 	d := &llm.Decision{
-		Request:  cuwire.Redact(cuwire.Elide(capt.Request, elide), s.a.cfg.APIKey),
-		Response: cuwire.Redact(capt.Response, s.a.cfg.APIKey),
-		Usage:    llm.Usage{Calls: 1, InputTokens: int(res.Usage.InputTokens), OutputTokens: int(res.Usage.OutputTokens)},
+		Usage: llm.Usage{Calls: 1, InputTokens: int(res.Usage.InputTokens), OutputTokens: int(res.Usage.OutputTokens)},
 	}
+	d.Request, d.Response = capt.Bodies(elide, s.a.cfg.APIKey)
 	if res.Status == "failed" {
 		msg := res.Error.Message
 		if msg == "" {
@@ -340,22 +336,9 @@ func (s *Session) release(obs llm.Observation) *llm.Decision {
 // input builds the request's input items and the image data to elide.
 func (s *Session) input(obs llm.Observation) (sdk.ResponseInputParam, []cuwire.Elision) {
 	shot := obs.Screenshot
-	url := "data:" + mimeOf(shot) + ";base64," + base64.StdEncoding.EncodeToString(shot.Data)
+	url := "data:" + cuwire.MIME(shot) + ";base64," + base64.StdEncoding.EncodeToString(shot.Data)
 	var elide []cuwire.Elision
-	var notes []string
-	if obs.Feedback != "" {
-		if obs.ReAsk {
-			notes = append(notes, "Your previous answer could not be used: "+obs.Feedback)
-		} else {
-			notes = append(notes, obs.Feedback)
-		}
-	}
-	for _, w := range obs.Warnings {
-		notes = append(notes, "Warning: "+w)
-	}
-	if obs.Memory != "" && obs.Memory != s.lastMemory && s.prevID != "" {
-		notes = append(notes, "Notes so far:\n"+obs.Memory)
-	}
+	notes := cuwire.Notes(obs, s.lastMemory, s.prevID != "")
 	message := func(texts []string, withImage bool) sdk.ResponseInputItemUnionParam {
 		var content sdk.ResponseInputMessageContentListParam
 		for _, t := range texts {
@@ -374,11 +357,7 @@ func (s *Session) input(obs llm.Observation) (sdk.ResponseInputParam, []cuwire.E
 	var items sdk.ResponseInputParam
 	switch {
 	case s.prevID == "":
-		text := "Task: " + s.task
-		if obs.Memory != "" {
-			text += "\n\nNotes so far:\n" + obs.Memory
-		}
-		items = append(items, message(append([]string{text}, notes...), true))
+		items = append(items, message(append([]string{cuwire.TaskText(s.task, obs.Memory)}, notes...), true))
 	case len(s.calls) > 0:
 		for _, c := range s.calls {
 			out := &sdk.ResponseInputItemComputerCallOutputParam{
@@ -407,16 +386,6 @@ func (s *Session) input(obs llm.Observation) (sdk.ResponseInputParam, []cuwire.E
 		items = append(items, message(notes, true))
 	}
 	return items, elide
-}
-
-func mimeOf(img llm.Image) string {
-	if img.MIME != "" {
-		return img.MIME
-	}
-	if len(img.Data) > 4 && string(img.Data[1:4]) == "PNG" {
-		return "image/png"
-	}
-	return "image/jpeg"
 }
 
 // wrapErr turns an SDK error into *llm.APIError when the server answered with

@@ -13,8 +13,6 @@ import (
 	"image/png"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +22,7 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/llm/internal/golden"
 	"github.com/guiagent/guiagent/internal/llm/responses"
 )
 
@@ -181,34 +180,7 @@ func TestGoldenRequests(t *testing.T) {
 		if bytes.Contains(d.Request, []byte("base64,")) {
 			t.Fatalf("step %d: recorded request still holds image data", step)
 		}
-		golden(t, fmt.Sprintf("request_step%d.json", step), d.Request)
-	}
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(got, &v); err != nil {
-		t.Fatalf("%s: not JSON: %v", name, err)
-	}
-	pretty, _ := json.MarshalIndent(v, "", "  ")
-	pretty = append(pretty, '\n')
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, pretty, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(pretty, want) {
-		t.Fatalf("%s differs from the golden file (run go test -update after checking):\n got: %s", name, pretty)
+		golden.JSON(t, fmt.Sprintf("request_step%d.json", step), d.Request, *update)
 	}
 }
 

@@ -1,7 +1,9 @@
 // Package cuwire holds the pieces the native computer-use adapters (Anthropic
 // Messages, OpenAI Responses) share: capturing request and response bodies from
 // the SDKs' middleware, turning error responses into *llm.APIError, eliding
-// image data from recorded bodies, and reading a model's final text.
+// image data from recorded bodies, the text notes an observation adds to a
+// request, the display size the computer tool declares, and reading a model's
+// final text.
 package cuwire
 
 import (
@@ -14,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 )
 
@@ -56,6 +59,13 @@ func (c *Capture) Middleware(req *http.Request, next func(*http.Request) (*http.
 		return nil, fmt.Errorf("reading response body: %w", rerr)
 	}
 	return resp, nil
+}
+
+// Bodies returns the request and response bodies as a record keeps them:
+// images in the request replaced by their references (es, see Elide) and
+// secret redacted from both.
+func (c *Capture) Bodies(es []Elision, secret string) (request, response []byte) {
+	return Redact(Elide(c.Request, es), secret), Redact(c.Response, secret)
 }
 
 // Redact replaces every occurrence of secret in b with "[redacted]". Secrets
@@ -113,6 +123,62 @@ func ImageRef(img llm.Image) string {
 		return img.Ref
 	}
 	return fmt.Sprintf("<image of step %d elided>", img.Step)
+}
+
+// MIME is img's media type: its MIME, else image/png for PNG data and
+// image/jpeg otherwise.
+func MIME(img llm.Image) string {
+	if img.MIME != "" {
+		return img.MIME
+	}
+	if len(img.Data) > 4 && string(img.Data[1:4]) == "PNG" {
+		return "image/png"
+	}
+	return "image/jpeg"
+}
+
+// DeclaredDisplay returns the display size the computer tool declares after a
+// screenshot of frame f, prev being the size declared so far (zero before the
+// first): the size of the image sent, except that a frame showing only part
+// of its display (a zoom) leaves it unchanged, since the model keeps
+// addressing the full screen.
+func DeclaredDisplay(prev geom.Size, f geom.Frame) geom.Size {
+	if prev == (geom.Size{}) || f.Region == f.Display.Bounds || f.Display.Bounds.Empty() {
+		return f.ImageSize()
+	}
+	return prev
+}
+
+// TaskText is the opening text of a conversation: the task, and the notes
+// kept so far when there are any.
+func TaskText(task, memory string) string {
+	text := "Task: " + task
+	if memory != "" {
+		text += "\n\nNotes so far:\n" + memory
+	}
+	return text
+}
+
+// Notes are the texts an observation adds to the next request: the loop's
+// feedback (marked as a re-ask when the last answer could not be used), its
+// warnings, and the notes kept so far when they changed since lastMemory.
+// Before the first exchange (started false) the notes go in TaskText instead.
+func Notes(obs llm.Observation, lastMemory string, started bool) []string {
+	var notes []string
+	if obs.Feedback != "" {
+		if obs.ReAsk {
+			notes = append(notes, "Your previous answer could not be used: "+obs.Feedback)
+		} else {
+			notes = append(notes, obs.Feedback)
+		}
+	}
+	for _, w := range obs.Warnings {
+		notes = append(notes, "Warning: "+w)
+	}
+	if obs.Memory != "" && obs.Memory != lastMemory && started {
+		notes = append(notes, "Notes so far:\n"+obs.Memory)
+	}
+	return notes
 }
 
 // APIError builds the error for an HTTP error response of provider. The

@@ -1,0 +1,39 @@
+package keysym
+
+import (
+	"testing"
+
+	"github.com/guiagent/guiagent/internal/desktop"
+)
+
+func TestKeysRoundTrip(t *testing.T) {
+	for _, k := range []desktop.Key{"Return", "F1", "F24", "Control_L", "space", "XF86AudioMute", "a", "!", "é", "世", "😀"} {
+		s, ok := OfKey(k)
+		if !ok {
+			t.Fatalf("OfKey(%q) found no keysym", k)
+		}
+		if back, ok := Key(s); !ok || back != k {
+			t.Errorf("Key(OfKey(%q) = %#x) = %q, %v", k, s, back, ok)
+		}
+	}
+	if s, ok := OfKey("NoSuchKey"); ok {
+		t.Errorf("OfKey accepted an unknown key name as %#x", s)
+	}
+}
+
+func TestRunesRoundTrip(t *testing.T) {
+	for _, r := range []rune{'a', 'Z', '~', 'ß', 'ÿ', 'Ā', '€', '世', '😀', '\n', '\t'} {
+		s, ok := OfRune(r)
+		if !ok {
+			t.Fatalf("OfRune(%q) found no keysym", r)
+		}
+		if back, ok := Rune(s); !ok || back != r {
+			t.Errorf("Rune(OfRune(%q) = %#x) = %q, %v", r, s, back, ok)
+		}
+	}
+	for _, r := range []rune{0x01, 0x7f, 0x85} {
+		if s, ok := OfRune(r); ok {
+			t.Errorf("OfRune(%U) = %#x, want none for a control character", r, s)
+		}
+	}
+}
