@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guiagent/guiagent/internal/sampleapp"
 )
@@ -42,7 +43,8 @@ func fetch(t *testing.T, client *http.Client, url string, header ...string) (*ht
 // the generated token (printed and written to a 0600 file) works as a bearer.
 func TestDashboardLogin(t *testing.T) {
 	d := startDesktop(t, sampleapp.SceneButtons)
-	g := startHTTP(t, serverConfig{display: d.display}) // no GUI_AGENT_HTTP_TOKEN: one is generated
+	// No GUI_AGENT_HTTP_TOKEN: the server generates one.
+	g := startHTTP(t, serverConfig{display: d.display, logToFile: true})
 	base := "http://" + g.addr
 	plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
@@ -56,7 +58,7 @@ func TestDashboardLogin(t *testing.T) {
 	}
 
 	var link string
-	if !waitFor(10e9, func() bool {
+	if !waitFor(10*time.Second, func() bool {
 		m := loginLinkRe.FindStringSubmatch(g.stderr.String())
 		if m != nil {
 			link = m[1]
@@ -77,13 +79,8 @@ func TestDashboardLogin(t *testing.T) {
 		t.Fatalf("opening the login link: status %d: %.300s", resp.StatusCode, body)
 	}
 	var session *http.Cookie
-	for _, c := range resp.Request.Response.Cookies() {
+	for _, c := range resp.Cookies() {
 		session = c
-	}
-	if resp.Request.Response != nil {
-		for _, c := range resp.Request.Response.Cookies() {
-			session = c
-		}
 	}
 	if session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode {
 		t.Errorf("the login cookie is %+v, want HttpOnly and SameSite=Strict", session)
@@ -130,7 +127,13 @@ func TestDashboardLogin(t *testing.T) {
 	g.token = token
 	cs := g.connect(t, nil)
 	call(t, cs, "gui_list_displays", nil)
-	if logs, err := os.ReadFile(g.logFile); err == nil && strings.Contains(string(logs), token) {
-		t.Errorf("the generated token is in the log file")
+	// The token goes to the terminal on purpose, never into the log.
+	g.stop(t)
+	logs, err := os.ReadFile(g.logFile)
+	if err != nil {
+		t.Fatalf("the log file: %v", err)
+	}
+	if strings.Contains(string(logs), token) || strings.Contains(string(logs), strings.TrimPrefix(link, base)) {
+		t.Errorf("the generated token or the login link is in the log file")
 	}
 }

@@ -245,6 +245,8 @@ func (g *guiagent) stop(t *testing.T) {
 type teeTransport struct {
 	token string
 	wire  io.Writer
+	// base makes the requests; nil means http.DefaultTransport.
+	base http.RoundTripper
 }
 
 func (tt teeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -252,7 +254,11 @@ func (tt teeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if tt.token != "" {
 		r.Header.Set("Authorization", "Bearer "+tt.token)
 	}
-	resp, err := http.DefaultTransport.RoundTrip(r)
+	base := tt.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(r)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +273,7 @@ func (tt teeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func (g *guiagent) connect(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + g.addr + "/mcp",
-		HTTPClient: &http.Client{Transport: teeTransport{g.token, g.wire}}}
+		HTTPClient: &http.Client{Transport: teeTransport{token: g.token, wire: g.wire}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, opts).Connect(ctx, tr, nil)

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -264,5 +268,163 @@ func TestExecuteTaskCancelReleasesKeys(t *testing.T) {
 				t.Errorf("gui://status held = %v after cancelling, want []", st.Held)
 			}
 		})
+	}
+}
+
+// A stdio client that goes away while the agent holds a key down: guiagent
+// releases the key, records the run as cancelled and exits.
+func TestExecuteTaskStdioClientGoneReleasesKeys(t *testing.T) {
+	d := startDesktop(t, sampleapp.SceneForm)
+	model := startModel(t, holdShift)
+	g := newGuiagent(t, serverConfig{display: d.display, model: model, apiKey: canary(t, "sk-e2e-")})
+	cmd := g.command("serve")
+	cmd.Stderr = g.stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("server log:\n%s", g.stderr)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-gone", Version: "1"}, nil).
+		Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "gui_execute_task", Arguments: map[string]any{"task": "hold shift"}})
+	x := xProbe(t, d.display)
+	if !waitFor(20*time.Second, func() bool { return len(heldKeys(t, x)) > 0 }) {
+		t.Fatalf("the agent never pressed a key")
+	}
+	gone := time.Now()
+	stdin.Close() // the client is gone
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("guiagent exited with %v after its stdio client went away, want a clean exit", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("guiagent still runs 10 s after its stdio client went away")
+	}
+	t.Logf("exited %v after the client went away", time.Since(gone).Round(time.Millisecond))
+	if down := heldKeys(t, x); len(down) != 0 {
+		t.Errorf("keys %v still down after guiagent exited", down)
+	}
+	out, err := g.run(t, "runs")
+	if err != nil {
+		t.Fatalf("guiagent runs: %v\n%s", err, out)
+	}
+	var cancelledRun bool
+	for _, line := range strings.Split(out, "\n") {
+		cancelledRun = cancelledRun || (strings.Contains(line, "hold shift") && strings.Contains(line, "cancelled"))
+	}
+	if !cancelledRun {
+		t.Errorf("guiagent runs does not list the task as cancelled:\n%s", out)
+	}
+}
+
+// A Streamable HTTP client that goes away while the model is thinking (its
+// connections drop, or it ends its session with DELETE) ends the run: the
+// hung model request is abandoned and the run is recorded as cancelled
+// (issue 4: "Cancelling the request (or the client disconnecting) stops the
+// loop within a second").
+func TestExecuteTaskHTTPClientGone(t *testing.T) {
+	for _, how := range []string{"connections dropped", "session deleted"} {
+		t.Run(how, func(t *testing.T) {
+			d := startDesktop(t, sampleapp.SceneForm)
+			const modelDelay = 20 * time.Second
+			model := startModel(t, func(fakellm.Turn) fakellm.Reply {
+				return fakellm.Reply{Delay: modelDelay, Status: llm.Done, Result: "too late"}
+			})
+			g := startHTTP(t, serverConfig{display: d.display, model: model, apiKey: canary(t, "sk-e2e-"), httpToken: httpToken})
+			conns := &connTracker{}
+			tr := &mcp.StreamableClientTransport{Endpoint: "http://" + g.addr + "/mcp", MaxRetries: -1,
+				HTTPClient: &http.Client{Transport: teeTransport{token: httpToken, wire: io.Discard, base: conns.transport()}}}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-gone", Version: "1"}, nil).Connect(ctx, tr, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			go cs.CallTool(ctx, &mcp.CallToolParams{Name: "gui_execute_task",
+				Arguments: map[string]any{"task": "wait for a slow model", "timeout_s": 120}})
+			if !waitFor(20*time.Second, func() bool { return model.Calls() == 1 }) {
+				t.Fatalf("the model was never asked")
+			}
+			gone := time.Now()
+			if how == "session deleted" {
+				go func() {
+					del, _ := http.NewRequest(http.MethodDelete, "http://"+g.addr+"/mcp", nil)
+					del.Header.Set("Authorization", "Bearer "+httpToken)
+					del.Header.Set("Mcp-Session-Id", cs.ID())
+					if resp, err := http.DefaultClient.Do(del); err == nil {
+						resp.Body.Close()
+					}
+				}()
+			}
+			conns.closeAll()
+
+			// Another session sees the run end as cancelled long before the model answers.
+			other := g.connect(t, nil)
+			var rec agent.Result
+			ended := waitFor(5*time.Second, func() bool {
+				for _, ri := range listRuns(t, other) {
+					if ri.Kind == "task" {
+						r, err := readResult(ri.Dir)
+						rec = r
+						return err == nil
+					}
+				}
+				return false
+			})
+			if !ended {
+				t.Fatalf("the run still runs 5 s after its client went away (%s); the model would answer after %v", how, modelDelay)
+			}
+			t.Logf("run ended %v after the client went away: %s", time.Since(gone).Round(time.Millisecond), rec.Summary)
+			if rec.Status != agent.Cancelled {
+				t.Errorf("result.json says %q (%s), want cancelled", rec.Status, rec.Summary)
+			}
+		})
+	}
+}
+
+// connTracker dials TCP connections and can close them all, as if the client died.
+type connTracker struct {
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (c *connTracker) transport() http.RoundTripper {
+	d := &net.Dialer{}
+	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := d.DialContext(ctx, network, addr)
+		if err == nil {
+			c.mu.Lock()
+			c.conns = append(c.conns, conn)
+			c.mu.Unlock()
+		}
+		return conn, err
+	}}
+}
+
+func (c *connTracker) closeAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.conns {
+		conn.Close()
 	}
 }

@@ -106,7 +106,7 @@ func (s *Server) NewHTTPHandler(o HTTPOptions) (http.Handler, error) {
 		MaxRequestBodyBytes: o.MaxBodyBytes,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, s.requireToken(o.Token, mcpHandler))
+	mux.Handle(MCPPath, s.requireToken(o.Token, s.cancelWhenClientGone(mcpHandler)))
 	if o.Dashboard != nil {
 		mux.Handle("/", o.Dashboard)
 	} else {

@@ -110,6 +110,7 @@ type Server struct {
 	keys    *safety.KeyPolicy
 	kill    *safety.KillSwitch
 	audit   *safety.Audit
+	calls   callTracker
 	log     *slog.Logger
 	mode    string // default space: "image", "screen" or a geom coordinate mode
 	started time.Time

@@ -73,6 +73,8 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 	handler := func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		start := time.Now()
 		c := &call{req: req, ss: req.Session}
+		ctx, done := s.calls.track(ctx, sessionID(c.ss))
+		defer done()
 		res, err := func() (res *mcp.CallToolResult, err error) {
 			defer s.recoverTool(name, &err)
 			return h(ctx, c, in)
