@@ -20,8 +20,8 @@ type jpegEncoder struct {
 	quality int
 	qLuma   [64]uint8   // zig-zag order, as written in DQT
 	qChroma [64]uint8   // zig-zag order
-	fLuma   [64]float32 // natural order: 1/(q * AAN scale * 8)
-	fChroma [64]float32
+	fLuma   [64]float32 // zig-zag order: 1/(q * AAN scale * 8)
+	fChroma [64]float32 // zig-zag order
 	segs    [][]byte
 }
 
@@ -47,7 +47,7 @@ func (e *jpegEncoder) setQuality(q int) {
 			v := (int(t.base[n])*scale + 50) / 100
 			v = min(max(v, 1), 255)
 			t.zz[i] = uint8(v)
-			t.f[n] = float32(1 / (float64(v) * aanScale[n/8] * aanScale[n%8] * 8))
+			t.f[i] = float32(1 / (float64(v) * aanScale[n/8] * aanScale[n%8] * 8))
 		}
 	}
 }
@@ -149,23 +149,32 @@ type bitWriter struct {
 	nbits uint
 }
 
+// emit appends the low size bits of code (size <= 32; code has no higher bits).
 func (b *bitWriter) emit(code uint32, size uint8) {
-	b.acc = b.acc<<size | uint64(code)&(1<<size-1)
+	b.acc = b.acc<<size | uint64(code)
 	b.nbits += uint(size)
 	if b.nbits >= 32 {
-		b.nbits -= 32
-		v := uint32(b.acc >> b.nbits)
-		// Fast path: no 0xFF byte among the four.
-		if (^v-0x01010101)&v&0x80808080 == 0 {
-			b.buf = binary.BigEndian.AppendUint32(b.buf, v)
-			return
-		}
-		for sh := 24; sh >= 0; sh -= 8 {
-			c := byte(v >> sh)
-			b.buf = append(b.buf, c)
-			if c == 0xff {
-				b.buf = append(b.buf, 0)
-			}
+		b.write32()
+	}
+}
+
+// write32 moves the oldest 32 pending bits to buf. Kept out of emit so that
+// emit inlines.
+//
+//go:noinline
+func (b *bitWriter) write32() {
+	b.nbits -= 32
+	v := uint32(b.acc >> b.nbits)
+	// Fast path: no 0xFF byte among the four.
+	if (^v-0x01010101)&v&0x80808080 == 0 {
+		b.buf = binary.BigEndian.AppendUint32(b.buf, v)
+		return
+	}
+	for sh := 24; sh >= 0; sh -= 8 {
+		c := byte(v >> sh)
+		b.buf = append(b.buf, c)
+		if c == 0xff {
+			b.buf = append(b.buf, 0)
 		}
 	}
 }
@@ -204,31 +213,30 @@ func (e *jpegEncoder) encodeRows(dst []byte, m *image.RGBA, r0, r1, mcuCols int)
 			// Load 16x16 pixels (edges replicated), convert to level-shifted YCbCr,
 			// chroma averaged over 2x2.
 			interior := x0+16 <= w && y0+16 <= h
+			if interior && uniformMCU(pix[y0*stride+x0*4:], stride) {
+				// One colour (common on screens): convert it once, exactly as the
+				// per-pixel path would, and code six flat blocks.
+				p := pix[y0*stride+x0*4 : y0*stride+x0*4+3]
+				r, g, b := float32(p[0]), float32(p[1]), float32(p[2])
+				yv := 0.299*r + 0.587*g + 0.114*b - 128
+				sr, sg, sb := (r+r)*0.25, (g+g)*0.25, (b+b)*0.25
+				cbv := -0.168736*sr - 0.331264*sg + 0.5*sb
+				crv := 0.5*sr - 0.418688*sg - 0.081312*sb
+				for range 4 {
+					prevY = flatBlock(&bw, yv, &e.fLuma, huffDCLuma, huffACLuma, prevY)
+				}
+				prevCb = flatBlock(&bw, cbv+cbv, &e.fChroma, huffDCChroma, huffACChroma, prevCb)
+				prevCr = flatBlock(&bw, crv+crv, &e.fChroma, huffDCChroma, huffACChroma, prevCr)
+				continue
+			}
 			for j := range 16 {
 				row := min(y0+j, h-1) * stride
 				yblk := &yb[(j>>3)<<1]
 				yi := (j & 7) * 8
 				ci := (j >> 1) * 8
 				if interior {
-					p := pix[row+x0*4 : row+x0*4+64 : row+x0*4+64]
-					for i := 0; i < 16; i += 2 {
-						r0, g0, b0 := float32(p[i*4]), float32(p[i*4+1]), float32(p[i*4+2])
-						r1, g1, b1 := float32(p[i*4+4]), float32(p[i*4+5]), float32(p[i*4+6])
-						blk := yblk
-						if i >= 8 {
-							blk = &yb[(j>>3)<<1|1]
-						}
-						blk[yi+i&7] = 0.299*r0 + 0.587*g0 + 0.114*b0 - 128
-						blk[yi+i&7+1] = 0.299*r1 + 0.587*g1 + 0.114*b1 - 128
-						sr, sg, sb := (r0+r1)*0.25, (g0+g1)*0.25, (b0+b1)*0.25
-						c := ci + i>>1
-						if j&1 == 0 {
-							cb[c] = -0.168736*sr - 0.331264*sg + 0.5*sb
-							cr[c] = 0.5*sr - 0.418688*sg - 0.081312*sb
-						} else {
-							cb[c] += -0.168736*sr - 0.331264*sg + 0.5*sb
-							cr[c] += 0.5*sr - 0.418688*sg - 0.081312*sb
-						}
+					if j&1 == 0 {
+						convertRowPair(pix[row+x0*4:], stride, yblk, &yb[(j>>3)<<1|1], yi, &cb, &cr, ci)
 					}
 					continue
 				}
@@ -264,10 +272,12 @@ func (e *jpegEncoder) encodeRows(dst []byte, m *image.RGBA, r0, r1, mcuCols int)
 	return bw.buf
 }
 
-// block transforms, quantizes and entropy-codes one 8x8 block; it returns the
-// block's DC value for the next prediction.
+// block transforms, quantizes and entropy-codes one 8x8 block (natural order;
+// f holds the quantizer factors in zig-zag order); it returns the block's DC
+// value for the next prediction.
 func (e *jpegEncoder) block(bw *bitWriter, d *[64]float32, f *[64]float32, dcT, acT *huffTable, prevDC int32) int32 {
-	var q [64]int32
+	var q [64]int32 // zig-zag order
+	var nonzero uint64
 	flat := true
 	v0 := d[0]
 	for _, v := range d[1:] {
@@ -280,46 +290,131 @@ func (e *jpegEncoder) block(bw *bitWriter, d *[64]float32, f *[64]float32, dcT, 
 		q[0] = roundI32(v0 * 64 * f[0])
 	} else {
 		fdct(d)
-		for i := range 64 {
-			q[i] = roundI32(d[i] * f[i])
+		for g := 0; g < 64; g += 8 {
+			z := (*[8]int)(zigzag[g : g+8])
+			fg := (*[8]float32)(f[g : g+8])
+			qg := (*[8]int32)(q[g : g+8])
+			var bits8 uint32
+			for i := range 8 {
+				v := roundI32(d[z[i]&63] * fg[i])
+				qg[i] = v
+				bits8 |= uint32(v|-v) >> 31 << i
+			}
+			nonzero |= uint64(bits8) << g
 		}
 	}
 	// DC difference.
 	diff := q[0] - prevDC
-	n, bits := category(diff)
+	n, extra := category(diff)
 	c := dcT[n]
-	bw.emit(c.code, c.size)
-	if n > 0 {
-		bw.emit(bits, n)
-	}
-	if flat {
-		c = acT[0x00]
-		bw.emit(c.code, c.size)
-		return q[0]
-	}
-	run := 0
-	for i := 1; i < 64; i++ {
-		v := q[zigzag[i]]
-		if v == 0 {
-			run++
-			continue
-		}
-		for run > 15 {
+	bw.emit(c.code<<n|extra, c.size+n)
+	// AC coefficients: walk the set bits of nonzero, so zero runs cost nothing.
+	k := 0 // zig-zag index of the last coded coefficient
+	for m := nonzero >> 1; m != 0; {
+		run := bits.TrailingZeros64(m)
+		k += run + 1
+		m >>= run + 1
+		for ; run > 15; run -= 16 {
 			c = acT[0xf0]
 			bw.emit(c.code, c.size)
-			run -= 16
 		}
-		n, bits := category(v)
+		n, extra := category(q[k&63])
 		c = acT[byte(run<<4)|n]
-		bw.emit(c.code, c.size)
-		bw.emit(bits, n)
-		run = 0
+		bw.emit(c.code<<n|extra, c.size+n)
 	}
-	if run > 0 {
-		c = acT[0x00]
+	if k < 63 {
+		c = acT[0x00] // EOB
 		bw.emit(c.code, c.size)
 	}
 	return q[0]
+}
+
+// Colour conversion tables: each entry is the float32 product the conversion
+// formulas compute (coefficient times sample, or times the mean of a pixel
+// pair for chroma), so table lookups give bit-identical results.
+var (
+	yR, yG, yB    [256]float32
+	cbR, cbG, cbB [511]float32 // by r0+r1 etc.: coefficient * (sum * 0.25)
+	crR, crG, crB [511]float32
+)
+
+func init() {
+	for i := range 256 {
+		v := float32(i)
+		yR[i], yG[i], yB[i] = 0.299*v, 0.587*v, 0.114*v
+	}
+	for i := range 511 {
+		s := float32(i) * 0.25
+		cbR[i], cbG[i], cbB[i] = -0.168736*s, 0.331264*s, 0.5*s
+		crR[i], crG[i], crB[i] = 0.5*s, 0.418688*s, 0.081312*s
+	}
+}
+
+// convertRowPair converts two rows of 16 RGBA pixels at p (rows stride bytes
+// apart) to level-shifted luma rows yi/8 and yi/8+1 of the left and right blocks,
+// and to one row (from offset ci) of 2x2-averaged chroma. It computes exactly
+// 0.299*r + 0.587*g + 0.114*b - 128 per pixel and, per pair of a row,
+// -0.168736*sr - 0.331264*sg + 0.5*sb (Cb) and 0.5*sr - 0.418688*sg -
+// 0.081312*sb (Cr) with sr = (r0+r1)*0.25, summed over the two rows.
+func convertRowPair(p []byte, stride int, left, right *[64]float32, yi int, cb, cr *[64]float32, ci int) {
+	p0 := p[:64:64]
+	p1 := p[stride : stride+64 : stride+64]
+	for half, blk := range [2]*[64]float32{left, right} {
+		ys := blk[yi : yi+16 : yi+16]
+		cbs := cb[ci+half*4 : ci+half*4+4 : ci+half*4+4]
+		crs := cr[ci+half*4 : ci+half*4+4 : ci+half*4+4]
+		q0 := p0[half*32 : half*32+32 : half*32+32]
+		q1 := p1[half*32 : half*32+32 : half*32+32]
+		for i := range 4 {
+			a := binary.LittleEndian.Uint32(q0[8*i:])
+			b := binary.LittleEndian.Uint32(q0[8*i+4:])
+			c := binary.LittleEndian.Uint32(q1[8*i:])
+			d := binary.LittleEndian.Uint32(q1[8*i+4:])
+			ra, ga, ba := a&0xff, a>>8&0xff, a>>16&0xff
+			rb, gb, bb := b&0xff, b>>8&0xff, b>>16&0xff
+			rc, gc, bc := c&0xff, c>>8&0xff, c>>16&0xff
+			rd, gd, bd := d&0xff, d>>8&0xff, d>>16&0xff
+			ys[2*i] = yR[ra] + yG[ga] + yB[ba] - 128
+			ys[2*i+1] = yR[rb] + yG[gb] + yB[bb] - 128
+			ys[8+2*i] = yR[rc] + yG[gc] + yB[bc] - 128
+			ys[8+2*i+1] = yR[rd] + yG[gd] + yB[bd] - 128
+			sr, sg, sb := ra+rb, ga+gb, ba+bb
+			tr, tg, tb := rc+rd, gc+gd, bc+bd
+			cbs[i] = (cbR[sr] - cbG[sg] + cbB[sb]) + (cbR[tr] - cbG[tg] + cbB[tb])
+			crs[i] = (crR[sr] - crG[sg] - crB[sb]) + (crR[tr] - crG[tg] - crB[tb])
+		}
+	}
+}
+
+// uniformMCU reports whether the 16x16 pixels at the start of p (rows stride
+// bytes apart) all have the same RGBA value.
+func uniformMCU(p []byte, stride int) bool {
+	p = p[:15*stride+64]
+	v := binary.LittleEndian.Uint32(p)
+	want := uint64(v) | uint64(v)<<32
+	for j := range 16 {
+		row := p[j*stride : j*stride+64 : j*stride+64]
+		var diff uint64
+		for i := 0; i < 64; i += 8 {
+			diff |= binary.LittleEndian.Uint64(row[i:]) ^ want
+		}
+		if diff != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// flatBlock codes a block whose 64 samples all equal v: a DC value and an
+// end-of-block. It matches block for such input.
+func flatBlock(bw *bitWriter, v float32, f *[64]float32, dcT, acT *huffTable, prevDC int32) int32 {
+	dc := roundI32(v * 64 * f[0])
+	n, extra := category(dc - prevDC)
+	c := dcT[n]
+	bw.emit(c.code<<n|extra, c.size+n)
+	c = acT[0x00]
+	bw.emit(c.code, c.size)
+	return dc
 }
 
 // category returns the JPEG magnitude category of v and its extra bits.
@@ -341,40 +436,51 @@ func roundI32(v float32) int32 {
 
 // fdct is the AAN forward DCT (float, as in the Arai-Agui-Nakajima paper); its
 // outputs are scaled by 8*aanScale[u]*aanScale[v], folded into the quantizer.
+// The 1-D butterfly is written out in both passes so that it is inlined.
 func fdct(d *[64]float32) {
 	for r := 0; r < 64; r += 8 {
-		p := d[r : r+8 : r+8]
-		fdct1(&p[0], &p[1], &p[2], &p[3], &p[4], &p[5], &p[6], &p[7])
+		p := (*[8]float32)(d[r : r+8])
+		d0, d1, d2, d3, d4, d5, d6, d7 := p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]
+		t0, t7 := d0+d7, d0-d7
+		t1, t6 := d1+d6, d1-d6
+		t2, t5 := d2+d5, d2-d5
+		t3, t4 := d3+d4, d3-d4
+		t10, t13 := t0+t3, t0-t3
+		t11, t12 := t1+t2, t1-t2
+		z1 := (t12 + t13) * 0.707106781
+		t10b := t4 + t5
+		t11b := t5 + t6
+		t12b := t6 + t7
+		z5 := (t10b - t12b) * 0.382683433
+		z2 := 0.541196100*t10b + z5
+		z4 := 1.306562965*t12b + z5
+		z3 := t11b * 0.707106781
+		z11, z13 := t7+z3, t7-z3
+		p[0], p[4] = t10+t11, t10-t11
+		p[2], p[6] = t13+z1, t13-z1
+		p[5], p[3] = z13+z2, z13-z2
+		p[1], p[7] = z11+z4, z11-z4
 	}
 	for c := range 8 {
-		fdct1(&d[c], &d[c+8], &d[c+16], &d[c+24], &d[c+32], &d[c+40], &d[c+48], &d[c+56])
+		d0, d1, d2, d3, d4, d5, d6, d7 := d[c], d[c+8], d[c+16], d[c+24], d[c+32], d[c+40], d[c+48], d[c+56]
+		t0, t7 := d0+d7, d0-d7
+		t1, t6 := d1+d6, d1-d6
+		t2, t5 := d2+d5, d2-d5
+		t3, t4 := d3+d4, d3-d4
+		t10, t13 := t0+t3, t0-t3
+		t11, t12 := t1+t2, t1-t2
+		z1 := (t12 + t13) * 0.707106781
+		t10b := t4 + t5
+		t11b := t5 + t6
+		t12b := t6 + t7
+		z5 := (t10b - t12b) * 0.382683433
+		z2 := 0.541196100*t10b + z5
+		z4 := 1.306562965*t12b + z5
+		z3 := t11b * 0.707106781
+		z11, z13 := t7+z3, t7-z3
+		d[c], d[c+32] = t10+t11, t10-t11
+		d[c+16], d[c+48] = t13+z1, t13-z1
+		d[c+40], d[c+24] = z13+z2, z13-z2
+		d[c+8], d[c+56] = z11+z4, z11-z4
 	}
-}
-
-func fdct1(d0, d1, d2, d3, d4, d5, d6, d7 *float32) {
-	t0, t7 := *d0+*d7, *d0-*d7
-	t1, t6 := *d1+*d6, *d1-*d6
-	t2, t5 := *d2+*d5, *d2-*d5
-	t3, t4 := *d3+*d4, *d3-*d4
-
-	t10, t13 := t0+t3, t0-t3
-	t11, t12 := t1+t2, t1-t2
-	*d0 = t10 + t11
-	*d4 = t10 - t11
-	z1 := (t12 + t13) * 0.707106781
-	*d2 = t13 + z1
-	*d6 = t13 - z1
-
-	t10 = t4 + t5
-	t11 = t5 + t6
-	t12 = t6 + t7
-	z5 := (t10 - t12) * 0.382683433
-	z2 := 0.541196100*t10 + z5
-	z4 := 1.306562965*t12 + z5
-	z3 := t11 * 0.707106781
-	z11, z13 := t7+z3, t7-z3
-	*d5 = z13 + z2
-	*d3 = z13 - z2
-	*d1 = z11 + z4
-	*d7 = z11 - z4
 }

@@ -146,9 +146,12 @@ func (p *Pipeline) Shoot(ctx context.Context, s desktop.Screen, d geom.Display, 
 			content, prepared = o.Profile.PrepareSize(region.Size(), edge)
 		}
 		t1 := time.Now()
-		canvas := st.canvasFor(prepared)
-		st.sc.Scale(canvas.SubImage(image.Rect(0, 0, content.W, content.H)).(*image.RGBA), img)
-		padBlack(canvas, content)
+		canvas := img // no resampling or padding: encode the capture itself
+		if prepared != content || content != (geom.Size{W: img.Rect.Dx(), H: img.Rect.Dy()}) || img.Rect.Min != (image.Point{}) {
+			canvas = st.canvasFor(prepared)
+			st.sc.Scale(canvas.SubImage(image.Rect(0, 0, content.W, content.H)).(*image.RGBA), img)
+			padBlack(canvas, content)
+		}
 		shot.Thumb = thumbRGBA(canvas, content.W, content.H)
 		t2 := time.Now()
 		shot.Timing.Scale += t2.Sub(t1)

@@ -70,36 +70,61 @@ func newAxisWeights(srcN, dstN int) *axisWeights {
 				big = t.j - s
 			}
 		}
-		ws[big] = uint16(int(ws[big]) + 256 - sum) // weights sum to exactly 256
+		if fix := int(ws[big]) + 256 - sum; fix >= 0 {
+			ws[big] = uint16(fix) // weights sum to exactly 256
+			continue
+		}
+		// Very strong reductions (over ~85:1) round many small weights up; then
+		// round the cumulative sum instead, which keeps every weight >= 0.
+		clear(ws)
+		cum := 0.0
+		lo := 0
+		for k, t := range ts {
+			cum += t.w
+			hi := min(256, int(math.Round(cum*256)))
+			if k == len(ts)-1 {
+				hi = 256
+			}
+			ws[t.j-s] += uint16(hi - lo)
+			lo = hi
+		}
 	}
 	return a
 }
 
-// spread moves the four bytes of v into 16-bit lanes so one multiply scales
-// all channels (SWAR); pack is its inverse.
+// spread moves the four bytes of v (R, G, B, A) into the 16-bit lanes of a
+// uint64 (in the order R, B, G, A) so one multiply scales all channels (SWAR);
+// pack is its inverse for lanes holding 8.8 fixed-point values. Lanes never
+// carry into each other: weights sum to 256, so a lane stays below 65536.
 func spread(v uint32) uint64 {
 	t := uint64(v)
-	t = (t | t<<16) & 0x0000ffff0000ffff
-	return (t | t<<8) & 0x00ff00ff00ff00ff
+	return (t | t<<24) & laneMask
 }
 
 func pack(a uint64) uint32 {
-	a = (a >> 8) & 0x00ff00ff00ff00ff
-	a = (a | a>>8) & 0x0000ffff0000ffff
-	return uint32(a | a>>16)
+	a = (a >> 8) & laneMask
+	return uint32(a | a>>24)
 }
 
-const roundLanes = 0x0080008000800080
+const (
+	laneMask   = 0x00ff00ff00ff00ff
+	roundLanes = 0x0080008000800080
+)
 
-// scaler resamples RGBA images, caching kernels and its intermediate buffer.
+// scaler resamples RGBA images, caching kernels and the per-band row rings.
 // Not safe for concurrent use.
 type scaler struct {
-	h, v *axisWeights
-	tmp  []byte
+	h, v  *axisWeights
+	rings [][]uint64 // one ring of v.taps horizontally scaled rows per band
 }
 
 // Scale resamples src into dst (any bounds; dst's size is the target size). It
 // treats pixels as opaque.
+//
+// The two 1-D passes are fused: each band of output rows keeps a small ring of
+// horizontally scaled source rows (in spread form, see spread) and scales each
+// source row once, so the image is read once and no full-size intermediate is
+// written; the ring stays in the L1/L2 cache.
 func (s *scaler) Scale(dst, src *image.RGBA) {
 	sw, sh := src.Rect.Dx(), src.Rect.Dy()
 	dw, dh := dst.Rect.Dx(), dst.Rect.Dy()
@@ -107,13 +132,15 @@ func (s *scaler) Scale(dst, src *image.RGBA) {
 		return
 	}
 	if sw == dw && sh == dh {
-		for y := range dh {
-			copy(dst.Pix[y*dst.Stride:y*dst.Stride+dw*4], src.Pix[y*src.Stride:y*src.Stride+sw*4])
-		}
+		parallelRows(dh, rowBands(dh), func(_, y0, y1 int) {
+			for y := y0; y < y1; y++ {
+				copy(dst.Pix[y*dst.Stride:y*dst.Stride+dw*4], src.Pix[y*src.Stride:y*src.Stride+sw*4])
+			}
+		})
 		return
 	}
 	if sw == 2*dw && sh == 2*dh { // exact 2:1 (HiDPI, 4K to 1080p): 2x2 box average
-		parallelRows(dh, func(y0, y1 int) {
+		parallelRows(dh, rowBands(dh), func(_, y0, y1 int) {
 			for y := y0; y < y1; y++ {
 				half2x(dst.Pix[y*dst.Stride:y*dst.Stride+dw*4], src.Pix[2*y*src.Stride:], src.Pix[(2*y+1)*src.Stride:], dw)
 			}
@@ -126,129 +153,162 @@ func (s *scaler) Scale(dst, src *image.RGBA) {
 	if s.v == nil || s.v.srcN != sh || s.v.dstN != dh {
 		s.v = newAxisWeights(sh, dh)
 	}
-	// Horizontal pass into tmp (sh rows of dw pixels), unless widths match.
-	mid, midStride := src.Pix, src.Stride
-	if sw != dw {
-		need := sh * dw * 4
-		if cap(s.tmp) < need {
-			s.tmp = make([]byte, need)
-		}
-		s.tmp = s.tmp[:need]
-		mid, midStride = s.tmp, dw*4
-		parallelRows(sh, func(y0, y1 int) {
-			for y := y0; y < y1; y++ {
-				horizontal(s.tmp[y*dw*4:(y+1)*dw*4], src.Pix[y*src.Stride:y*src.Stride+sw*4], s.h)
-			}
-		})
+	bands := rowBands(dh)
+	ringN := s.v.taps * dw
+	for len(s.rings) < bands {
+		s.rings = append(s.rings, nil)
 	}
-	// Vertical pass into dst.
-	parallelRows(dh, func(y0, y1 int) {
-		for y := y0; y < y1; y++ {
-			out := dst.Pix[y*dst.Stride : y*dst.Stride+dw*4]
-			if sh == dh {
-				copy(out, mid[y*midStride:y*midStride+dw*4])
-				continue
-			}
-			vertical(out, mid, midStride, s.v, y)
+	for b := range bands {
+		if cap(s.rings[b]) < ringN {
+			s.rings[b] = make([]uint64, ringN)
 		}
+		s.rings[b] = s.rings[b][:ringN]
+	}
+	parallelRows(dh, bands, func(band, y0, y1 int) {
+		s.band(dst, src, s.rings[band], y0, y1)
 	})
+}
+
+// band computes output rows [y0, y1) of dst.
+func (s *scaler) band(dst, src *image.RGBA, ring []uint64, y0, y1 int) {
+	sw, dw := src.Rect.Dx(), dst.Rect.Dx()
+	taps := s.v.taps
+	var rowsArr [8][]uint64
+	rows := rowsArr[:0]
+	if taps > len(rowsArr) {
+		rows = make([][]uint64, 0, taps)
+	}
+	next := 0 // first source row not yet in the ring
+	for y := y0; y < y1; y++ {
+		s0 := int(s.v.start[y])
+		next = max(next, s0)
+		for ; next < s0+taps; next++ {
+			out := ring[(next%taps)*dw : (next%taps+1)*dw]
+			in := src.Pix[next*src.Stride : next*src.Stride+sw*4]
+			if sw == dw {
+				spreadRow(out, in)
+			} else {
+				horizontal(out, in, s.h)
+			}
+		}
+		rows = rows[:0]
+		for k := range taps {
+			j := (s0 + k) % taps
+			rows = append(rows, ring[j*dw:(j+1)*dw])
+		}
+		vertical(dst.Pix[y*dst.Stride:y*dst.Stride+dw*4], rows, s.v.w[y*taps:(y+1)*taps])
+	}
 }
 
 // half2x averages 2x2 blocks of rows r0 and r1 into out (n pixels).
 func half2x(out, r0, r1 []byte, n int) {
-	r0, r1 = r0[:n*8], r1[:n*8]
+	r0, r1, out = r0[:n*8], r1[:n*8], out[:n*4]
 	for x := range n {
-		a := spread(binary.LittleEndian.Uint32(r0[x*8:])) + spread(binary.LittleEndian.Uint32(r0[x*8+4:])) +
-			spread(binary.LittleEndian.Uint32(r1[x*8:])) + spread(binary.LittleEndian.Uint32(r1[x*8+4:]))
+		p0, p1 := r0[x*8:x*8+8:x*8+8], r1[x*8:x*8+8:x*8+8]
+		a := spread(binary.LittleEndian.Uint32(p0)) + spread(binary.LittleEndian.Uint32(p0[4:])) +
+			spread(binary.LittleEndian.Uint32(p1)) + spread(binary.LittleEndian.Uint32(p1[4:]))
 		binary.LittleEndian.PutUint32(out[x*4:], pack((a+0x0002000200020002)<<6))
 	}
 }
 
-func horizontal(out, in []byte, a *axisWeights) {
+// spreadRow converts a row of RGBA pixels to spread form unchanged.
+func spreadRow(out []uint64, in []byte) {
+	in = in[:len(out)*4]
+	for x := range out {
+		out[x] = spread(binary.LittleEndian.Uint32(in[x*4:]))
+	}
+}
+
+// horizontal resamples the RGBA row in to len(out) pixels in spread form, each
+// lane rounded to 8 bits.
+func horizontal(out []uint64, in []byte, a *axisWeights) {
 	taps := a.taps
-	n := a.dstN
-	out = out[:n*4]
+	st := a.start[:len(out)]
 	switch taps {
 	case 2:
-		ws := a.w[:n*2]
-		for x := range n {
-			s := int(a.start[x]) * 4
-			p := in[s : s+8 : s+8]
-			acc := spread(binary.LittleEndian.Uint32(p[0:]))*uint64(ws[2*x]) +
-				spread(binary.LittleEndian.Uint32(p[4:]))*uint64(ws[2*x+1])
-			binary.LittleEndian.PutUint32(out[x*4:], pack(acc+roundLanes))
+		ws := a.w[:2*len(st)]
+		for x, s := range st {
+			p := in[int(s)*4 : int(s)*4+8 : int(s)*4+8]
+			w := ws[2*x : 2*x+2 : 2*x+2]
+			acc := spread(binary.LittleEndian.Uint32(p))*uint64(w[0]) +
+				spread(binary.LittleEndian.Uint32(p[4:]))*uint64(w[1])
+			out[x] = (acc + roundLanes) >> 8 & laneMask
 		}
 	case 3:
-		ws := a.w[:n*3]
-		for x := range n {
-			s := int(a.start[x]) * 4
-			p := in[s : s+12 : s+12]
-			acc := spread(binary.LittleEndian.Uint32(p[0:]))*uint64(ws[3*x]) +
-				spread(binary.LittleEndian.Uint32(p[4:]))*uint64(ws[3*x+1]) +
-				spread(binary.LittleEndian.Uint32(p[8:]))*uint64(ws[3*x+2])
-			binary.LittleEndian.PutUint32(out[x*4:], pack(acc+roundLanes))
+		ws := a.w[:3*len(st)]
+		for x, s := range st {
+			p := in[int(s)*4 : int(s)*4+12 : int(s)*4+12]
+			w := ws[3*x : 3*x+3 : 3*x+3]
+			acc := spread(binary.LittleEndian.Uint32(p))*uint64(w[0]) +
+				spread(binary.LittleEndian.Uint32(p[4:]))*uint64(w[1]) +
+				spread(binary.LittleEndian.Uint32(p[8:]))*uint64(w[2])
+			out[x] = (acc + roundLanes) >> 8 & laneMask
 		}
 	default:
-		for x := range n {
-			s := int(a.start[x]) * 4
+		for x, s := range st {
 			ws := a.w[x*taps : x*taps+taps]
-			src := in[s : s+taps*4]
+			p := in[int(s)*4 : int(s)*4+taps*4]
 			var acc uint64
 			for k, w := range ws {
-				acc += spread(binary.LittleEndian.Uint32(src[k*4:])) * uint64(w)
+				acc += spread(binary.LittleEndian.Uint32(p[k*4:])) * uint64(w)
 			}
-			binary.LittleEndian.PutUint32(out[x*4:], pack(acc+roundLanes))
+			out[x] = (acc + roundLanes) >> 8 & laneMask
 		}
 	}
 }
 
-func vertical(out, mid []byte, stride int, a *axisWeights, y int) {
-	taps := a.taps
-	s := int(a.start[y])
-	ws := a.w[y*taps : y*taps+taps]
-	n := len(out)
-	switch {
-	case taps == 2:
-		r0, r1 := mid[s*stride:s*stride+n], mid[(s+1)*stride:(s+1)*stride+n]
-		w0, w1 := uint64(ws[0]), uint64(ws[1])
-		for i := 0; i+4 <= n; i += 4 {
-			acc := spread(binary.LittleEndian.Uint32(r0[i:]))*w0 + spread(binary.LittleEndian.Uint32(r1[i:]))*w1
-			binary.LittleEndian.PutUint32(out[i:], pack(acc+roundLanes))
+// vertical combines rows (spread form, len(ws) of them) with weights ws into the
+// RGBA row out.
+func vertical(out []byte, rows [][]uint64, ws []uint16) {
+	n := len(out) / 4
+	out = out[:n*4]
+	switch len(ws) {
+	case 1:
+		r0 := rows[0][:n]
+		for i, v := range r0 {
+			binary.LittleEndian.PutUint32(out[i*4:], pack(v<<8))
 		}
-	case taps == 3:
-		r0, r1, r2 := mid[s*stride:s*stride+n], mid[(s+1)*stride:(s+1)*stride+n], mid[(s+2)*stride:(s+2)*stride+n]
+	case 2:
+		r0, r1 := rows[0][:n], rows[1][:n]
+		w0, w1 := uint64(ws[0]), uint64(ws[1])
+		for i, v := range r0 {
+			binary.LittleEndian.PutUint32(out[i*4:], pack(v*w0+r1[i]*w1+roundLanes))
+		}
+	case 3:
+		r0, r1, r2 := rows[0][:n], rows[1][:n], rows[2][:n]
 		w0, w1, w2 := uint64(ws[0]), uint64(ws[1]), uint64(ws[2])
-		for i := 0; i+4 <= n; i += 4 {
-			acc := spread(binary.LittleEndian.Uint32(r0[i:]))*w0 + spread(binary.LittleEndian.Uint32(r1[i:]))*w1 +
-				spread(binary.LittleEndian.Uint32(r2[i:]))*w2
-			binary.LittleEndian.PutUint32(out[i:], pack(acc+roundLanes))
+		for i, v := range r0 {
+			binary.LittleEndian.PutUint32(out[i*4:], pack(v*w0+r1[i]*w1+r2[i]*w2+roundLanes))
 		}
 	default:
-		for i := 0; i+4 <= n; i += 4 {
+		for i := range n {
 			var acc uint64
 			for k, w := range ws {
-				if w != 0 {
-					off := (s+k)*stride + i
-					acc += spread(binary.LittleEndian.Uint32(mid[off:])) * uint64(w)
-				}
+				acc += rows[k][i] * uint64(w)
 			}
-			binary.LittleEndian.PutUint32(out[i:], pack(acc+roundLanes))
+			binary.LittleEndian.PutUint32(out[i*4:], pack(acc+roundLanes))
 		}
 	}
 }
 
-// parallelRows splits [0,n) into bands run on up to GOMAXPROCS goroutines.
-func parallelRows(n int, f func(y0, y1 int)) {
-	workers := min(runtime.GOMAXPROCS(0), 8, max(1, n/64))
-	if workers <= 1 {
-		f(0, n)
+// rowBands is the number of bands parallelRows splits n rows into.
+func rowBands(n int) int {
+	return min(runtime.GOMAXPROCS(0), 8, max(1, n/64))
+}
+
+// parallelRows splits [0,n) into at most bands bands, runs f on each (band is
+// the band's index, below bands) on its own goroutine, the first on the
+// caller's, and waits.
+func parallelRows(n, bands int, f func(band, y0, y1 int)) {
+	if bands <= 1 {
+		f(0, 0, n)
 		return
 	}
 	var wg sync.WaitGroup
-	band := (n + workers - 1) / workers
-	for y0 := band; y0 < n; y0 += band {
-		wg.Go(func() { f(y0, min(y0+band, n)) })
+	size := (n + bands - 1) / bands
+	for b := 1; b*size < n; b++ {
+		wg.Go(func() { f(b, b*size, min((b+1)*size, n)) })
 	}
-	f(0, min(band, n))
+	f(0, 0, min(size, n))
 	wg.Wait()
 }

@@ -52,13 +52,17 @@ func thumbRGBA(m *image.RGBA, w, h int) Thumb {
 	for y := 0; y < h; y += sy {
 		row := m.Pix[y*m.Stride : y*m.Stride+w*4]
 		base := (y * ThumbSide / h) * ThumbSide
+		cx, rem := 0, 0 // x*ThumbSide == cx*w + rem, without a division per sample
 		for x := 0; x < w; x += sx {
 			p := row[x*4 : x*4+3 : x*4+3]
 			// ITU-R 601 luma in 16.16 fixed point.
 			l := (19595*uint32(p[0]) + 38470*uint32(p[1]) + 7471*uint32(p[2]) + 1<<15) >> 16
-			c := base + x*ThumbSide/w
+			c := (base + cx) & (ThumbSide*ThumbSide - 1)
 			sum[c] += l
 			cnt[c]++
+			for rem += sx * ThumbSide; rem >= w; rem -= w {
+				cx++
+			}
 		}
 	}
 	return finishThumb(&sum, &cnt)
