@@ -171,11 +171,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, _ 
 		return err
 	}
 	defer a.Close()
+	log.Info("desktop ready", "backend", a.screen.Name(), "version", version)
 	if a.runner == nil {
 		log.Info("gui_execute_task has no model; atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY")
 	}
 	if !c.HTTP {
-		log.Info("serving MCP over stdio", "backend", a.screen.Name(), "version", version)
 		return a.server.ServeStdio(ctx)
 	}
 	return a.serveHTTP(ctx, stderr)
