@@ -3,73 +3,94 @@ package mcpserver
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
-// callTracker keeps a cancel function for every running tool call per MCP
-// session, so that a Streamable HTTP client that goes away (its connection
-// drops mid-call, or it ends its session with DELETE) stops its calls: the
-// go-sdk runs handlers on the session's context, not the request's.
+// httpCallHeader is set by the server (never trusted from the client) on every
+// Streamable HTTP POST, so a tool handler knows which HTTP request carried it:
+// the go-sdk runs handlers on the session's context, not the request's, and
+// passes the request's header along.
+const httpCallHeader = "X-Guiagent-Http-Request"
+
+// callTracker keeps a cancel function for every running tool call that came
+// over Streamable HTTP, by session and by carrying HTTP request, so that a
+// client that goes away (its connection drops mid-call, or it ends its session
+// with DELETE) stops its calls.
 type callTracker struct {
+	seq   atomic.Uint64
 	mu    sync.Mutex
-	next  uint64
-	calls map[string]map[uint64]context.CancelFunc
+	calls map[*trackedCall]struct{}
 }
 
-// track derives a cancellable context for one call of session; done must be called when it ends.
-func (t *callTracker) track(ctx context.Context, session string) (context.Context, func()) {
+type trackedCall struct {
+	session, request string
+	cancel           context.CancelFunc
+}
+
+// track derives a cancellable context for one call; done must be called when it ends.
+func (t *callTracker) track(ctx context.Context, session string, header http.Header) (context.Context, func()) {
+	request := ""
+	if header != nil {
+		request = header.Get(httpCallHeader)
+	}
+	if session == "" && request == "" {
+		return ctx, func() {}
+	}
 	ctx, cancel := context.WithCancel(ctx)
+	c := &trackedCall{session: session, request: request, cancel: cancel}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.calls == nil {
-		t.calls = map[string]map[uint64]context.CancelFunc{}
+		t.calls = map[*trackedCall]struct{}{}
 	}
-	t.next++
-	id := t.next
-	if t.calls[session] == nil {
-		t.calls[session] = map[uint64]context.CancelFunc{}
-	}
-	t.calls[session][id] = cancel
+	t.calls[c] = struct{}{}
+	t.mu.Unlock()
 	return ctx, func() {
 		cancel()
 		t.mu.Lock()
-		defer t.mu.Unlock()
-		delete(t.calls[session], id)
-		if len(t.calls[session]) == 0 {
-			delete(t.calls, session)
-		}
+		delete(t.calls, c)
+		t.mu.Unlock()
 	}
 }
 
-// cancelSession cancels every running call of session and reports how many.
-func (t *callTracker) cancelSession(session string) int {
+// cancel cancels the running calls that match and reports how many.
+func (t *callTracker) cancel(match func(*trackedCall) bool) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
-	for _, cancel := range t.calls[session] {
-		cancel()
-		n++
+	for c := range t.calls {
+		if match(c) {
+			c.cancel()
+			n++
+		}
 	}
 	return n
 }
 
 // cancelWhenClientGone wraps the Streamable HTTP handler: a DELETE cancels the
 // session's running calls before the session closes, and a POST whose client
-// connection closed before its answer was written cancels them too (without an
-// event store the answer could never be delivered).
+// connection closed before the call it carried was answered cancels that call
+// (without an event store its answer could never be delivered).
 func (s *Server) cancelWhenClientGone(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("Mcp-Session-Id")
-		if id != "" && r.Method == http.MethodDelete {
-			if n := s.calls.cancelSession(id); n > 0 {
-				s.log.Info("session deleted by the client; its running calls were cancelled", "session", id, "calls", n)
+		session := r.Header.Get("Mcp-Session-Id")
+		switch r.Method {
+		case http.MethodDelete:
+			if n := s.calls.cancel(func(c *trackedCall) bool { return session != "" && c.session == session }); n > 0 {
+				s.log.Info("session deleted by the client; its running calls were cancelled", "session", session, "calls", n)
 			}
+		case http.MethodPost:
+			id := strconv.FormatUint(s.calls.seq.Add(1), 10)
+			r.Header.Set(httpCallHeader, id)
+			next.ServeHTTP(w, r)
+			if r.Context().Err() != nil {
+				if n := s.calls.cancel(func(c *trackedCall) bool { return c.request == id }); n > 0 {
+					s.log.Info("client went away during a call; the call was cancelled", "session", session, "calls", n)
+				}
+			}
+			return
 		}
 		next.ServeHTTP(w, r)
-		if id != "" && r.Method == http.MethodPost && r.Context().Err() != nil {
-			if n := s.calls.cancelSession(id); n > 0 {
-				s.log.Info("client went away during a call; its running calls were cancelled", "session", id, "calls", n)
-			}
-		}
 	})
 }

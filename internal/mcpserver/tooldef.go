@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -73,7 +74,11 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 	handler := func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		start := time.Now()
 		c := &call{req: req, ss: req.Session}
-		ctx, done := s.calls.track(ctx, sessionID(c.ss))
+		var header http.Header
+		if req.Extra != nil {
+			header = req.Extra.Header
+		}
+		ctx, done := s.calls.track(ctx, sessionID(c.ss), header)
 		defer done()
 		res, err := func() (res *mcp.CallToolResult, err error) {
 			defer s.recoverTool(name, &err)
