@@ -84,7 +84,10 @@ func newClient(cfg llm.Config) (*client, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Timeout: cfg.Timeout}
+		// Each attempt is bounded by a context deadline of cfg.Timeout (see do),
+		// which gives the clear "timed out after" error; the client's own
+		// timeout is only a backstop and must not race it.
+		hc = &http.Client{Timeout: cfg.Timeout + 10*time.Second}
 	}
 	opts := []option.RequestOption{
 		option.WithBaseURL(base),
@@ -170,7 +173,7 @@ func (c *client) call(ctx context.Context, msgs []oai.ChatCompletionMessageParam
 		r, err := c.svc.New(actx, params)
 		if err != nil {
 			if ctx.Err() == nil && actx.Err() != nil {
-				return fmt.Errorf("%s request to %s timed out after %v (raise GUI_AGENT_TIMEOUT if the model is slow): %w",
+				return fmt.Errorf("%s request to %s timed out after %v (raise GUI_AGENT_MODEL_TIMEOUT_S if the model is slow): %w",
 					c.provider, c.redactedBase(), c.cfg.Timeout, context.DeadlineExceeded)
 			}
 			return c.translate(err)
