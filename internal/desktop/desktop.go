@@ -144,3 +144,17 @@ func CapabilitiesOf(ctx context.Context, s Screen) Capabilities {
 	}
 	return caps
 }
+
+// ReuseRGBA returns dst reshaped to a w x h image with bounds at (0,0) and
+// stride w*4 when its buffer is large enough, else a new image: how backends
+// honour Screen.Capture's buffer reuse.
+func ReuseRGBA(dst *image.RGBA, w, h int) *image.RGBA {
+	n := w * h * 4
+	if dst != nil && cap(dst.Pix) >= n {
+		dst.Pix = dst.Pix[:n]
+		dst.Stride = w * 4
+		dst.Rect = image.Rect(0, 0, w, h)
+		return dst
+	}
+	return image.NewRGBA(image.Rect(0, 0, w, h))
+}

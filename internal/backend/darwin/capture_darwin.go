@@ -7,6 +7,7 @@ import (
 	"image"
 	"unsafe"
 
+	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
@@ -86,7 +87,7 @@ func (b *Backend) copyImage(a *api, img uintptr, dst *image.RGBA) (*image.RGBA, 
 		return nil, errors.New("macOS capture: the image data is empty")
 	}
 	src := unsafe.Slice((*byte)(p), n)
-	out := prepareRGBA(dst, w, h)
+	out := desktop.ReuseRGBA(dst, w, h)
 	if err := convertPixels(out, src, w, h, int(a.CGImageGetBytesPerRow(img)), layout); err != nil {
 		return nil, err
 	}

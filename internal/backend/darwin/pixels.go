@@ -42,19 +42,6 @@ func (l pixelLayout) String() string {
 	return fmt.Sprintf("%d bits per pixel, %d per component, bitmap info %#x", l.bitsPerPixel, l.bitsPerComponent, l.bitmapInfo)
 }
 
-// prepareRGBA returns dst resized to w x h when its buffer is large enough,
-// else a new image.
-func prepareRGBA(dst *image.RGBA, w, h int) *image.RGBA {
-	n := w * h * 4
-	if dst != nil && cap(dst.Pix) >= n {
-		dst.Pix = dst.Pix[:n]
-		dst.Stride = w * 4
-		dst.Rect = image.Rect(0, 0, w, h)
-		return dst
-	}
-	return image.NewRGBA(image.Rect(0, 0, w, h))
-}
-
 // convertPixels writes the w x h image in src (rows bytesPerRow apart, in
 // layout l) into dst, which must be w x h, as opaque RGBA. It supports the
 // formats macOS display captures use: 8-bit RGB with alpha or padding first

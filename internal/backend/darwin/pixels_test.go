@@ -6,6 +6,8 @@ import (
 	"image/color"
 	"strings"
 	"testing"
+
+	"github.com/guiagent/guiagent/internal/desktop"
 )
 
 // testColors is a 3x2 picture with distinct channel values.
@@ -74,7 +76,7 @@ func TestConvertPixelsFormats(t *testing.T) {
 	}
 	for _, tc := range cases {
 		src := encode(tc.stride, tc.bpp, tc.put)
-		img := prepareRGBA(nil, w, h)
+		img := desktop.ReuseRGBA(nil, w, h)
 		if err := convertPixels(img, src, w, h, tc.stride, tc.layout); err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
@@ -84,7 +86,7 @@ func TestConvertPixelsFormats(t *testing.T) {
 }
 
 func TestConvertPixelsRejectsWhatItCannotRead(t *testing.T) {
-	img := prepareRGBA(nil, 3, 2)
+	img := desktop.ReuseRGBA(nil, 3, 2)
 	src := make([]byte, 64)
 	cases := []struct {
 		name   string
@@ -106,18 +108,18 @@ func TestConvertPixelsRejectsWhatItCannotRead(t *testing.T) {
 			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
 		}
 	}
-	if err := convertPixels(prepareRGBA(nil, 2, 2), src, 3, 2, 12, pixelLayout{32, 8, alphaSkipFirst}); err == nil {
+	if err := convertPixels(desktop.ReuseRGBA(nil, 2, 2), src, 3, 2, 12, pixelLayout{32, 8, alphaSkipFirst}); err == nil {
 		t.Error("a destination of the wrong size must be refused")
 	}
 }
 
 func TestPrepareRGBAReusesBuffers(t *testing.T) {
 	big := image.NewRGBA(image.Rect(0, 0, 100, 100))
-	got := prepareRGBA(big, 30, 20)
+	got := desktop.ReuseRGBA(big, 30, 20)
 	if got != big || &got.Pix[0] != &big.Pix[0] || got.Bounds() != image.Rect(0, 0, 30, 20) || got.Stride != 120 || len(got.Pix) != 30*20*4 {
 		t.Fatalf("reuse: bounds %v stride %d len %d", got.Bounds(), got.Stride, len(got.Pix))
 	}
-	if got := prepareRGBA(image.NewRGBA(image.Rect(0, 0, 2, 2)), 30, 20); got.Bounds() != image.Rect(0, 0, 30, 20) {
+	if got := desktop.ReuseRGBA(image.NewRGBA(image.Rect(0, 0, 2, 2)), 30, 20); got.Bounds() != image.Rect(0, 0, 30, 20) {
 		t.Fatalf("new image bounds %v", got.Bounds())
 	}
 }
@@ -131,7 +133,7 @@ func BenchmarkConvertRetina(b *testing.B) {
 	for i := range src {
 		src[i] = byte(i)
 	}
-	dst := prepareRGBA(nil, w, h)
+	dst := desktop.ReuseRGBA(nil, w, h)
 	l := pixelLayout{32, 8, alphaSkipFirst | byteOrder32Little}
 	b.SetBytes(int64(w * h * 4))
 	for b.Loop() {

@@ -6,6 +6,7 @@ import (
 	"image"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
@@ -56,7 +57,7 @@ func (b *Backend) Capture(ctx context.Context, region geom.Rect, dst *image.RGBA
 		return nil, fmt.Errorf("vnc capture: empty region %v: give a width and height above zero", region)
 	}
 	rect := image.Rect(region.X, region.Y, region.X+region.W, region.Y+region.H)
-	img := prepareRGBA(dst, region.W, region.H)
+	img := desktop.ReuseRGBA(dst, region.W, region.H)
 
 	b.capMu.Lock()
 	defer b.capMu.Unlock()
@@ -96,16 +97,4 @@ func (b *Backend) Capture(ctx context.Context, region geom.Rect, dst *image.RGBA
 		abandon()
 		return nil, fmt.Errorf("vnc capture: %s did not send the requested pixels of %v within %v: the server or network is too slow or stalled; raise the update timeout or check the connection", b.addr, region, b.opts.UpdateTimeout)
 	}
-}
-
-// prepareRGBA returns dst resized to w x h when its buffer is large enough, else a new image.
-func prepareRGBA(dst *image.RGBA, w, h int) *image.RGBA {
-	n := w * h * 4
-	if dst != nil && cap(dst.Pix) >= n {
-		dst.Pix = dst.Pix[:n]
-		dst.Stride = w * 4
-		dst.Rect = image.Rect(0, 0, w, h)
-		return dst
-	}
-	return image.NewRGBA(image.Rect(0, 0, w, h))
 }

@@ -6,6 +6,7 @@ import (
 	"image"
 	"unsafe"
 
+	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
@@ -49,7 +50,7 @@ func (b *Backend) Capture(ctx context.Context, region geom.Rect, dst *image.RGBA
 	if err != nil {
 		return nil, err
 	}
-	img := prepareRGBA(dst, pr.W, pr.H)
+	img := desktop.ReuseRGBA(dst, pr.W, pr.H)
 	b.capMu.Lock()
 	defer b.capMu.Unlock()
 	if err := gdiCapture(pr, img.Pix); err != nil {

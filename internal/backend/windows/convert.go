@@ -2,23 +2,8 @@ package windows
 
 import (
 	"encoding/binary"
-	"image"
 	"strings"
 )
-
-// prepareRGBA returns dst resized to w x h when its buffer is large enough,
-// else a new image. The bounds start at (0,0) and the stride is w*4, so the
-// pixels can be filled as one top-down 32-bit DIB.
-func prepareRGBA(dst *image.RGBA, w, h int) *image.RGBA {
-	n := w * h * 4
-	if dst != nil && cap(dst.Pix) >= n {
-		dst.Pix = dst.Pix[:n]
-		dst.Stride = w * 4
-		dst.Rect = image.Rect(0, 0, w, h)
-		return dst
-	}
-	return image.NewRGBA(image.Rect(0, 0, w, h))
-}
 
 // bgraToRGBA converts 32-bit BGRA pixels (what GetDIBits returns for a
 // 32-bit DIB; the fourth byte is undefined for screen content) to opaque RGBA

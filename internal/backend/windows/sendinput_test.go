@@ -180,7 +180,7 @@ func TestBGRAToRGBA(t *testing.T) {
 
 func TestPrepareRGBAReusesBuffers(t *testing.T) {
 	big := image.NewRGBA(image.Rect(0, 0, 100, 100))
-	img := prepareRGBA(big, 30, 20)
+	img := desktop.ReuseRGBA(big, 30, 20)
 	if &img.Pix[0] != &big.Pix[0] || img.Bounds() != image.Rect(0, 0, 30, 20) || img.Stride != 120 {
 		t.Fatalf("prepareRGBA did not reuse a large enough buffer: bounds %v stride %d", img.Bounds(), img.Stride)
 	}
@@ -188,7 +188,7 @@ func TestPrepareRGBAReusesBuffers(t *testing.T) {
 	if c := img.RGBAAt(29, 19); c != (color.RGBA{R: 200}) {
 		t.Fatalf("pixel (29,19) = %v", c)
 	}
-	small := prepareRGBA(img, 200, 100)
+	small := desktop.ReuseRGBA(img, 200, 100)
 	if small == img || small.Bounds() != image.Rect(0, 0, 200, 100) {
 		t.Fatalf("prepareRGBA reused a buffer that is too small")
 	}

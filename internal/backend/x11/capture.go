@@ -9,6 +9,7 @@ import (
 	"github.com/jezek/xgb/shm"
 	"github.com/jezek/xgb/xproto"
 
+	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
@@ -38,7 +39,7 @@ func (b *Backend) Capture(ctx context.Context, region geom.Rect, dst *image.RGBA
 	if x < 0 || y < 0 || x+region.W > rs.W || y+region.H > rs.H || region.W > 0xffff || region.H > 0xffff {
 		return nil, fmt.Errorf("x11 capture: region %v is outside the screen (%dx%d): capture inside one display (see Displays)", region, rs.W, rs.H)
 	}
-	img := prepareRGBA(dst, region.W, region.H)
+	img := desktop.ReuseRGBA(dst, region.W, region.H)
 
 	b.capMu.Lock()
 	defer b.capMu.Unlock()
@@ -58,18 +59,6 @@ func (b *Backend) Capture(ctx context.Context, region geom.Rect, dst *image.RGBA
 		return nil, err
 	}
 	return img, nil
-}
-
-// prepareRGBA returns dst resized to w x h when its buffer is large enough, else a new image.
-func prepareRGBA(dst *image.RGBA, w, h int) *image.RGBA {
-	n := w * h * 4
-	if dst != nil && cap(dst.Pix) >= n {
-		dst.Pix = dst.Pix[:n]
-		dst.Stride = w * 4
-		dst.Rect = image.Rect(0, 0, w, h)
-		return dst
-	}
-	return image.NewRGBA(image.Rect(0, 0, w, h))
 }
 
 func (b *Backend) captureShm(x, y, w, h int, pix []byte) error {
