@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // runCmd runs guiagent in-process with only the given environment.
@@ -109,5 +110,28 @@ func TestBenchCapturePrintsMedians(t *testing.T) {
 	}
 	if rep["width"] != 640 || rep["height"] != 360 || rep["n"] != 3 || rep["bytes"] <= 0 {
 		t.Fatalf("bench report %v", rep)
+	}
+}
+
+// `guiagent runs` shortens a long task on a character boundary: a non-ASCII
+// task is never cut inside a UTF-8 sequence.
+func TestRunsListShortensOnCharacters(t *testing.T) {
+	env := baseEnv(t)
+	store := openStore(func(k string) string { return env[k] })
+	task := "abcd" + strings.Repeat("Grüße ", 8) + "an das Wörterbuch übermitteln" // byte 57 is inside ß
+	r, err := store.Begin("20260102-150405-abcdef", task, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	code, stdout, stderr := runCmd(t, env, "runs")
+	if code != 0 {
+		t.Fatalf("runs: exit %d: %s", code, stderr)
+	}
+	if !utf8.ValidString(stdout) || !strings.Contains(stdout, "Grüße Grüße") || !strings.Contains(stdout, "...") {
+		t.Fatalf("runs output is not valid UTF-8 or lost the shortened task:\n%q", stdout)
 	}
 }

@@ -40,10 +40,14 @@ func newScrubbedRunner(next mcpserver.TaskRunner, secrets []string) mcpserver.Ta
 
 // Run runs the task and returns its result with every secret replaced.
 func (s scrubbedRunner) Run(ctx context.Context, t agent.Task, progress func(agent.Event)) agent.Result {
-	res := s.next.Run(ctx, t, func(ev agent.Event) {
-		ev.Message = s.r.Replace(ev.Message)
-		progress(ev)
-	})
+	scrubbed := progress
+	if progress != nil { // nil means no progress wanted (agent.Runner.Run)
+		scrubbed = func(ev agent.Event) {
+			ev.Message = s.r.Replace(ev.Message)
+			progress(ev)
+		}
+	}
+	res := s.next.Run(ctx, t, scrubbed)
 	b, err := json.Marshal(res)
 	if err != nil {
 		return agent.Result{Status: res.Status, Summary: s.r.Replace(res.Summary), RunID: res.RunID,

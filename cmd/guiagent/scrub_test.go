@@ -12,7 +12,9 @@ import (
 type leakyRunner struct{ secret string }
 
 func (l leakyRunner) Run(_ context.Context, _ agent.Task, progress func(agent.Event)) agent.Result {
-	progress(agent.Event{Kind: agent.EvProgress, Message: "saw " + l.secret})
+	if progress != nil {
+		progress(agent.Event{Kind: agent.EvProgress, Message: "saw " + l.secret})
+	}
 	return agent.Result{Status: agent.Completed, Summary: "done with " + l.secret, Memory: []string{"key " + l.secret},
 		Trace: []agent.StepTrace{{Step: 1, Observation: "screen shows " + l.secret}}, RunID: "r1", Report: "/runs/r1/report.html"}
 }
@@ -34,6 +36,10 @@ func TestScrubbedRunnerRemovesSecrets(t *testing.T) {
 	}
 	if msgs[0] != "saw [REDACTED]" {
 		t.Fatalf("progress message %q", msgs[0])
+	}
+	// A caller that wants no progress passes nil, as agent.Runner.Run allows.
+	if res := r.Run(context.Background(), agent.Task{Task: "x"}, nil); res.Summary != "done with [REDACTED]" {
+		t.Fatalf("without a progress func: summary %q", res.Summary)
 	}
 	if got := newScrubbedRunner(leakyRunner{key}, []string{"abc"}); got != (leakyRunner{key}) {
 		t.Fatalf("with no secret of 4+ characters the runner should be returned as is")

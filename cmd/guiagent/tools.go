@@ -115,8 +115,8 @@ func cmdRuns(args []string, getenv func(string) string, stdout io.Writer) error 
 		if task == "" {
 			task = "session " + r.SessionID
 		}
-		if len(task) > 60 {
-			task = task[:57] + "..."
+		if r := []rune(task); len(r) > 60 {
+			task = string(r[:57]) + "..." // cut on a character, never inside a UTF-8 sequence
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.ID, r.Started.Local().Format(time.DateTime), r.Status, r.Steps, task)
 	}

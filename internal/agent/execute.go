@@ -81,7 +81,7 @@ func (ru *run) resolve(d *llm.Decision, shot *imaging.Shot, img llm.Image) []pla
 		var targets []string
 		var idx []int
 		for i, a := range d.Actions {
-			if a.At == nil && strings.TrimSpace(a.Target) != "" {
+			if a.At == nil && strings.TrimSpace(a.Target) != "" && usesPoint(a.Kind) {
 				targets, idx = append(targets, a.Target), append(idx, i)
 			}
 		}
@@ -106,7 +106,7 @@ func (ru *run) resolve(d *llm.Decision, shot *imaging.Shot, img llm.Image) []pla
 		p := &plan[i]
 		p.trace.Action = a
 		atNums, atProf, atFrame := a.At, prof, mf
-		if atNums == nil && strings.TrimSpace(a.Target) != "" {
+		if atNums == nil && strings.TrimSpace(a.Target) != "" && usesPoint(a.Kind) {
 			g, ok := grounded[i]
 			switch {
 			case ok:
@@ -223,10 +223,6 @@ func (ru *run) executePlan(step int, plan []planned) (acts []ActionTrace, halt *
 			return acts, &ending{status: Failed, summary: "the desktop backend cannot do this: " + err.Error()}, failed
 		case errors.Is(err, errInterrupted), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 			return acts, &ending{status: Cancelled, summary: "interrupted: " + err.Error()}, failed
-		}
-		if ru.o.KillSwitch != nil && ru.o.KillSwitch.Engaged() {
-			e := ru.stopEnding()
-			return acts, e, failed
 		}
 		return acts, nil, failed + "; the remaining actions were skipped"
 	}

@@ -244,9 +244,13 @@ func (ru *run) ctxEnding() *ending {
 		return &ending{status: Superseded, summary: "superseded: a newer task took over the desktop"}
 	case errors.As(cause, &stop):
 		return &ending{status: Cancelled, summary: "cancelled: " + stop.reason}
-	case errors.Is(cause, errRunDeadline), errors.Is(cause, context.DeadlineExceeded):
+	case errors.Is(cause, errRunDeadline):
 		return &ending{status: Timeout, summary: fmt.Sprintf("timed out: the task's deadline (%s) passed after %d steps; raise timeout_s or split the task",
 			ru.deadline.Sub(ru.started).Round(time.Second), len(ru.trace))}
+	case errors.Is(cause, context.DeadlineExceeded):
+		// The caller's context had a shorter deadline than the task's own.
+		return &ending{status: Timeout, summary: fmt.Sprintf("timed out: the caller's request deadline passed after %d steps, before the task's own limit (%s); give the request more time or split the task",
+			len(ru.trace), ru.deadline.Sub(ru.started).Round(time.Second))}
 	}
 	return &ending{status: Cancelled, summary: "cancelled: the request was cancelled by the client"}
 }
@@ -492,8 +496,9 @@ func (ru *run) decide(step int, obs llm.Observation) (*llm.Decision, int64, endi
 		msg := fmt.Sprintf("the model's answer for step %d was invalid; asking again: %v", step, err)
 		ru.warn(step, msg)
 		obs.ReAsk = true
-		obs.Feedback = "Your previous answer could not be used: " + err.Error() +
-			". Answer again for the same screenshot, following the answer format exactly. No action of the invalid answer was executed."
+		// The adapter frames the re-ask in its own wire format; Feedback carries
+		// only what was wrong (llm.Observation.Feedback).
+		obs.Feedback = err.Error() + ". No action of that answer was executed; answer again for the same screenshot."
 	}
 }
 
@@ -547,7 +552,7 @@ func (ru *run) validate(d *llm.Decision) error {
 	}
 	if ru.o.Grounder == nil {
 		for i, a := range d.Actions {
-			if a.At == nil && a.Target != "" && needsPoint(a.Kind) {
+			if a.At == nil && strings.TrimSpace(a.Target) != "" && usesPoint(a.Kind) {
 				return fmt.Errorf("%w: actions[%d] (%s) names target %q without coordinates, and no grounding model is configured: give the coordinates",
 					llm.ErrBadOutput, i, a.Kind, a.Target)
 			}
@@ -556,10 +561,11 @@ func (ru *run) validate(d *llm.Decision) error {
 	return nil
 }
 
-// needsPoint reports whether an action kind must have a position (from At or a grounded Target).
-func needsPoint(k llm.ActionKind) bool {
+// usesPoint reports whether an action kind acts at a position (from At or a
+// grounded Target); the others (type, keys, wait) ignore a Target.
+func usesPoint(k llm.ActionKind) bool {
 	switch k {
-	case llm.Click, llm.DoubleClick, llm.TripleClick, llm.Move, llm.Drag:
+	case llm.Click, llm.DoubleClick, llm.TripleClick, llm.Move, llm.Drag, llm.Scroll, llm.MouseDown, llm.MouseUp:
 		return true
 	}
 	return false

@@ -346,6 +346,20 @@ func TestDeadlineEndsAsTimeout(t *testing.T) {
 	}
 }
 
+// A run cut short by the caller's own deadline ends as a timeout that says so,
+// not as if the task's timeout (here the default 10 minutes) had passed.
+func TestCallerDeadlineEndsAsTimeout(t *testing.T) {
+	d := newDesk(t)
+	script := newScript(geom.ProfileFor("gpt-4o"), block)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	res := d.runner(d.opts(script)).Run(ctx, Task{Task: "x"}, nil)
+	statusOf(t, res, Timeout)
+	if !strings.Contains(res.Summary, "caller's request deadline") || strings.Contains(res.Summary, "raise timeout_s") {
+		t.Fatalf("summary %q: want the caller's deadline named, not the task's timeout", res.Summary)
+	}
+}
+
 // Cancelling mid-step while the model holds a key down releases it, and the
 // run ends as cancelled within a second.
 func TestCancelMidStepReleasesHeldKey(t *testing.T) {
@@ -613,6 +627,38 @@ func TestTargetWithoutGrounderIsReAsked(t *testing.T) {
 	statusOf(t, res, Completed)
 	if fb := script.observations()[1].Feedback; !strings.Contains(fb, "coordinates") {
 		t.Fatalf("feedback %q", fb)
+	}
+}
+
+// Without a grounding model, a target named on an action that needs no
+// position (type, key) is ignored and the action runs; a target on an action
+// whose position is optional (scroll) is re-asked before anything runs, never
+// refused halfway through the batch as if a grounding model had failed.
+func TestTargetWithoutGrounderOnOtherActions(t *testing.T) {
+	d := newDesk(t)
+	script := newScript(geom.ProfileFor("gpt-4o"),
+		reply(llm.Decision{Status: llm.Continue, Actions: []llm.Action{
+			{Kind: llm.TypeText, Text: "hello", Target: "search box"},
+			{Kind: llm.Scroll, Direction: "down", Target: "result list"},
+		}}),
+		reply(llm.Decision{Status: llm.Done, Actions: []llm.Action{{Kind: llm.TypeText, Text: "world", Target: "search box"}}}))
+	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
+	statusOf(t, res, Completed)
+	obs := script.observations()
+	if fb := obs[1].Feedback; !strings.Contains(fb, "coordinates") || strings.Contains(fb, "grounding model could not find") {
+		t.Fatalf("feedback %q: want a request for coordinates", fb)
+	}
+	var ops []string
+	for _, e := range d.fb.Events() {
+		ops = append(ops, e.String())
+	}
+	if typed := d.fb.Typed(); typed != "world" {
+		t.Fatalf("typed %q (input %v): want only the second answer's text, typed although it names a target", typed, ops)
+	}
+	for _, op := range ops {
+		if strings.HasPrefix(op, "scroll") {
+			t.Fatalf("the invalid batch scrolled: %v", ops)
+		}
 	}
 }
 

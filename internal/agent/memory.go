@@ -57,11 +57,12 @@ func newMemory(model llm.TextModel, recentBudget, summaryBudget int) *memory {
 // are dropped past maxFacts or maxFactsTotalChars so the prompt stays bounded.
 func (m *memory) addFacts(facts []string) {
 	for _, f := range facts {
-		f = strings.TrimSpace(f)
+		// Shorten first: facts are stored shortened, so a long fact reported
+		// again must be compared in that form to be seen as a duplicate.
+		f = shorten(strings.TrimSpace(f), maxFactChars)
 		if f == "" || slices.Contains(m.facts, f) {
 			continue
 		}
-		f = shorten(f, maxFactChars)
 		m.facts = append(m.facts, f)
 	}
 	total, keep := 0, 0

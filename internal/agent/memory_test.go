@@ -38,6 +38,13 @@ func TestMemoryFactsAccumulate(t *testing.T) {
 	if len(m.facts) != 2 || !strings.Contains(m.text(), "- price is 42 EUR\n- order id A-17") {
 		t.Fatalf("facts %v text %q", m.facts, m.text())
 	}
+	// A fact longer than maxFactChars, reported on every step, is kept once.
+	long := "the confirmation page lists " + strings.Repeat("item, ", 60)
+	m.addFacts([]string{long})
+	m.addFacts([]string{long, "order id A-17"})
+	if len(m.facts) != 3 || len(m.facts[2]) > maxFactChars {
+		t.Fatalf("a long fact reported twice is kept %d times: %q", len(m.facts)-2, m.facts[2:])
+	}
 	for i := range 100 {
 		m.addFacts([]string{fmt.Sprintf("fact %d", i)})
 	}

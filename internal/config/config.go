@@ -138,7 +138,11 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	if c.RunsDir == "" {
 		c.RunsDir = DefaultRunsDir(getenv)
 	}
-	return c, fs.Args(), c.Validate()
+	// Validate normalizes c (the provider's case), so it must run before c is
+	// copied into the results: within one return statement Go leaves the order
+	// of reading c and calling c.Validate unspecified.
+	err := c.Validate()
+	return c, fs.Args(), err
 }
 
 // DefaultRunsDir is $XDG_STATE_HOME/guiagent/runs, or ~/.local/state/guiagent/runs.

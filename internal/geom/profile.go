@@ -174,7 +174,10 @@ func FitSize(s Size, maxLongEdge, maxPixels int) Size {
 	if f >= 1 {
 		return s
 	}
-	w, h := int(math.Floor(float64(s.W)*f)), int(math.Floor(float64(s.H)*f))
+	// The tolerance absorbs float error in f, so a side that should land exactly
+	// on the cap (3000 * 1568/3000) is not floored one pixel below it.
+	const tol = 1e-9
+	w, h := int(math.Floor(float64(s.W)*f+tol)), int(math.Floor(float64(s.H)*f+tol))
 	return Size{max(w, 1), max(h, 1)}
 }
 

@@ -220,3 +220,32 @@ func TestPrepareZoomSizeScalesUp(t *testing.T) {
 		t.Errorf("anthropic zoom -> %v breaks its caps or did not scale up", c)
 	}
 }
+
+// A long-edge cap is met exactly: floating-point error in the scale factor must
+// not cost the image a pixel row (3000 * (1568/3000) is 1567.999... in float64).
+func TestFitSizeLongEdgeMeetsTheCapExactly(t *testing.T) {
+	for _, tc := range []struct {
+		in   Size
+		edge int
+		want Size
+	}{
+		{Size{3000, 2000}, 1568, Size{1568, 1045}},
+		{Size{2880, 1800}, 1568, Size{1568, 980}},
+		{Size{1800, 2880}, 1568, Size{980, 1568}},
+		{Size{3840, 2160}, 1920, Size{1920, 1080}},
+	} {
+		if got := FitSize(tc.in, tc.edge, 0); got != tc.want {
+			t.Errorf("FitSize(%v, %d) = %v, want %v", tc.in, tc.edge, got, tc.want)
+		}
+	}
+	for long := 65; long <= 8000; long++ {
+		for _, edge := range []int{64, 1024, 1280, 1568, 1920} {
+			if long <= edge {
+				continue
+			}
+			if got := FitSize(Size{long, long/2 + 1}, edge, 0); got.W != edge {
+				t.Fatalf("FitSize(%dx%d, %d) = %v: long edge is not the cap", long, long/2+1, edge, got)
+			}
+		}
+	}
+}

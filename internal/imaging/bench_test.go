@@ -82,3 +82,16 @@ func BenchmarkShoot4K(b *testing.B) {
 func BenchmarkShoot4KRetina(b *testing.B) {
 	benchShoot(b, geom.Display{ID: "0", Bounds: geom.Rect{W: 1920, H: 1080}, Scale: 2}, Options{})
 }
+
+// BenchmarkFindTemplate1080 searches a 1920x1080 screen for a 64x48 icon (a
+// coarse pyramid level with 8x8 template phases, then refinement).
+func BenchmarkFindTemplate1080(b *testing.B) {
+	screen := busyScreen(1920, 1080, 5)
+	icon := screen.SubImage(image.Rect(700, 400, 764, 448)).(*image.RGBA)
+	b.ReportAllocs()
+	for b.Loop() {
+		if m := FindTemplate(screen, icon, 0.9, 5); len(m) == 0 {
+			b.Fatal("icon not found")
+		}
+	}
+}

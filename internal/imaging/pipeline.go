@@ -138,6 +138,7 @@ func (p *Pipeline) Shoot(ctx context.Context, s desktop.Screen, d geom.Display, 
 
 	edge := o.MaxLongEdge
 	quality := o.Quality
+	var tried geom.Size // the content size of the previous attempt
 	for {
 		var content, prepared geom.Size
 		if zoom {
@@ -145,6 +146,12 @@ func (p *Pipeline) Shoot(ctx context.Context, s desktop.Screen, d geom.Display, 
 		} else {
 			content, prepared = o.Profile.PrepareSize(region.Size(), edge)
 		}
+		if tried != (geom.Size{}) && content.W*content.H >= tried.W*tried.H {
+			// The profile has a size floor (smart resize keeps a minimum pixel count).
+			return nil, fmt.Errorf("%w: %d bytes at %dx%d (quality %d) exceed max_bytes %d and the %q profile allows no smaller image; raise max_bytes",
+				ErrTooLarge, len(st.out), tried.W, tried.H, quality, o.MaxBytes, o.Profile.Name)
+		}
+		tried = content
 		t1 := time.Now()
 		canvas := img // no resampling or padding: encode the capture itself
 		if prepared != content || content != (geom.Size{W: img.Rect.Dx(), H: img.Rect.Dy()}) || img.Rect.Min != (image.Point{}) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/guiagent/guiagent/internal/geom"
 )
@@ -488,5 +489,33 @@ func TestScaleHalvesExactly(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A profile whose size has a floor (UI-TARS 1.5 smart resize keeps at least
+// 100*28*28 pixels) cannot shrink below it: an image over the byte budget at
+// that floor fails with ErrTooLarge instead of re-encoding the same size forever.
+func TestShootOverBudgetAtTheProfileSizeFloorFails(t *testing.T) {
+	d := geom.Display{ID: "0", Bounds: geom.Rect{W: 800, H: 600}}
+	fb := busyScreen(800, 600, 3)
+	for i := range fb.Pix { // noise: no format compresses it well
+		if i%4 != 3 {
+			fb.Pix[i] ^= uint8(i * 2654435761 >> 13)
+		}
+	}
+	s := newTestScreen(d, fb)
+	o := Options{Format: "png", MaxBytes: 32_768, Profile: geom.ProfileFor("ui-tars-1.5-7b")}
+	done := make(chan error, 1)
+	go func() {
+		_, err := NewPipeline().Shoot(context.Background(), s, d, geom.Rect{}, o, "f")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "raise max_bytes") {
+			t.Fatalf("Shoot = %v, want ErrTooLarge telling to raise max_bytes", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Shoot did not return within 20 s: it keeps re-encoding the same size")
 	}
 }

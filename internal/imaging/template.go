@@ -87,18 +87,41 @@ func (g gray) shrink(k int) gray {
 	return o
 }
 
-// scorer computes the match score of a template at positions of a screen.
-type scorer struct {
-	s, t       gray
-	tz         []float32 // zero-mean template
-	tNorm      float64   // sqrt(sum tz^2)
-	flat       bool
-	tMean      float64
-	sum, sumSq []float64 // integral images of s, (w+1)*(h+1)
+// integral holds the integral images of a screen plane, (w+1)*(h+1) each: the
+// sums of values and of squares above and left of each point.
+type integral struct {
+	sum, sumSq []float64
 }
 
-func newScorer(s, t gray) *scorer {
-	sc := &scorer{s: s, t: t, tz: make([]float32, len(t.p))}
+func newIntegral(s gray) integral {
+	W := s.w + 1
+	in := integral{make([]float64, W*(s.h+1)), make([]float64, W*(s.h+1))}
+	for y := range s.h {
+		var rs, rq float64
+		for x := range s.w {
+			v := float64(s.p[y*s.w+x])
+			rs += v
+			rq += v * v
+			in.sum[(y+1)*W+x+1] = in.sum[y*W+x+1] + rs
+			in.sumSq[(y+1)*W+x+1] = in.sumSq[y*W+x+1] + rq
+		}
+	}
+	return in
+}
+
+// scorer computes the match score of a template at positions of a screen.
+type scorer struct {
+	s, t  gray
+	in    integral  // of s
+	tz    []float32 // zero-mean template
+	tNorm float64   // sqrt(sum tz^2)
+	flat  bool
+	tMean float64
+}
+
+// newScorer prepares template t for screen s, whose integral images are in.
+func newScorer(s gray, in integral, t gray) *scorer {
+	sc := &scorer{s: s, t: t, in: in, tz: make([]float32, len(t.p))}
 	var mean float64
 	for _, v := range t.p {
 		mean += float64(v)
@@ -112,19 +135,6 @@ func newScorer(s, t gray) *scorer {
 	}
 	sc.tMean, sc.tNorm = mean, math.Sqrt(ss)
 	sc.flat = sc.tNorm < 1e-3*float64(len(t.p))
-	W := s.w + 1
-	sc.sum = make([]float64, W*(s.h+1))
-	sc.sumSq = make([]float64, W*(s.h+1))
-	for y := range s.h {
-		var rs, rq float64
-		for x := range s.w {
-			v := float64(s.p[y*s.w+x])
-			rs += v
-			rq += v * v
-			sc.sum[(y+1)*W+x+1] = sc.sum[y*W+x+1] + rs
-			sc.sumSq[(y+1)*W+x+1] = sc.sumSq[y*W+x+1] + rq
-		}
-	}
 	return sc
 }
 
@@ -143,8 +153,8 @@ func (sc *scorer) score(x, y int) float64 {
 	}
 	W := sc.s.w + 1
 	a, b, c, d := y*W+x, y*W+x+tw, (y+th)*W+x, (y+th)*W+x+tw
-	sum := sc.sum[d] - sc.sum[b] - sc.sum[c] + sc.sum[a]
-	sq := sc.sumSq[d] - sc.sumSq[b] - sc.sumSq[c] + sc.sumSq[a]
+	sum := sc.in.sum[d] - sc.in.sum[b] - sc.in.sum[c] + sc.in.sum[a]
+	sq := sc.in.sumSq[d] - sc.in.sumSq[b] - sc.in.sumSq[c] + sc.in.sumSq[a]
 	v := sq - sum*sum/n
 	if v < 1e-6*n {
 		return 0 // flat window cannot correlate with a textured template
@@ -186,19 +196,21 @@ func FindTemplate(screen *image.RGBA, tmpl image.Image, threshold float64, maxRe
 	}
 	var cands []cand
 	cs := s.shrink(k)
+	csIn := newIntegral(cs)
 	slack := 0.0
 	if k > 1 {
 		slack = 0.3 // coarse scores are blurred; refine generously
 	}
-	// The screen is shrunk once; the template is shrunk at each of the k*k
-	// phases so that an occurrence at any offset is seen sharply by one phase.
+	// The screen is shrunk (and integrated) once; the template is shrunk at each
+	// of the k*k phases so that an occurrence at any offset is seen sharply by
+	// one phase.
 	for py := range k {
 		for px := range k {
 			ct := t.crop(px, py, (t.w-px)/k*k, (t.h-py)/k*k).shrink(k)
 			if ct.w == 0 || ct.h == 0 || ct.w > cs.w || ct.h > cs.h {
 				continue
 			}
-			coarse := newScorer(cs, ct)
+			coarse := newScorer(cs, csIn, ct)
 			cw, ch := cs.w-ct.w+1, cs.h-ct.h+1
 			grid := make([]float64, cw*ch)
 			for y := range ch {
@@ -221,8 +233,11 @@ func FindTemplate(screen *image.RGBA, tmpl image.Image, threshold float64, maxRe
 	if len(cands) > 8*maxResults+16 {
 		cands = cands[:8*maxResults+16]
 	}
+	if len(cands) == 0 {
+		return nil
+	}
 	// Refine at full resolution around each candidate.
-	full := newScorer(s, t)
+	full := newScorer(s, newIntegral(s), t)
 	var found []Match
 	for _, c := range cands {
 		best, bx, by := math.Inf(-1), 0, 0

@@ -142,7 +142,7 @@ func ExtractJSON(text string) ([]byte, error) {
 		}
 		off = start + 1
 	}
-	if firstBad != nil && len(firstBad) > 0 {
+	if len(firstBad) > 0 {
 		return firstBad, nil // the caller reports why it does not parse
 	}
 	return nil, fmt.Errorf("%w: the JSON object in the answer is not closed (missing '}'; was the answer cut off by the token limit?)", ErrBadOutput)

@@ -18,9 +18,10 @@ type Config struct {
 	// BaseURL is given the way the provider's SDK takes it: OpenAI and compatible
 	// servers up to and including /v1; Anthropic the host root. Empty = the provider default.
 	BaseURL string
-	// HTTPClient is used for requests; nil = a client with Timeout.
+	// HTTPClient is used for requests; nil = a default client.
 	HTTPClient *http.Client
-	// Timeout bounds one request (a hung request fails); zero = 120 s.
+	// Timeout bounds each attempt of a request (a hung attempt fails, and is
+	// retried per Retry), whatever HTTPClient is; zero = 120 s.
 	Timeout time.Duration
 	// Retry is the retry policy for retryable provider errors.
 	Retry RetryPolicy

@@ -202,7 +202,10 @@ type actionPoint struct {
 // shown after it.
 func (s *Server) optPoint(ctx context.Context, ss *mcp.ServerSession, display, space string, x, y *float64) (actionPoint, error) {
 	if x == nil && y == nil {
-		d, _, _ := s.display(ctx, display)
+		d, _, err := s.display(ctx, display)
+		if err != nil && display != "" {
+			return actionPoint{}, err // a display the caller named must exist
+		}
 		return actionPoint{where: "at the current pointer position", display: d}, nil
 	}
 	if x == nil || y == nil {

@@ -291,19 +291,30 @@ func GenerateToken() (string, error) {
 }
 
 // WriteTokenFile writes token to path, readable only by the user (0600; the
-// directory is created 0700 when missing).
+// directory is created 0700 when missing). The token goes through a new
+// temporary file that no other user can ever read and that a failure removes.
 func WriteTokenFile(path, token string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("token file: %w", err)
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(token+"\n"), 0o600); err != nil {
+	// A leftover temporary file may be readable by others: never write into it.
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("token file: %w", err)
 	}
-	if err := os.Chmod(tmp, 0o600); err != nil {
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
 		return fmt.Errorf("token file: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	_, err = f.WriteString(token + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("token file: %w", err)
 	}
 	return nil

@@ -325,4 +325,30 @@ func TestTokenFile(t *testing.T) {
 	if strings.TrimSpace(string(b)) != tok {
 		t.Fatal("token file content differs")
 	}
+
+	// A world-readable leftover temporary file is not reused.
+	if err := os.WriteFile(path+".tmp", []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path+".tmp", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTokenFile(path, tok); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("token file after a leftover temporary file: %v, %v", st.Mode(), err)
+	}
+
+	// A failed write leaves no copy of the token behind.
+	dirPath := filepath.Join(t.TempDir(), "taken")
+	if err := os.MkdirAll(filepath.Join(dirPath, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTokenFile(dirPath, tok); err == nil {
+		t.Fatal("writing the token over a non-empty directory succeeded")
+	}
+	if _, err := os.Stat(dirPath + ".tmp"); !os.IsNotExist(err) {
+		t.Fatalf("a failed write left the token in %s.tmp (stat err %v)", dirPath, err)
+	}
 }

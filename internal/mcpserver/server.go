@@ -48,7 +48,8 @@ type TaskRunner interface {
 }
 
 // ToolRecorder receives atomic tool calls for the run record of one MCP
-// session (internal/trace implements it). args are already redacted.
+// session (internal/trace implements it). args are already redacted. A
+// recorder that is also an io.Closer is closed when its session ends.
 type ToolRecorder interface {
 	Record(tool string, args any, result string, img *llm.Image)
 }
@@ -89,7 +90,9 @@ type Options struct {
 	Tasks TaskRunner
 	// CurrentTask, when set, reports the running task for gui://status.
 	CurrentTask func() any
-	// Records, when set, returns the recorder for an MCP session id ("" for stdio).
+	// Records, when set, returns the recorder for an MCP session id ("" for
+	// stdio). When the session ends the server closes that recorder if it is an
+	// io.Closer.
 	Records func(sessionID string) ToolRecorder
 	// Runs, when set, serves gui://runs (recent task runs) and gui://runs/{id}.
 	Runs RunStore
@@ -116,6 +119,7 @@ type Server struct {
 	started time.Time
 	frames  frameStore
 	frameN  atomic.Uint64
+	watched sync.Map // *mcp.ServerSession -> struct{}: sessions whose end is awaited
 	tools   []string // registered tool names, in order
 }
 
@@ -252,31 +256,46 @@ func (fs *frameStore) get(ss *mcp.ServerSession, display string) (geom.Frame, bo
 	return f, ok
 }
 
-// put stores f as the latest frame of its display for ss; active lists the live
-// sessions, used to forget closed ones.
-func (fs *frameStore) put(ss *mcp.ServerSession, f geom.Frame, active func() map[*mcp.ServerSession]bool) {
+// put stores f as the latest frame of its display for ss.
+func (fs *frameStore) put(ss *mcp.ServerSession, f geom.Frame) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.m[ss] == nil {
-		if len(fs.m) >= 16 {
-			live := active()
-			for k := range fs.m {
-				if !live[k] {
-					delete(fs.m, k)
-				}
-			}
-		}
 		fs.m[ss] = map[string]geom.Frame{}
 	}
 	fs.m[ss][f.Display.ID] = f
 }
 
-func (s *Server) activeSessions() map[*mcp.ServerSession]bool {
-	m := map[*mcp.ServerSession]bool{}
-	for ss := range s.mcp.Sessions() {
-		m[ss] = true
+// forget drops the frames of ss.
+func (fs *frameStore) forget(ss *mcp.ServerSession) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	delete(fs.m, ss)
+}
+
+// watchSession arranges, once per session, that when ss ends (client gone,
+// DELETE, idle timeout) its frames are forgotten and its run record is closed.
+// Tool handlers call it first; a session ends only when no handler runs, so
+// nothing is stored for ss after that.
+func (s *Server) watchSession(ss *mcp.ServerSession) {
+	if ss == nil {
+		return
 	}
-	return m
+	if _, seen := s.watched.LoadOrStore(ss, struct{}{}); seen {
+		return
+	}
+	go func() {
+		_ = ss.Wait()
+		s.frames.forget(ss)
+		if s.opts.Records != nil {
+			if c, ok := s.opts.Records(ss.ID()).(io.Closer); ok {
+				if err := c.Close(); err != nil {
+					s.log.Warn("closing the record of an ended MCP session failed", "session", ss.ID(), "err", err)
+				}
+			}
+		}
+		s.watched.Delete(ss)
+	}()
 }
 
 func (s *Server) nextFrameID() string { return fmt.Sprintf("f%d", s.frameN.Add(1)) }

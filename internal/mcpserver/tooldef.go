@@ -53,6 +53,9 @@ type call struct {
 	ss  *mcp.ServerSession
 	// img is the screenshot the result carries, for the session record.
 	img *llm.Image
+	// private, when set, stands for the result's text in the audit and the
+	// session record: the result holds content that must not be kept there.
+	private string
 }
 
 // handlerFunc is a tool's body: it returns a result, or an error the model can read.
@@ -74,6 +77,7 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 	handler := func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		start := time.Now()
 		c := &call{req: req, ss: req.Session}
+		s.watchSession(c.ss)
 		var header http.Header
 		if req.Extra != nil {
 			header = req.Extra.Header
@@ -93,6 +97,9 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 			s.log.Info("tool failed", "tool", name, "ms", ms, "err", err)
 		} else {
 			entry.Result = summary(res)
+			if c.private != "" {
+				entry.Result = c.private
+			}
 			s.log.Debug("tool done", "tool", name, "ms", ms)
 		}
 		s.audit.Record(entry, in)

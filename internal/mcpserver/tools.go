@@ -534,6 +534,8 @@ func (s *Server) clipboardTool() toolDef {
 				if err != nil {
 					return nil, fmt.Errorf("reading the clipboard: %w", err)
 				}
+				// The clipboard may hold a password: the audit and the record keep its length only.
+				c.private = fmt.Sprintf("read the clipboard (%d characters)", len([]rune(text)))
 				return textResult("%s", text), nil
 			case "set":
 				if s.kill != nil {

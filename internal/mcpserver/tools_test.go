@@ -286,6 +286,12 @@ func TestInputTools(t *testing.T) {
 	check("scroll default amount in place", evs(func() { ok(t, cs, "gui_scroll", map[string]any{"direction": "left"}) }),
 		"scroll(left,3)(300,200)")
 	fails(t, cs, "gui_scroll", map[string]any{"direction": "sideways"}, "direction")
+	// A display that does not exist is an error even without a point, not an action elsewhere.
+	if got := evs(func() {
+		fails(t, cs, "gui_scroll", map[string]any{"direction": "up", "display": "7"}, `"7"`, "gui_list_displays")
+	}); len(got) != 0 {
+		t.Errorf("scroll on an unknown display acted: %v", got)
+	}
 
 	out := ok(t, cs, "gui_type", map[string]any{"text": "Grüße 世界 ✓ 42"})
 	if desk.Typed() != "Grüße 世界 ✓ 42" || !strings.Contains(out, "13 characters") {
@@ -770,5 +776,32 @@ func TestToolCallsAreRecordedPerSession(t *testing.T) {
 	}
 	if !strings.HasPrefix(rec.calls[2], "gui_hotkey: error: ") {
 		t.Fatalf("a refused call is not recorded as an error: %q", rec.calls[2])
+	}
+}
+
+// TestClipboardTextStaysOutOfAuditAndRecord: text read from the clipboard
+// reaches the client only, as text set on it does: the audit (gui://audit,
+// the dashboard) and the session record on disk keep its length.
+func TestClipboardTextStaysOutOfAuditAndRecord(t *testing.T) {
+	rec := &recorder{}
+	e := newEnv(t, nil, Options{Records: func(string) ToolRecorder { return rec }})
+	const secret = "correct-horse-battery-staple"
+	if err := e.desk.WriteClipboard(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	if got := ok(t, e.cs, "gui_clipboard", map[string]any{"action": "get"}); got != secret {
+		t.Fatalf("clipboard get = %q, want %q", got, secret)
+	}
+	res, err := e.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: AuditURI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if audit := res.Contents[0].Text; strings.Contains(audit, secret) || !strings.Contains(audit, "read the clipboard (28 characters)") {
+		t.Errorf("the audit keeps the clipboard text: %s", audit)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.calls) != 1 || strings.Contains(rec.calls[0], secret) || !strings.Contains(rec.calls[0], "28 characters") {
+		t.Errorf("the session record keeps the clipboard text: %q", rec.calls)
 	}
 }

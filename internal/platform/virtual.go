@@ -165,6 +165,19 @@ func nextFreeDisplay(n int) int {
 	return n // all taken: let the server report the collision
 }
 
+// lockPID returns the process id written in display n's lock file, or 0.
+func lockPID(n int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/tmp/.X%d-lock", n))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0
+	}
+	return pid
+}
+
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
@@ -203,7 +216,10 @@ func tryServer(ctx context.Context, what, bin string, args []string, n int, tmpD
 			vd.kill()
 			return nil, fmt.Errorf("%s on %s did not accept connections within %v: %s", what, vd.Display, startTimeout, lastLines(out.String(), 12))
 		case <-tick.C:
-			if !exists(socket) {
+			// The socket and the server answering on it may be another
+			// server's until ours notices the collision and exits: only the
+			// lock file naming our process proves the display is ours.
+			if !exists(socket) || lockPID(n) != cmd.Process.Pid {
 				continue
 			}
 			if pingX(vd.Display) == nil {

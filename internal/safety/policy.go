@@ -1,6 +1,7 @@
 // Package safety holds guiagent's guard rails for input: the blocked-hotkey
-// policy, the kill-switch file that stops all input at once, and the audit ring
-// buffer of recent tool calls. The agent loop adds the human-override watcher.
+// policy, the kill-switch file that stops all input at once, the human-override
+// watcher that notices someone else moving the pointer during a task (the
+// agent loop arms it), and the audit ring buffer of recent tool calls.
 package safety
 
 import (

@@ -43,11 +43,14 @@ func (b *Backend) handshake() error {
 	if err != nil {
 		return fmt.Errorf("vnc: %s did not greet with an RFB protocol version (%q): check that the address is a VNC server and not another service", b.addr, ver[:])
 	}
-	if major != 3 || minor < 3 {
+	if major < 3 || major == 3 && minor < 3 {
 		return fmt.Errorf("vnc: %s speaks RFB %d.%d, which this client does not support (3.3, 3.7 or 3.8 needed)", b.addr, major, minor)
 	}
+	// A client answers with the highest version it speaks that is not above the
+	// server's (RFC 6143 section 7.1.1). Servers announcing 4.x or 5.x (Intel
+	// AMT KVM, RealVNC 4.6 and later) accept 3.8.
 	switch {
-	case minor >= 8:
+	case major > 3 || minor >= 8:
 		minor = 8
 	case minor >= 7:
 		minor = 7

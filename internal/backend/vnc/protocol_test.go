@@ -21,7 +21,8 @@ import (
 // handshake for one version and security type, then hands the connection to
 // serve.
 type fakeServer struct {
-	version  string // "003.003", "003.007", "003.008"
+	version  string // "003.003", "003.007", "003.008" (what the server announces)
+	reply    string // the version the client must answer; "" means version
 	security byte   // secNone or secVNCAuth
 	password string
 	w, h     int
@@ -66,10 +67,14 @@ func (s *fakeServer) handshake(c net.Conn, r *bufio.Reader) error {
 	if _, err := io.ReadFull(r, ver); err != nil {
 		return err
 	}
-	if string(ver) != "RFB "+s.version+"\n" {
+	v := s.version
+	if s.reply != "" {
+		v = s.reply
+	}
+	if string(ver) != "RFB "+v+"\n" {
 		return errors.New("client answered version " + string(ver))
 	}
-	if s.version == "003.003" {
+	if v == "003.003" {
 		c.Write(be.AppendUint32(nil, uint32(s.security)))
 	} else {
 		c.Write([]byte{1, s.security})
@@ -93,10 +98,10 @@ func (s *fakeServer) handshake(c net.Conn, r *bufio.Reader) error {
 		want, _ := vncAuthResponse(s.password, ch)
 		ok = resp == want
 	}
-	if s.security == secVNCAuth || s.version == "003.008" {
+	if s.security == secVNCAuth || v == "003.008" {
 		if !ok {
 			c.Write(be.AppendUint32(nil, 1))
-			if s.version == "003.008" {
+			if v == "003.008" {
 				reason := "Authentication failed"
 				c.Write(append(be.AppendUint32(nil, uint32(len(reason))), reason...))
 			}
@@ -205,15 +210,21 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 func TestHandshakeVersionsAndSecurity(t *testing.T) {
 	for _, tc := range []struct {
-		version, want string
-		security      byte
+		version, reply, want string
+		security             byte
 	}{
-		{"003.003", "3.3", secNone}, {"003.003", "3.3", secVNCAuth},
-		{"003.007", "3.7", secNone}, {"003.007", "3.7", secVNCAuth},
-		{"003.008", "3.8", secNone}, {"003.008", "3.8", secVNCAuth},
+		{"003.003", "", "3.3", secNone}, {"003.003", "", "3.3", secVNCAuth},
+		{"003.007", "", "3.7", secNone}, {"003.007", "", "3.7", secVNCAuth},
+		{"003.008", "", "3.8", secNone}, {"003.008", "", "3.8", secVNCAuth},
+		// Apple Screen Sharing, Intel AMT KVM and RealVNC 4.6 / 5+ announce
+		// these and speak 3.8 with a client that answers 3.8.
+		{"003.889", "003.008", "3.8", secVNCAuth},
+		{"004.000", "003.008", "3.8", secNone},
+		{"004.001", "003.008", "3.8", secVNCAuth},
+		{"005.000", "003.008", "3.8", secVNCAuth},
 	} {
 		t.Run(tc.version+"/"+map[byte]string{secNone: "none", secVNCAuth: "vncauth"}[tc.security], func(t *testing.T) {
-			s := &fakeServer{version: tc.version, security: tc.security, password: "pw-1234", w: 64, h: 48,
+			s := &fakeServer{version: tc.version, reply: tc.reply, security: tc.security, password: "pw-1234", w: 64, h: 48,
 				serve: func(t *testing.T, c net.Conn, r *bufio.Reader) {
 					for {
 						_, rect, err := readRequest(r)
@@ -404,5 +415,44 @@ func TestCaptureTimeout(t *testing.T) {
 	_, err := b.Capture(context.Background(), geom.Rect{W: 4, H: 4}, nil)
 	if err == nil || !strings.Contains(err.Error(), s.addr) || !strings.Contains(err.Error(), "within 200ms") {
 		t.Errorf("Capture from a silent server: %v", err)
+	}
+}
+
+// Pixels received before a DesktopSize change are gone with the old
+// framebuffer: a capture pending across the change waits for its whole region
+// again instead of returning the black of the new framebuffer.
+func TestResizeDuringCaptureWaitsForFreshPixels(t *testing.T) {
+	red, blue, green := color.RGBA{R: 200, A: 255}, color.RGBA{B: 200, A: 255}, color.RGBA{G: 200, A: 255}
+	top, bottom := image.Rect(0, 0, 8, 4), image.Rect(0, 4, 8, 8)
+	s := &fakeServer{version: "003.008", security: secNone, w: 32, h: 32,
+		serve: func(t *testing.T, c net.Conn, r *bufio.Reader) {
+			_, rect, _ := readRequest(r) // start-up request
+			c.Write(update(rawRect(rect, red)))
+			if _, _, err := readRequest(r); err != nil { // the capture's request
+				return
+			}
+			c.Write(update(rawRect(top, red)))
+			c.Write(update(rectHeader(image.Rect(0, 0, 40, 32), encDesktopSize)))
+			if _, _, err := readRequest(r); err != nil { // asked again after the resize
+				return
+			}
+			c.Write(update(rawRect(bottom, blue)))
+			c.Write(update(rawRect(top, green)))
+		}}
+	s.start(t)
+	b := New(Options{Addr: s.addr, Logger: quiet()})
+	if err := b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	img, err := b.Capture(context.Background(), geom.Rect{W: 8, H: 8}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := img.RGBAAt(2, 1); got != green {
+		t.Errorf("top half = %v, want %v (sent after the resize), not the black of the new framebuffer", got, green)
+	}
+	if got := img.RGBAAt(2, 6); got != blue {
+		t.Errorf("bottom half = %v, want %v", got, blue)
 	}
 }

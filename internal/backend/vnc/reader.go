@@ -108,6 +108,7 @@ func (b *Backend) readUpdate(n int) error {
 	r := b.br
 	var rh [12]byte
 	pixels := false // whether the update carried pixel data, not only pseudo-rectangles
+	resized := false
 	for i := 0; i < n; i++ {
 		if _, err := io.ReadFull(r, rh[:]); err != nil {
 			return err
@@ -131,6 +132,7 @@ func (b *Backend) readUpdate(n int) error {
 			b.copyRect(rect, image.Pt(int(binary.BigEndian.Uint16(src[0:])), int(binary.BigEndian.Uint16(src[2:]))))
 		case encDesktopSize:
 			b.resize(w, h)
+			resized = true
 		case encCursor: // the cursor shape: skip it, captures show the desktop without the pointer
 			if _, err := r.Discard(w*h*4 + (w+7)/8*h); err != nil {
 				return err
@@ -146,11 +148,12 @@ func (b *Backend) readUpdate(n int) error {
 		p.finish(nil)
 		b.pending = nil
 	}
-	again := p != nil && !pixels && b.pending == p
+	again := p != nil && (!pixels || resized) && b.pending == p
 	b.fbMu.Unlock()
 	if again {
 		// An update of pseudo-rectangles only (a cursor shape) answers a
-		// request without its pixels on some servers (TigerVNC): ask again.
+		// request without its pixels on some servers (TigerVNC), and a resize
+		// discards the pixels received so far: ask again.
 		if err := b.writeMsg(updateRequestMsg(false, p.rect.Min.X, p.rect.Min.Y, p.rect.Dx(), p.rect.Dy())); err != nil {
 			return err
 		}
@@ -221,9 +224,13 @@ func (b *Backend) resize(w, h int) {
 	defer b.fbMu.Unlock()
 	b.fb = newFramebuffer(w, h)
 	b.resized++
-	if p := b.pending; p != nil && !p.rect.In(b.fb.Rect) {
-		p.finish(fmt.Errorf("vnc capture: the screen of %s changed size to %dx%d during the capture of %v: list the displays again and capture inside the new size", b.addr, w, h, p.rect))
-		b.pending = nil
+	if p := b.pending; p != nil {
+		if !p.rect.In(b.fb.Rect) {
+			p.finish(fmt.Errorf("vnc capture: the screen of %s changed size to %dx%d during the capture of %v: list the displays again and capture inside the new size", b.addr, w, h, p.rect))
+			b.pending = nil
+		} else {
+			p.covered = 0 // pixels received so far went with the old framebuffer
+		}
 	}
 	b.log.Info("remote screen resized", "width", w, "height", h)
 }

@@ -347,7 +347,10 @@ func (b *Backend) Describe(ctx context.Context) map[string]string {
 		}
 	}
 	yesNo("XTEST", b.hasXTest)
-	yesNo("MIT-SHM", b.hasShm)
+	b.capMu.Lock() // Capture turns hasShm off when MIT-SHM fails
+	hasShm := b.hasShm
+	b.capMu.Unlock()
+	yesNo("MIT-SHM", hasShm)
 	yesNo("RANDR", b.hasRandr)
 	yesNo("XFIXES", b.hasXFixes)
 	d["vendor"] = b.setup.Vendor

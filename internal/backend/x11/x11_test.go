@@ -363,3 +363,27 @@ func BenchmarkCapture1080(b *testing.B) { benchCapture(b, 1920, 1080) }
 
 // BenchmarkCapture4K measures a full-screen 3840x2160 capture (MIT-SHM).
 func BenchmarkCapture4K(b *testing.B) { benchCapture(b, 3840, 2160) }
+
+// Describe may run while a capture gives up MIT-SHM (run with -race).
+func TestDescribeWhileShmIsDropped(t *testing.T) {
+	vd := xvfbtest.Start(t, 640, 480)
+	h := newHarness(t, vd.Display)
+	ctx := ctxT(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(time.Millisecond)
+		h.b.DisableShm()
+	}()
+	var d map[string]string
+	for range 20 {
+		d = h.b.Describe(ctx)
+	}
+	<-done
+	if m := d["mit-shm"]; m != "no" && !strings.HasPrefix(m, "yes ") {
+		t.Errorf("Describe()[mit-shm] = %q, want yes or no", m)
+	}
+	if d := h.b.Describe(ctx); d["mit-shm"] != "no" {
+		t.Errorf("after MIT-SHM was dropped Describe()[mit-shm] = %q, want no", d["mit-shm"])
+	}
+}

@@ -221,7 +221,7 @@ func physRect(r geom.Rect, s float64) image.Rectangle {
 }
 
 // Capture copies region (global logical pixels, inside one display) at physical
-// resolution, reusing dst when its bounds start at (0,0) and are large enough.
+// resolution, reusing dst when its buffer is large enough (see desktop.ReuseRGBA).
 func (b *Backend) Capture(ctx context.Context, region geom.Rect, dst *image.RGBA) (*image.RGBA, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -246,17 +246,9 @@ func (b *Backend) Capture(ctx context.Context, region geom.Rect, dst *image.RGBA
 	local := geom.Rect{X: region.X - d.Bounds.X, Y: region.Y - d.Bounds.Y, W: region.W, H: region.H}
 	pr := physRect(local, d.ScaleFactor()).Intersect(src.Bounds())
 	w, h := pr.Dx(), pr.Dy()
-	out := reuse(dst, w, h)
+	out := desktop.ReuseRGBA(dst, w, h)
 	draw.Draw(out, out.Bounds(), src, pr.Min, draw.Src)
 	return out, nil
-}
-
-// reuse returns dst resliced to w x h when it can hold that, else a new image.
-func reuse(dst *image.RGBA, w, h int) *image.RGBA {
-	if dst != nil && dst.Rect.Min == (image.Point{}) && dst.Rect.Dx() >= w && dst.Rect.Dy() >= h {
-		return dst.SubImage(image.Rect(0, 0, w, h)).(*image.RGBA)
-	}
-	return image.NewRGBA(image.Rect(0, 0, w, h))
 }
 
 func (b *Backend) layoutLocked() string {

@@ -574,6 +574,9 @@ func TestHungRequestTimesOut(t *testing.T) {
 	if err == nil || errors.As(err, &ae) || !llm.Retryable(err) {
 		t.Fatalf("hung server: err = %v, want a retryable timeout", err)
 	}
+	if !strings.Contains(err.Error(), "timed out after 300ms") || strings.Contains(err.Error(), "network") {
+		t.Fatalf("hung server: err = %v, want a timeout naming the limit (not a network failure)", err)
+	}
 }
 
 // BenchmarkSessionStep measures one step through the adapter and a local fake

@@ -128,10 +128,32 @@ func FindColor(img image.Image, c color.RGBA, tol int) (center image.Point, ok b
 	if img == nil {
 		return image.Point{}, false
 	}
+	best := largest(colorBlobs(img, c, tol))
+	if best.n == 0 {
+		return image.Point{}, false
+	}
+	b := img.Bounds()
+	return image.Point{
+		X: b.Min.X + (2*best.sx+best.n)/(2*best.n),
+		Y: b.Min.Y + (2*best.sy+best.n)/(2*best.n),
+	}, true
+}
+
+// colorBlob is one 4-connected blob of pixels near a colour, in pixels
+// relative to the image's bounds origin.
+type colorBlob struct {
+	n      int // pixel count
+	sx, sy int // sums of the pixels' x and y
+	box    image.Rectangle
+}
+
+// colorBlobs returns the 4-connected blobs of img's pixels whose every
+// channel is within tol of c, in the scan order of their first pixel.
+func colorBlobs(img image.Image, c color.RGBA, tol int) []colorBlob {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	if w <= 0 || h <= 0 {
-		return image.Point{}, false
+		return nil
 	}
 	match := make([]bool, w*h)
 	for y := 0; y < h; y++ {
@@ -141,20 +163,21 @@ func FindColor(img image.Image, c color.RGBA, tol int) (center image.Point, ok b
 		}
 	}
 	seen := make([]bool, w*h)
-	bestN, bestSX, bestSY := 0, 0, 0
+	var blobs []colorBlob
 	var stack []int
 	for i := range match {
 		if !match[i] || seen[i] {
 			continue
 		}
-		n, sx, sy := 0, 0, 0
+		bl := colorBlob{box: image.Rect(i%w, i/w, i%w+1, i/w+1)}
 		seen[i] = true
 		stack = append(stack[:0], i)
 		for len(stack) > 0 {
 			j := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			x, y := j%w, j/w
-			n, sx, sy = n+1, sx+x, sy+y
+			bl.n, bl.sx, bl.sy = bl.n+1, bl.sx+x, bl.sy+y
+			bl.box = bl.box.Union(image.Rect(x, y, x+1, y+1))
 			for _, k := range [4]int{j - 1, j + 1, j - w, j + w} {
 				if k < 0 || k >= len(match) || seen[k] || !match[k] {
 					continue
@@ -166,17 +189,21 @@ func FindColor(img image.Image, c color.RGBA, tol int) (center image.Point, ok b
 				stack = append(stack, k)
 			}
 		}
-		if n > bestN {
-			bestN, bestSX, bestSY = n, sx, sy
+		blobs = append(blobs, bl)
+	}
+	return blobs
+}
+
+// largest returns the first of the blobs with the most pixels (the zero blob
+// when there are none).
+func largest(blobs []colorBlob) colorBlob {
+	var best colorBlob
+	for _, bl := range blobs {
+		if bl.n > best.n {
+			best = bl
 		}
 	}
-	if bestN == 0 {
-		return image.Point{}, false
-	}
-	return image.Point{
-		X: b.Min.X + (2*bestSX+bestN)/(2*bestN),
-		Y: b.Min.Y + (2*bestSY+bestN)/(2*bestN),
-	}, true
+	return best
 }
 
 func near(a, b, tol int) bool { return a-b <= tol && b-a <= tol }

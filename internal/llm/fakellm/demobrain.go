@@ -158,63 +158,17 @@ func countText(img image.Image, r image.Rectangle, bg color.RGBA) int {
 // on the same rows that a caret or text splits off (image pixels); ok is false
 // when there is none worth the name (fewer than 50 pixels).
 func blobBox(img image.Image, c color.RGBA, tol int) (image.Rectangle, bool) {
-	b := img.Bounds()
-	w, h := b.Dx(), b.Dy()
-	match := make([]bool, w*h)
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
-			match[y*w+x] = near(int(r>>8), int(c.R), tol) && near(int(g>>8), int(c.G), tol) && near(int(bl>>8), int(c.B), tol)
-		}
-	}
-	seen := make([]bool, w*h)
-	type blob struct {
-		n   int
-		box image.Rectangle
-	}
-	var blobs []blob
-	var best image.Rectangle
-	bestN := 0
-	var stack []int
-	for i := range match {
-		if !match[i] || seen[i] {
-			continue
-		}
-		n := 0
-		box := image.Rect(i%w, i/w, i%w+1, i/w+1)
-		seen[i] = true
-		stack = append(stack[:0], i)
-		for len(stack) > 0 {
-			j := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			x, y := j%w, j/w
-			n++
-			box = box.Union(image.Rect(x, y, x+1, y+1))
-			for _, k := range [4]int{j - 1, j + 1, j - w, j + w} {
-				if k < 0 || k >= len(match) || seen[k] || !match[k] {
-					continue
-				}
-				if (k == j-1 && x == 0) || (k == j+1 && x == w-1) {
-					continue
-				}
-				seen[k] = true
-				stack = append(stack, k)
-			}
-		}
-		blobs = append(blobs, blob{n, box})
-		if n > bestN {
-			bestN, best = n, box
-		}
-	}
-	if bestN < 50 {
+	blobs := colorBlobs(img, c, tol)
+	best := largest(blobs)
+	if best.n < 50 {
 		return image.Rectangle{}, false
 	}
-	union := best
+	union := best.box
 	for _, bl := range blobs {
-		sameRows := bl.box.Min.Y >= best.Min.Y-2 && bl.box.Max.Y <= best.Max.Y+2
-		if bl.n >= bestN/50 && sameRows && bl.box.Min.X <= best.Max.X+6 && bl.box.Max.X >= best.Min.X-6 {
+		sameRows := bl.box.Min.Y >= best.box.Min.Y-2 && bl.box.Max.Y <= best.box.Max.Y+2
+		if bl.n >= best.n/50 && sameRows && bl.box.Min.X <= best.box.Max.X+6 && bl.box.Max.X >= best.box.Min.X-6 {
 			union = union.Union(bl.box)
 		}
 	}
-	return union.Add(b.Min), true
+	return union.Add(img.Bounds().Min), true
 }

@@ -250,12 +250,13 @@ func (c *client) translate(err error) error {
 		ae.Type = code
 	}
 	if ae.Message == "" {
-		ae.Type, ae.Message = otherErrorBody(e.RawJSON(), ae.Type)
+		ae.Type, ae.Message = otherErrorBody(c.scrub(e.RawJSON()), ae.Type)
 	}
 	if ae.Message == "" {
 		ae.Message = http.StatusText(e.StatusCode)
 	}
-	ae.Message = c.scrub(clip(ae.Message, 500))
+	// Scrub before clipping, so a key cut in two is not left half shown.
+	ae.Message = clip(c.scrub(ae.Message), 500)
 	if e.Response != nil {
 		ae.RetryAfter = llm.RetryAfterFrom(e.Response.Header, time.Now())
 	}

@@ -154,6 +154,25 @@ func TestAuthAndQuotaAreNotRetried(t *testing.T) {
 	}
 }
 
+func TestLongErrorMessageHidesAClippedKey(t *testing.T) {
+	const key = "local-vllm-secret-0123456789" // no sk- prefix: only the configured key can match it
+	srv := fakellm.NewChatServer(fakellm.Script(fakellm.Fixed(fakellm.Reply{HTTPStatus: 400,
+		Result: strings.Repeat("x", 490) + key})), fakellm.ChatOptions{})
+	defer srv.Close()
+	ad, err := NewGeneric(llm.Config{Model: "gpt-4o", APIKey: key, BaseURL: srv.URL, Retry: llm.RetryPolicy{Attempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ad.NewSession("task").Next(context.Background(), llm.Observation{Step: 1, Screenshot: shot(t, ad.Profile(), screen, 1280, 1)})
+	var ae *llm.APIError
+	if !errors.As(err, &ae) || ae.StatusCode != 400 {
+		t.Fatalf("err = %v, want an APIError 400", err)
+	}
+	if strings.Contains(err.Error(), key[:8]) {
+		t.Fatalf("error shows part of the API key: %v", err)
+	}
+}
+
 func TestHungServerTimesOut(t *testing.T) {
 	start := time.Now()
 	_, err, srv := step(t, fakellm.Script(fakellm.Fixed(fakellm.Reply{Delay: time.Minute})),

@@ -91,7 +91,6 @@ type tarsSession struct {
 	// answers holds this session's earlier raw answers by step, to replay the
 	// conversation the way UI-TARS was trained (screenshot, answer, screenshot...).
 	answers map[int]string
-	lastRaw string
 }
 
 // maxTextTurns bounds how many earlier answers are replayed (older steps are in
@@ -166,7 +165,6 @@ func (s *tarsSession) Next(ctx context.Context, obs llm.Observation) (*llm.Decis
 	if err != nil {
 		return d, err
 	}
-	s.lastRaw = ex.Text
 	parsed, err := ParseUITARS(ex.Text, s.u.profile)
 	if err != nil {
 		return d, err

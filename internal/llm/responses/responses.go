@@ -72,7 +72,10 @@ func New(cfg llm.Config) (llm.Adapter, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Timeout: cfg.Timeout}
+		// Each attempt is bounded by the SDK's request timeout (cfg.Timeout),
+		// which cuwire.RequestError reports as a timeout; the client's own
+		// timeout is only a backstop and must not race it.
+		hc = &http.Client{Timeout: cfg.Timeout + 10*time.Second}
 	}
 	base := cfg.BaseURL
 	if base == "" {
@@ -190,7 +193,7 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 		var err error
 		res, err = s.a.svc.New(ctx, params, option.WithMiddleware(capt.Middleware))
 		if err != nil {
-			return s.a.wrapErr(&capt, err)
+			return cuwire.RequestError(ctx, &capt, "openai", "openai responses", s.a.cfg.Timeout, err, s.a.cfg.APIKey)
 		}
 		return nil
 	})
@@ -386,19 +389,6 @@ func (s *Session) input(obs llm.Observation) (sdk.ResponseInputParam, []cuwire.E
 		items = append(items, message(notes, true))
 	}
 	return items, elide
-}
-
-// wrapErr turns an SDK error into *llm.APIError when the server answered with
-// an error status, or names the failed request otherwise (keeping the cause
-// for llm.Retryable). The API key never appears.
-func (a *Adapter) wrapErr(c *cuwire.Capture, err error) error {
-	if c.Status >= 400 {
-		return cuwire.APIError("openai", c.Status, c.Header, c.Response, a.cfg.APIKey)
-	}
-	if c.Status != 0 {
-		return fmt.Errorf("openai responses answer (HTTP %d) could not be read: %w", c.Status, err)
-	}
-	return fmt.Errorf("openai responses request failed (check GUI_AGENT_BASE_URL and the network): %w", err)
 }
 
 // instructions tells the model how the session works and how to end it.

@@ -351,6 +351,20 @@ func TestServerRejectsMissingKeyAndUnansweredCall(t *testing.T) {
 	}
 }
 
+func TestHungRequestTimesOut(t *testing.T) {
+	srv := fakellm.NewResponsesServer(fakellm.Script(fakellm.Fixed(fakellm.Reply{Delay: time.Minute})))
+	defer srv.Close()
+	a := newAdapter(t, srv, func(c *llm.Config) { c.Timeout = 300 * time.Millisecond })
+	_, err := a.NewSession("x").Next(context.Background(), obs(t, a, 1))
+	var ae *llm.APIError
+	if err == nil || errors.As(err, &ae) || !llm.Retryable(err) {
+		t.Fatalf("hung server: err = %v, want a retryable timeout", err)
+	}
+	if !strings.Contains(err.Error(), "timed out after 300ms") || strings.Contains(err.Error(), "network") {
+		t.Fatalf("hung server: err = %v, want a timeout naming the limit (not a network failure)", err)
+	}
+}
+
 func TestCancelEndsAHungRequest(t *testing.T) {
 	srv := fakellm.NewResponsesServer(fakellm.Script(fakellm.Fixed(fakellm.Reply{Delay: time.Minute})))
 	defer srv.Close()

@@ -8,9 +8,12 @@ package cuwire
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -201,9 +204,10 @@ func APIError(provider string, status int, header http.Header, body []byte, secr
 			// "invalid_api_key", "rate_limit_exceeded"); type is coarser.
 			e.Type = code
 		}
-		e.Message = env.Error.Message
+		e.Message = RedactString(env.Error.Message, secret)
 	} else {
-		msg := strings.TrimSpace(string(body))
+		// Redact before clipping, so a key cut in two is not left half shown.
+		msg := RedactString(strings.TrimSpace(string(body)), secret)
 		if len(msg) > 300 {
 			msg = msg[:300] + "..."
 		}
@@ -218,8 +222,28 @@ func APIError(provider string, status int, header http.Header, body []byte, secr
 	if e.Type == "" && status == 529 {
 		e.Type = "overloaded_error"
 	}
-	e.Message = RedactString(e.Message, secret)
 	return e
+}
+
+// RequestError is the error of one failed attempt at a request to provider's
+// API (named by what, such as "anthropic messages"), c having captured the
+// exchange and ctx being the caller's context: *llm.APIError when the server
+// answered with an error status; a timeout naming the per-attempt limit when
+// the attempt ran out of its own time while ctx is still live; otherwise the
+// failed request or unreadable response. The cause stays wrapped for
+// llm.Retryable; secret never appears.
+func RequestError(ctx context.Context, c *Capture, provider, what string, timeout time.Duration, err error, secret string) error {
+	if c.Status >= 400 {
+		return APIError(provider, c.Status, c.Header, c.Response, secret)
+	}
+	var ne net.Error
+	if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
+		return fmt.Errorf("%s request timed out after %v (raise GUI_AGENT_MODEL_TIMEOUT_S if the model is slow): %w", what, timeout, err)
+	}
+	if c.Status != 0 {
+		return fmt.Errorf("%s response (HTTP %d) could not be read: %w", what, c.Status, err)
+	}
+	return fmt.Errorf("%s request failed (check GUI_AGENT_BASE_URL and the network): %w", what, err)
 }
 
 // Final is a model's closing text read as a verdict on the task.

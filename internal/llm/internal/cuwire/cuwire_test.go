@@ -2,6 +2,8 @@ package cuwire
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -70,6 +72,13 @@ func TestAPIError(t *testing.T) {
 	if e.Message != "<html>Bad Gateway</html>" || !e.Retryable() {
 		t.Fatalf("non-JSON 502: %+v", e)
 	}
+	// A key straddling the 300-character cut of a non-JSON body must not be
+	// left half shown.
+	key := "local-vllm-secret-0123456789"
+	e = APIError("openai", 500, nil, []byte(strings.Repeat("x", 290)+key), key)
+	if strings.Contains(e.Error(), key[:8]) {
+		t.Fatalf("non-JSON 500 shows part of the key: %v", e)
+	}
 	e = APIError("anthropic", 529, nil, nil, "")
 	if e.Type != "overloaded_error" || e.Message == "" {
 		t.Fatalf("empty 529: %+v", e)
@@ -92,5 +101,31 @@ func TestCaptureKeepsBodiesForTheSDK(t *testing.T) {
 	}
 	if got := Redact([]byte("key=abcd1234 more abcd1234"), "abcd1234"); string(got) != "key=[redacted] more [redacted]" {
 		t.Fatalf("Redact = %s", got)
+	}
+}
+
+func TestRequestErrorNamesATimeoutAndKeepsTheCause(t *testing.T) {
+	ctx := context.Background()
+	err := RequestError(ctx, &Capture{}, "anthropic", "anthropic messages", 300*time.Millisecond, context.DeadlineExceeded, "k")
+	if !strings.Contains(err.Error(), "timed out after 300ms") || strings.Contains(err.Error(), "network") ||
+		!errors.Is(err, context.DeadlineExceeded) || !llm.Retryable(err) {
+		t.Fatalf("attempt deadline: %v", err)
+	}
+	// When the caller's own context ended, it is not the attempt's timeout.
+	done, cancel := context.WithTimeout(ctx, 0)
+	defer cancel()
+	<-done.Done()
+	err = RequestError(done, &Capture{}, "anthropic", "anthropic messages", time.Second, context.DeadlineExceeded, "k")
+	if strings.Contains(err.Error(), "timed out after") {
+		t.Fatalf("caller's deadline reported as the attempt's: %v", err)
+	}
+	err = RequestError(ctx, &Capture{}, "openai", "openai responses", time.Second, errors.New("connection refused"), "k")
+	if !strings.Contains(err.Error(), "check GUI_AGENT_BASE_URL") {
+		t.Fatalf("transport failure: %v", err)
+	}
+	var ae *llm.APIError
+	err = RequestError(ctx, &Capture{Status: 429, Response: []byte(`{"error":{"type":"rate_limit_error","message":"slow down"}}`)}, "anthropic", "anthropic messages", time.Second, errors.New("x"), "k")
+	if !errors.As(err, &ae) || ae.StatusCode != 429 || ae.Message != "slow down" {
+		t.Fatalf("error status: %v", err)
 	}
 }
