@@ -115,7 +115,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	fs.StringVar(&c.HTTPAddr, "addr", c.HTTPAddr, "HTTP listen address (loopback unless --allow-remote)")
 	fs.BoolVar(&c.AllowRemote, "allow-remote", c.AllowRemote, "allow a non-loopback --addr (requires GUI_AGENT_HTTP_TOKEN)")
 	fs.StringVar(&c.XDisplay, "display", c.XDisplay, "X display to drive (default $DISPLAY)")
-	fs.StringVar(&c.VNC, "vnc", c.VNC, "drive a remote desktop over VNC at host:port (password in GUI_AGENT_VNC_PASSWORD)")
+	fs.StringVar(&c.VNC, "vnc", c.VNC, "drive a remote desktop over VNC at host[:port] (default port 5900; password in GUI_AGENT_VNC_PASSWORD)")
 	vd := fs.String("virtual-display", "", "when no X display is reachable, start a private Xvfb of this size, e.g. 1280x800")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
 	fs.StringVar(&c.LogFile, "log-file", c.LogFile, "write logs to this file instead of stderr")
@@ -291,6 +291,7 @@ func oneOf(name, v string, allowed []string) error {
 func (c *Config) Validate() error {
 	var errs []error
 	c.Provider = strings.ToLower(c.Provider)
+	c.MemoryProvider = strings.ToLower(c.MemoryProvider)
 	if c.Provider != "" {
 		errs = append(errs, oneOf("GUI_AGENT_PROVIDER", c.Provider, Providers))
 	}
@@ -313,7 +314,11 @@ func (c *Config) Validate() error {
 	}
 	if c.VNC != "" {
 		if _, _, err := net.SplitHostPort(c.VNC); err != nil {
-			errs = append(errs, fmt.Errorf("--vnc/GUI_AGENT_VNC=%q: want host:port such as 192.168.1.20:5900", c.VNC))
+			if strings.ContainsAny(c.VNC, " /") || strings.Count(c.VNC, ":") == 1 {
+				errs = append(errs, fmt.Errorf("--vnc/GUI_AGENT_VNC=%q: want host or host:port such as 192.168.1.20:5900", c.VNC))
+			} else {
+				c.VNC = net.JoinHostPort(strings.Trim(c.VNC, "[]"), "5900") // a bare host: the RFB default port
+			}
 		}
 	}
 	host, _, err := net.SplitHostPort(c.HTTPAddr)

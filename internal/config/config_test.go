@@ -94,3 +94,18 @@ func TestRedactedHidesSecrets(t *testing.T) {
 		t.Fatalf("secrets %v", c.Secrets())
 	}
 }
+
+func TestVNCAddressAndProviderCase(t *testing.T) {
+	for in, want := range map[string]string{"10.0.0.5": "10.0.0.5:5900", "vm.local:5901": "vm.local:5901", "::1": "[::1]:5900", "[::1]:5902": "[::1]:5902"} {
+		c, _, err := Load("serve", []string{"--vnc", in}, env(map[string]string{"GUI_AGENT_MEMORY_PROVIDER": "OpenAI"}))
+		if err != nil {
+			t.Fatalf("--vnc %s: %v", in, err)
+		}
+		if c.VNC != want || c.MemoryProvider != "openai" {
+			t.Errorf("--vnc %s gave %q (want %q), memory provider %q", in, c.VNC, want, c.MemoryProvider)
+		}
+	}
+	if _, _, err := Load("serve", []string{"--vnc", "host:port:x y"}, env(nil)); err == nil || !strings.Contains(err.Error(), "GUI_AGENT_VNC") {
+		t.Fatalf("bad --vnc: %v", err)
+	}
+}
