@@ -20,6 +20,10 @@ const defaultScrollNotches = 3
 // maxKeyRepeat bounds the repeat count of one key action.
 const maxKeyRepeat = 50
 
+// maxScrollNotches bounds one scroll action (a model asking for thousands of
+// notches would spin the wheel for minutes).
+const maxScrollNotches = 50
+
 // planned is one action of a decision, resolved against the step's screenshot.
 type planned struct {
 	trace  ActionTrace
@@ -290,7 +294,7 @@ func (ru *run) perform(step int, p *planned) error {
 		if n <= 0 {
 			n = defaultScrollNotches
 		}
-		return in.Scroll(ctx, p.at, d, n, mods)
+		return in.Scroll(ctx, p.at, d, min(n, maxScrollNotches), mods)
 	case llm.TypeText:
 		return in.Type(ctx, a.Text)
 	case llm.KeyPress:

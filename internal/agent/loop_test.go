@@ -529,6 +529,7 @@ func TestKeyActions(t *testing.T) {
 		{Kind: llm.Scroll, At: []float64{200, 200}, Direction: "down", Amount: 2, Keys: []string{"shift"}},
 		{Kind: llm.Drag, At: []float64{100, 100}, To: []float64{300, 100}},
 		{Kind: llm.TripleClick, At: []float64{50, 60}},
+		{Kind: llm.Scroll, Direction: "up", Amount: 100000},
 	}}))
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
 	statusOf(t, res, Completed)
@@ -544,6 +545,7 @@ func TestKeyActions(t *testing.T) {
 		"key_down(Shift_L)", "scroll(down,2)(300,300)", "key_up(Shift_L)",
 		"button_down(left)(150,150)", "button_up(left)(450,150)",
 		"button_down(left)(75,90)", "button_up(left)(75,90)", "button_down(left)(75,90)", "button_up(left)(75,90)", "button_down(left)(75,90)", "button_up(left)(75,90)",
+		"scroll(up,50)(75,90)", // a huge amount is capped
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("input\n got %v\nwant %v", got, want)
