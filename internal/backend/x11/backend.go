@@ -70,7 +70,9 @@ type Backend struct {
 
 	kbdMu  sync.Mutex // serializes key presses, typing and keymap changes
 	keymap keymap
-	sticky map[xproto.Keysym]xproto.Keycode // keysyms mapped onto spare keycodes for KeyDown
+	sticky map[xproto.Keysym]xproto.Keycode   // keysyms mapped onto spare keycodes for KeyDown
+	held   map[desktop.Key][][]xproto.Keycode // per held key, the keycodes each KeyDown pressed
+	down   map[xproto.Keycode]int             // keycodes KeyDown holds, with their number of holders
 
 	sel selection
 
@@ -234,6 +236,8 @@ func (b *Backend) Start(ctx context.Context) error {
 		return fmt.Errorf("x11: read the keyboard mapping: %w", err)
 	}
 	b.sticky = map[xproto.Keysym]xproto.Keycode{}
+	b.held = map[desktop.Key][][]xproto.Keycode{}
+	b.down = map[xproto.Keycode]int{}
 	b.sel.init()
 	b.loopDone = make(chan struct{})
 	go b.eventLoop()
@@ -278,8 +282,9 @@ func (b *Backend) createHiddenWindow() error {
 	return nil
 }
 
-// Close releases the X connection and the shared memory segment, restores any
-// keycodes the backend remapped, and stops the event loop. It is safe after a
+// Close releases any key KeyDown still holds, the X connection and the shared
+// memory segment, restores any keycodes the backend remapped, and stops the
+// event loop. It is safe after a
 // partial Start and when called more than once.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
@@ -288,6 +293,9 @@ func (b *Backend) Close() error {
 		}
 		var errs []error
 		b.kbdMu.Lock()
+		if len(b.down) > 0 { // before the spare keycodes lose their keysyms
+			errs = append(errs, b.releaseHeld())
+		}
 		if len(b.sticky) > 0 {
 			codes := make([]xproto.Keycode, 0, len(b.sticky))
 			for _, kc := range b.sticky {

@@ -1,5 +1,11 @@
 package x11
 
+import (
+	"github.com/jezek/xgb/xproto"
+
+	"github.com/guiagent/guiagent/internal/desktop"
+)
+
 // Test hooks for the external test package (x11_test), which cannot be the
 // internal one because xvfbtest imports platform, which imports this package.
 
@@ -30,4 +36,12 @@ func (b *Backend) DropClipboard() error {
 	gen := b.sel.gen
 	b.sel.mu.Unlock()
 	return b.disown(gen)
+}
+
+// KeycodeOf returns the keycode a KeyDown of k would press now, and whether it
+// adds Shift, after reading any keyboard mapping change the backend was told of.
+func (b *Backend) KeycodeOf(k desktop.Key) (xproto.Keycode, bool, error) {
+	b.kbdMu.Lock()
+	defer b.kbdMu.Unlock()
+	return b.resolveKey(k)
 }

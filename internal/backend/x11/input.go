@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jezek/xgb/xproto"
 	"github.com/jezek/xgb/xtest"
@@ -137,7 +138,7 @@ func (b *Backend) resolveKey(k desktop.Key) (xproto.Keycode, bool, error) {
 	if kc, ok := b.sticky[sym]; ok {
 		return kc, false, nil
 	}
-	spare := b.keymap.spare()
+	spare := b.spareCodes()
 	if len(spare) == 0 {
 		return 0, false, fmt.Errorf("x11: key %q is not on the keyboard map and no spare keycode is free to map it", string(k))
 	}
@@ -156,58 +157,132 @@ func (b *Backend) refreshKeymap() error {
 	return b.keymap.load(b.conn, b.setup)
 }
 
+// shiftSym is the keysym of the left Shift key, the level modifier KeyDown and
+// TypeText press for shifted characters.
+const shiftSym xproto.Keysym = 0xffe1
+
+// pressCode presses kc on behalf of one more holder. A keycode already held
+// (by another KeyDown) is only counted, unless again is set: then the press is
+// sent anyway (the server treats it as a repeat). Caller holds kbdMu.
+func (b *Backend) pressCode(kc xproto.Keycode, again bool) error {
+	if b.down[kc] == 0 || again {
+		if err := b.fake(fakeKeyPress, byte(kc), 0, 0); err != nil {
+			return err
+		}
+	}
+	b.down[kc]++
+	return nil
+}
+
+// releaseCode drops one holder of kc and releases the keycode when it was the
+// last. A failed release keeps the count, so a retry releases it. Caller holds kbdMu.
+func (b *Backend) releaseCode(kc xproto.Keycode) error {
+	switch b.down[kc] {
+	case 0:
+		return nil
+	case 1:
+		if err := b.fake(fakeKeyRelease, byte(kc), 0, 0); err != nil {
+			return err
+		}
+		delete(b.down, kc)
+	default:
+		b.down[kc]--
+	}
+	return nil
+}
+
 // KeyDown presses k. A character that needs Shift (such as "A" or "!") presses
-// Shift first; KeyUp releases both.
+// Shift first unless Shift is already held. The keycodes pressed are recorded,
+// so KeyUp releases exactly those even when the keyboard mapping changed
+// meanwhile.
 func (b *Backend) KeyDown(ctx context.Context, k desktop.Key) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	b.kbdMu.Lock()
 	defer b.kbdMu.Unlock()
+	if err := b.ready(); err != nil {
+		return err
+	}
 	kc, shift, err := b.resolveKey(k)
 	if err != nil {
 		return err
 	}
+	var codes []xproto.Keycode // in press order: level modifier, then the key
 	if shift {
-		if err := b.pressSym(0xffe1, true); err != nil {
+		skc, _, ok := b.keymap.find(shiftSym)
+		if !ok {
+			return fmt.Errorf("x11: key %q needs Shift, but Shift is not on the keyboard map: restore the keyboard layout (setxkbmap us)", string(k))
+		}
+		if err := b.pressCode(skc, false); err != nil {
+			return err
+		}
+		codes = append(codes, skc)
+	}
+	if err := b.pressCode(kc, true); err != nil {
+		for _, c := range codes {
+			err = errors.Join(err, b.releaseCode(c))
+		}
+		return err
+	}
+	b.held[k] = append(b.held[k], append(codes, kc))
+	return nil
+}
+
+// KeyUp releases k: the keycodes its latest KeyDown pressed (and the Shift it
+// pressed for it, unless Shift is still held otherwise), whatever the keyboard
+// mapping is now. A key this backend did not press is released by its current
+// keycode. It ignores ctx cancellation so that a release always happens.
+func (b *Backend) KeyUp(ctx context.Context, k desktop.Key) error {
+	b.kbdMu.Lock()
+	defer b.kbdMu.Unlock()
+	if err := b.ready(); err != nil {
+		return err
+	}
+	presses := b.held[k]
+	if len(presses) == 0 {
+		kc, _, err := b.resolveKey(k)
+		if err != nil {
+			return err
+		}
+		if b.down[kc] > 0 {
+			return nil // held through another key name: its KeyUp releases it
+		}
+		return b.fake(fakeKeyRelease, byte(kc), 0, 0)
+	}
+	codes := presses[len(presses)-1]
+	for i := len(codes) - 1; i >= 0; i-- {
+		if err := b.releaseCode(codes[i]); err != nil {
+			presses[len(presses)-1] = codes[:i+1] // retried by the next KeyUp(k)
 			return err
 		}
 	}
-	if err := b.fake(fakeKeyPress, byte(kc), 0, 0); err != nil {
-		if shift {
-			_ = b.pressSym(0xffe1, false)
-		}
-		return err
+	if len(presses) == 1 {
+		delete(b.held, k)
+	} else {
+		b.held[k] = presses[:len(presses)-1]
 	}
 	return nil
 }
 
-// KeyUp releases k (and the Shift that KeyDown pressed for it). It ignores ctx
-// cancellation so that a release always happens.
-func (b *Backend) KeyUp(ctx context.Context, k desktop.Key) error {
-	b.kbdMu.Lock()
-	defer b.kbdMu.Unlock()
-	kc, shift, err := b.resolveKey(k)
-	if err != nil {
-		return err
+// releaseHeld releases every keycode KeyDown pressed and KeyUp has not
+// released. Caller holds kbdMu.
+func (b *Backend) releaseHeld() error {
+	var errs []error
+	for kc := range b.down {
+		if err := b.fake(fakeKeyRelease, byte(kc), 0, 0); err != nil {
+			errs = append(errs, fmt.Errorf("x11: release keycode %d: %w", kc, err))
+		}
 	}
-	err = b.fake(fakeKeyRelease, byte(kc), 0, 0)
-	if shift {
-		err = errors.Join(err, b.pressSym(0xffe1, false))
-	}
-	return err
+	clear(b.down)
+	clear(b.held)
+	return errors.Join(errs...)
 }
 
-// pressSym presses or releases the key of a keysym in the keymap. Caller holds kbdMu.
-func (b *Backend) pressSym(sym xproto.Keysym, down bool) error {
-	kc, _, ok := b.keymap.find(sym)
-	if !ok {
-		return fmt.Errorf("x11: keysym 0x%x is not on the keyboard map", uint32(sym))
-	}
-	if down {
-		return b.fake(fakeKeyPress, byte(kc), 0, 0)
-	}
-	return b.fake(fakeKeyRelease, byte(kc), 0, 0)
+// spareCodes returns the keycodes without keysyms that no held key uses,
+// highest first. Caller holds kbdMu.
+func (b *Backend) spareCodes() []xproto.Keycode {
+	return slices.DeleteFunc(b.keymap.spare(), func(kc xproto.Keycode) bool { return b.down[kc] > 0 })
 }
 
 // mapKeycodes sets each keycode's keysyms (both shift levels) and waits until

@@ -79,7 +79,7 @@ func (b *Backend) TypeText(ctx context.Context, text string) error {
 			order = append(order, s)
 		}
 	}
-	spare := b.keymap.spare()
+	spare := b.spareCodes()
 	if len(order) > len(spare) {
 		return b.paste(ctx, text)
 	}
@@ -111,12 +111,13 @@ func (b *Backend) TypeText(ctx context.Context, text string) error {
 }
 
 // typeStrokes presses and releases each stroke, holding Shift where needed.
-// Caller holds kbdMu.
+// Keys and a Shift that KeyDown holds stay held. Caller holds kbdMu.
 func (b *Backend) typeStrokes(ctx context.Context, strokes []stroke) (err error) {
+	skc, _, haveShift := b.keymap.find(shiftSym)
 	shiftDown := false
 	defer func() {
 		if shiftDown {
-			err = errors.Join(err, b.pressSym(0xffe1, false))
+			err = errors.Join(err, b.releaseCode(skc))
 		}
 	}()
 	for _, s := range strokes {
@@ -124,15 +125,23 @@ func (b *Backend) typeStrokes(ctx context.Context, strokes []stroke) (err error)
 			return err
 		}
 		if s.shift != shiftDown {
-			if err := b.pressSym(0xffe1, s.shift); err != nil {
+			if !haveShift {
+				return errors.New("x11 type: an upper-case or shifted character needs Shift, which is not on the keyboard map: restore the keyboard layout (setxkbmap us)")
+			}
+			if s.shift {
+				err = b.pressCode(skc, false)
+			} else {
+				err = b.releaseCode(skc)
+			}
+			if err != nil {
 				return err
 			}
 			shiftDown = s.shift
 		}
-		if err := b.fake(fakeKeyPress, byte(s.kc), 0, 0); err != nil {
+		if err := b.pressCode(s.kc, true); err != nil {
 			return err
 		}
-		if err := b.fake(fakeKeyRelease, byte(s.kc), 0, 0); err != nil {
+		if err := b.releaseCode(s.kc); err != nil {
 			return err
 		}
 	}
@@ -196,7 +205,8 @@ func (b *Backend) paste(ctx context.Context, text string) (err error) {
 	}
 }
 
-// pressCombo presses mod+key and releases both, whatever happens.
+// pressCombo presses mod+key and releases both, whatever happens; keys that
+// KeyDown holds stay held. Caller holds kbdMu.
 func (b *Backend) pressCombo(ctx context.Context, mod, key xproto.Keysym) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -206,16 +216,14 @@ func (b *Backend) pressCombo(ctx context.Context, mod, key xproto.Keysym) error 
 	if !ok || !ok2 {
 		return fmt.Errorf("x11 type: the keyboard map lacks Control or v, so text cannot be pasted")
 	}
-	if err := b.fake(fakeKeyPress, byte(mkc), 0, 0); err != nil {
+	if err := b.pressCode(mkc, false); err != nil {
 		return err
 	}
-	err := b.fake(fakeKeyPress, byte(kkc), 0, 0)
+	err := b.pressCode(kkc, true)
 	if err == nil {
-		err = b.fake(fakeKeyRelease, byte(kkc), 0, 0)
-	} else {
-		_ = b.fake(fakeKeyRelease, byte(kkc), 0, 0)
+		err = b.releaseCode(kkc)
 	}
-	return errors.Join(err, b.fake(fakeKeyRelease, byte(mkc), 0, 0))
+	return errors.Join(err, b.releaseCode(mkc))
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {

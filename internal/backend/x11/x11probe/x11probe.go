@@ -63,6 +63,7 @@ type Probe struct {
 	markers   int
 	clipText  string // what the probe serves when it owns CLIPBOARD
 	clipOwned bool
+	down      map[xproto.Keycode]bool // keycodes seen pressed and not yet released
 
 	// keymap, owned by the event goroutine.
 	minKC   xproto.Keycode
@@ -78,7 +79,7 @@ func New(t testing.TB, display string, origin Origin) *Probe {
 	if err != nil {
 		t.Fatalf("probe: connect %s: %v", display, err)
 	}
-	p := &Probe{conn: c, changed: make(chan struct{})}
+	p := &Probe{conn: c, changed: make(chan struct{}), down: map[xproto.Keycode]bool{}}
 	t.Cleanup(func() { c.Close() })
 	setup := xproto.Setup(c)
 	scr := setup.DefaultScreen(c)
@@ -302,6 +303,13 @@ func (p *Probe) key(e xproto.KeyPressEvent, down bool) {
 		kind = "key_down"
 	}
 	mods := modifiers(e.State)
+	p.mu.Lock()
+	if down {
+		p.down[e.Detail] = true
+	} else {
+		delete(p.down, e.Detail)
+	}
+	p.mu.Unlock()
 	p.record(suite.Received{Kind: kind, Key: name, Modifiers: mods})
 	if !down {
 		return
@@ -424,6 +432,20 @@ func (p *Probe) Drain(t testing.TB) {
 			t.Fatal("probe: marker event did not come back within 5s")
 		}
 	}
+}
+
+// KeycodesDown returns, ascending, the keycodes the probe window saw go down
+// and not yet up, whatever keysyms they have now. Call Drain first so that
+// every key event sent so far was handled.
+func (p *Probe) KeycodesDown() []xproto.Keycode {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	codes := make([]xproto.Keycode, 0, len(p.down))
+	for kc := range p.down {
+		codes = append(codes, kc)
+	}
+	slices.Sort(codes)
+	return codes
 }
 
 // --- the application side of suite.Harness ---
