@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"image"
+	_ "image/jpeg"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,6 +53,45 @@ func sessionRun(t *testing.T, cs *mcp.ClientSession, sessionID string, n int) (t
 	return found, calls
 }
 
+// clickOverlay finds the overlay of the session's click (call 2), checks it
+// was drawn on the screenshot shot the click's coordinates x, y refer to with
+// the red marker on that point, and returns its reference.
+func clickOverlay(t *testing.T, ri trace.RunInfo, shot *trace.ImageRecord, x, y float64) string {
+	t.Helper()
+	var ov *trace.ImageRecord
+	waitFor(5*time.Second, func() bool {
+		lines, _, _ := trace.ReadLines(ri.Dir)
+		for _, ln := range lines {
+			if ln.Kind == trace.KindOverlay && ln.Step == 2 {
+				ov = ln.Image
+			}
+		}
+		return ov != nil
+	})
+	if ov == nil || shot == nil {
+		t.Fatalf("no overlay recorded for the click (screenshot %+v)", shot)
+	}
+	if ov.SentAs != shot.Ref || ov.Frame.ID != shot.Frame.ID {
+		t.Errorf("the click's overlay was drawn on %s (frame %s), want the screenshot %s (frame %s)", ov.SentAs, ov.Frame.ID, shot.Ref, shot.Frame.ID)
+	}
+	f, err := os.Open(filepath.Join(ri.Dir, filepath.FromSlash(ov.Ref)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, _, err := image.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Overlays of large screenshots are scaled down; pixel centres map to pixel centres.
+	k := float64(img.Bounds().Dx()) / float64(shot.Width)
+	px, py := int(math.Round((x+0.5)*k-0.5)), int(math.Round((y+0.5)*k-0.5))
+	if r, g, _, _ := img.At(px, py).RGBA(); r>>8 < 180 || g>>8 > 90 {
+		t.Errorf("overlay pixel at the click (%v,%v) -> (%d,%d) is not the red marker: r=%d g=%d", x, y, px, py, r>>8, g>>8)
+	}
+	return ov.Ref
+}
+
 func toolNames(lines []trace.Line) []string {
 	var names []string
 	for _, ln := range lines {
@@ -72,7 +115,12 @@ func TestAtomicCallsRecordedPerSession(t *testing.T) {
 			waitEvent(t, d.app, "the typed text", func(e sampleapp.Event) bool {
 				return e.Event == "change" && e.Field == "name" && e.Value == "recorded"
 			})
-			want := []string{"gui_screenshot", "gui_click", "gui_type"}
+			// A refused call: recorded, and marked as failed.
+			if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gui_hotkey",
+				Arguments: map[string]any{"keys": []string{"ctrl", "alt", "delete"}}}); err != nil || !res.IsError {
+				t.Fatalf("ctrl+alt+delete was not refused: %v %v", err, res)
+			}
+			want := []string{"gui_screenshot", "gui_click", "gui_type", "gui_hotkey"}
 
 			sid := ""
 			if tr.name == "http" {
@@ -98,14 +146,24 @@ func TestAtomicCallsRecordedPerSession(t *testing.T) {
 				t.Errorf("the recorded screenshot image: %v", err)
 			}
 
+			if calls[0].IsError || calls[1].IsError || calls[2].IsError || !calls[3].IsError {
+				t.Errorf("error flags of the recorded calls: %v %v %v %v, want only the refused hotkey marked",
+					calls[0].IsError, calls[1].IsError, calls[2].IsError, calls[3].IsError)
+			}
+			overlay := clickOverlay(t, ri, calls[0].Image, x, y)
+
 			// The report is refreshed once the session goes idle.
 			report := filepath.Join(ri.Dir, trace.ReportFile)
 			if !waitFor(trace.SessionReportDelay+5*time.Second, func() bool {
 				b, err := os.ReadFile(report)
-				return err == nil && strings.Contains(string(b), "gui_type")
+				return err == nil && strings.Contains(string(b), "gui_hotkey")
 			}) {
 				b, err := os.ReadFile(report)
 				t.Fatalf("the session report %s does not show the calls (%v):\n%.1500s", report, err, b)
+			}
+			b, _ := os.ReadFile(report)
+			if !strings.Contains(string(b), `src="`+overlay+`"`) || !strings.Contains(string(b), `b-bad">error<`) {
+				t.Errorf("the session report lacks the click's overlay %s or the refused call's error mark", overlay)
 			}
 		})
 	}

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/llm"
 )
 
 // Errors tools return (as IsError results) that callers may test for.
@@ -192,6 +195,7 @@ func (s *Server) resolve(ctx context.Context, ss *mcp.ServerSession, display, sp
 // actionPoint is where a pointer action with an optional point happens.
 type actionPoint struct {
 	at      *geom.GlobalPoint // nil: at the current pointer position
+	t       *target           // the resolved point; nil with at
 	where   string            // for the result text: "at <point>" or "at the current pointer position"
 	display geom.Display      // the display to show after the action
 }
@@ -215,7 +219,7 @@ func (s *Server) optPoint(ctx context.Context, ss *mcp.ServerSession, display, s
 	if err != nil {
 		return actionPoint{}, err
 	}
-	return actionPoint{at: &t.Global, where: "at " + t.String() + warn(t), display: t.Display}, nil
+	return actionPoint{at: &t.Global, t: &t, where: "at " + t.String() + warn(t), display: t.Display}, nil
 }
 
 // imageOf expresses global point g in the latest frame of the display containing
@@ -242,6 +246,61 @@ func (s *Server) imageOf(ctx context.Context, ss *mcp.ServerSession, id string, 
 	ip := f.GlobalToImage(g)
 	in := f.Region.Contains(g)
 	return ip, f, in, nil
+}
+
+// noteAction adds one input action to the call's session record: a as the
+// client asked for it (points in its space), at and to the resolved points
+// (nil when the action has none), d the display acted on, start when the input
+// began and err its error. Image points are given in the session's latest
+// image of the display, which becomes the call's frame for the overlay;
+// without a point the action is shown on that image's legend.
+func (s *Server) noteAction(c *call, a llm.Action, d geom.Display, at, to *target, start time.Time, err error) {
+	tr := agent.ActionTrace{Action: a, Outcome: "ok", Millis: time.Since(start).Milliseconds()}
+	if err != nil {
+		tr.Outcome, tr.Error = "failed", err.Error()
+	}
+	if at != nil {
+		tr.Warning = at.Warning
+	}
+	var frame *llm.Image
+	tr.Global, tr.Image, frame = s.seenAt(c.ss, at)
+	if c.frame == nil {
+		c.frame = frame
+	}
+	if to != nil {
+		var toFrame *llm.Image
+		tr.GlobalTo, tr.ImageTo, toFrame = s.seenAt(c.ss, to)
+		if toFrame != frame {
+			tr.ImageTo = nil // a point in another image cannot be drawn on this one
+		}
+	}
+	if at == nil && c.frame == nil && d.ID != "" {
+		if h, ok := s.frames.latest(c.ss, d.ID); ok {
+			c.frame = h.img
+		}
+	}
+	c.actions = append(c.actions, tr)
+}
+
+// seenAt returns t's global point and, when known, its point in the image of
+// the frame it refers to with that image (nil when the session holds none).
+// A point given in screen space is placed in the session's latest image of its
+// display when that image shows it.
+func (s *Server) seenAt(ss *mcp.ServerSession, t *target) (*geom.GlobalPoint, *geom.ImagePoint, *llm.Image) {
+	if t == nil {
+		return nil, nil, nil
+	}
+	g := t.Global
+	if t.FrameID != "" {
+		ip := t.Image
+		return &g, &ip, s.frames.image(ss, t.Display.ID, t.FrameID)
+	}
+	h, ok := s.frames.latest(ss, t.Display.ID)
+	if !ok || h.img == nil || h.frame.Display.Bounds != t.Display.Bounds || !h.frame.Region.Contains(g) {
+		return &g, nil, nil
+	}
+	ip := h.frame.GlobalToImage(g)
+	return &g, &ip, h.img
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

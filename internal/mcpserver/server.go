@@ -38,20 +38,25 @@ import (
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/safety"
+	"github.com/guiagent/guiagent/internal/trace"
 )
 
 // TaskRunner runs one gui_execute_task request to its end. progress receives
-// the run's events as they happen; Run must be safe for concurrent use (it
-// queues or preempts as configured). The agent package implements it.
+// the run's progress events (Kind agent.EvProgress, with Message, Progress and
+// Total) as they happen, and no other kind; Run must be safe for concurrent
+// use (it queues or preempts as configured). The agent package implements it.
 type TaskRunner interface {
 	Run(ctx context.Context, t agent.Task, progress func(agent.Event)) agent.Result
 }
 
 // ToolRecorder receives atomic tool calls for the run record of one MCP
-// session (internal/trace implements it). args are already redacted. A
-// recorder that is also an io.Closer is closed when its session ends.
+// session (*trace.SessionRecorder implements it). Each call comes with its
+// redacted arguments, result text, error flag, duration, the screenshot it
+// returned, and for input tools the actions with their image and global points
+// and the screenshot (Call.Frame) those image points refer to. A recorder that
+// is also an io.Closer is closed when its session ends.
 type ToolRecorder interface {
-	Record(tool string, args any, result string, img *llm.Image)
+	RecordCall(c trace.Call)
 }
 
 // Options configures a Server. Only Screen is required; every other zero value
@@ -179,7 +184,7 @@ func New(opts Options) (*Server, error) {
 		s.opts.Version = "dev"
 	}
 	name, version := s.opts.Name, s.opts.Version
-	s.frames.m = map[*mcp.ServerSession]map[string]geom.Frame{}
+	s.frames.m = map[*mcp.ServerSession]map[string]heldFrame{}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: name, Title: "guiagent desktop control", Version: version},
 		&mcp.ServerOptions{
 			Instructions: instructions,
@@ -243,27 +248,53 @@ func (s *Server) releaseAll() {
 	}
 }
 
-// frameStore keeps the latest frame per session and display.
+// frameStore keeps the latest frame per session and display, with its image.
 type frameStore struct {
 	mu sync.Mutex
-	m  map[*mcp.ServerSession]map[string]geom.Frame
+	m  map[*mcp.ServerSession]map[string]heldFrame
+}
+
+// heldFrame is a frame and the image the client got for it (nil when none,
+// e.g. a frame put without an image).
+type heldFrame struct {
+	frame geom.Frame
+	img   *llm.Image
 }
 
 func (fs *frameStore) get(ss *mcp.ServerSession, display string) (geom.Frame, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	f, ok := fs.m[ss][display]
-	return f, ok
+	h, ok := fs.m[ss][display]
+	return h.frame, ok
 }
 
-// put stores f as the latest frame of its display for ss.
-func (fs *frameStore) put(ss *mcp.ServerSession, f geom.Frame) {
+// latest returns the latest frame of display for ss with its image.
+func (fs *frameStore) latest(ss *mcp.ServerSession, display string) (heldFrame, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	h, ok := fs.m[ss][display]
+	return h, ok
+}
+
+// image returns the image of frame frameID when it is still the latest frame
+// of display for ss, else nil.
+func (fs *frameStore) image(ss *mcp.ServerSession, display, frameID string) *llm.Image {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if h, ok := fs.m[ss][display]; ok && h.frame.ID == frameID {
+		return h.img
+	}
+	return nil
+}
+
+// put stores f (with img, the image sent for it) as the latest frame of its display for ss.
+func (fs *frameStore) put(ss *mcp.ServerSession, f geom.Frame, img *llm.Image) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.m[ss] == nil {
-		fs.m[ss] = map[string]geom.Frame{}
+		fs.m[ss] = map[string]heldFrame{}
 	}
-	fs.m[ss][f.Display.ID] = f
+	fs.m[ss][f.Display.ID] = heldFrame{frame: f, img: img}
 }
 
 // forget drops the frames of ss.

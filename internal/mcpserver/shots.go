@@ -83,8 +83,8 @@ func (s *Server) capture(ctx context.Context, c *call, d geom.Display, region ge
 	if err != nil {
 		return nil, fmt.Errorf("screenshot of display %s: %w", d.ID, err)
 	}
-	s.frames.put(c.ss, shot.Frame)
 	c.img = &llm.Image{MIME: shot.MIME, Data: shot.Data, Frame: shot.Frame}
+	s.frames.put(c.ss, shot.Frame, c.img)
 	return shot, nil
 }
 

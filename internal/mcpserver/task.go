@@ -52,8 +52,9 @@ func (s *Server) executeTaskTool() toolDef {
 		})
 }
 
-// progressFunc returns the callback that turns run events into MCP progress
-// notifications, or a no-op when the caller gave no progress token.
+// progressFunc returns the callback that turns the run's progress events
+// (the only events a TaskRunner passes to it) into MCP progress notifications,
+// or a no-op when the caller gave no progress token.
 func (s *Server) progressFunc(ctx context.Context, req *mcp.CallToolRequest) func(agent.Event) {
 	token := req.Params.GetProgressToken()
 	if token == nil || req.Session == nil {
@@ -62,21 +63,8 @@ func (s *Server) progressFunc(ctx context.Context, req *mcp.CallToolRequest) fun
 	var mu sync.Mutex
 	var last float64
 	return func(ev agent.Event) {
-		msg := ev.Message
-		switch ev.Kind {
-		case agent.EvStart:
-			msg = "started: " + ev.Message
-		case agent.EvProgress, agent.EvWarning:
-		case agent.EvStep:
-			if ev.StepDone != nil && msg == "" {
-				msg = fmt.Sprintf("step %d: %s", ev.StepDone.Step, ev.StepDone.Outcome)
-			}
-		case agent.EvFinish:
-			if ev.Result != nil && msg == "" {
-				msg = fmt.Sprintf("finished: %s", ev.Result.Status)
-			}
-		default:
-			return // screenshots, model answers and single actions are too chatty
+		if ev.Kind != agent.EvProgress {
+			return // the contract says only progress events arrive; ignore anything else
 		}
 		mu.Lock()
 		p := ev.Progress
@@ -90,7 +78,7 @@ func (s *Server) progressFunc(ctx context.Context, req *mcp.CallToolRequest) fun
 			total = 0 // unknown rather than inconsistent
 		}
 		err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-			ProgressToken: token, Message: msg, Progress: p, Total: total,
+			ProgressToken: token, Message: ev.Message, Progress: p, Total: total,
 		})
 		if err != nil {
 			s.log.Debug("progress notification failed", "err", err)

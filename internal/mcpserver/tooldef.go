@@ -11,8 +11,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/safety"
+	"github.com/guiagent/guiagent/internal/trace"
 )
 
 // toolDef is one tool, built by a constructor and registered by the list in toolList.
@@ -53,6 +55,10 @@ type call struct {
 	ss  *mcp.ServerSession
 	// img is the screenshot the result carries, for the session record.
 	img *llm.Image
+	// actions are the inputs the call performed, and frame the image their
+	// image points refer to, for the session record (see trace.Call).
+	actions []agent.ActionTrace
+	frame   *llm.Image
 	// private, when set, stands for the result's text in the audit and the
 	// session record: the result holds content that must not be kept there.
 	private string
@@ -109,7 +115,8 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 				if entry.Error != "" {
 					text = "error: " + entry.Error
 				}
-				r.Record(name, safety.RedactArgs(in), text, c.img)
+				r.RecordCall(trace.Call{Tool: name, Args: safety.RedactArgs(in), Result: text, IsError: entry.Error != "" || res.IsError,
+					Image: c.img, Actions: c.actions, Frame: c.frame, Millis: ms})
 			}
 		}
 		return res, nil, nil

@@ -12,6 +12,8 @@ import (
 
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/safety"
 )
 
 // toolList is the one list of tools the server registers, in the order clients see them.
@@ -197,7 +199,10 @@ func (s *Server) moveTool() toolDef {
 			if err != nil {
 				return nil, err
 			}
-			if err := s.input.Move(ctx, t.Global); err != nil {
+			start := time.Now()
+			err = s.input.Move(ctx, t.Global)
+			s.noteAction(c, llm.Action{Kind: llm.Move, At: []float64{in.X, in.Y}}, t.Display, &t, nil, start, err)
+			if err != nil {
 				return nil, inputError("move", err)
 			}
 			return s.done(ctx, c, t.Display, "moved the pointer to %s%s", t, warn(t))
@@ -250,7 +255,11 @@ func (s *Server) click(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToo
 	if err != nil {
 		return nil, err
 	}
-	if err := s.input.Click(ctx, &t.Global, b, n, mods); err != nil {
+	start := time.Now()
+	err = s.input.Click(ctx, &t.Global, b, n, mods)
+	s.noteAction(c, llm.Action{Kind: llm.Click, At: []float64{in.X, in.Y}, Button: b.String(), Clicks: n, Keys: keyNames(mods)},
+		t.Display, &t, nil, start, err)
+	if err != nil {
 		return nil, inputError("click", err)
 	}
 	what := map[int]string{1: "clicked", 2: "double-clicked", 3: "triple-clicked"}[n]
@@ -308,11 +317,18 @@ func (s *Server) button(ctx context.Context, c *call, in ButtonArgs, down bool) 
 	if err != nil {
 		return nil, err
 	}
-	verb, op := "released", s.input.MouseUp
+	verb, op, kind := "released", s.input.MouseUp, llm.MouseUp
 	if down {
-		verb, op = "pressed", s.input.MouseDown
+		verb, op, kind = "pressed", s.input.MouseDown, llm.MouseDown
 	}
-	if err := op(ctx, p.at, b); err != nil {
+	a := llm.Action{Kind: kind, Button: b.String()}
+	if in.X != nil && in.Y != nil {
+		a.At = []float64{*in.X, *in.Y}
+	}
+	start := time.Now()
+	err = op(ctx, p.at, b)
+	s.noteAction(c, a, p.display, p.t, nil, start, err)
+	if err != nil {
 		return nil, inputError("mouse "+map[bool]string{true: "down", false: "up"}[down], err)
 	}
 	return s.done(ctx, c, p.display, "%s the %s button %s", verb, b, p.where)
@@ -345,7 +361,11 @@ func (s *Server) dragTool() toolDef {
 			if err != nil {
 				return nil, fmt.Errorf("drag end: %w", err)
 			}
-			if err := s.input.Drag(ctx, from.Global, nil, to.Global, b); err != nil {
+			start := time.Now()
+			err = s.input.Drag(ctx, from.Global, nil, to.Global, b)
+			s.noteAction(c, llm.Action{Kind: llm.Drag, At: []float64{in.FromX, in.FromY}, To: []float64{in.ToX, in.ToY}, Button: b.String()},
+				from.Display, &from, &to, start, err)
+			if err != nil {
 				return nil, inputError("drag", err)
 			}
 			return s.done(ctx, c, to.Display, "dragged with the %s button from %s to %s%s%s", b, from, to, warn(from), warn(to))
@@ -391,7 +411,14 @@ func (s *Server) scrollTool() toolDef {
 			if err != nil {
 				return nil, err
 			}
-			if err := s.input.Scroll(ctx, p.at, dir, n, mods); err != nil {
+			a := llm.Action{Kind: llm.Scroll, Direction: string(dir), Amount: n, Keys: keyNames(mods)}
+			if in.X != nil && in.Y != nil {
+				a.At = []float64{*in.X, *in.Y}
+			}
+			start := time.Now()
+			err = s.input.Scroll(ctx, p.at, dir, n, mods)
+			s.noteAction(c, a, p.display, p.t, nil, start, err)
+			if err != nil {
 				return nil, inputError("scroll", err)
 			}
 			return s.done(ctx, c, p.display, "scrolled %s %d notches%s %s", dir, n, withMods(mods), p.where)
@@ -411,10 +438,14 @@ func (s *Server) typeTool() toolDef {
 			if in.Text == "" {
 				return nil, fmt.Errorf("text is empty: give the text to type")
 			}
-			if err := s.input.Type(ctx, in.Text); err != nil {
+			start := time.Now()
+			err := s.input.Type(ctx, in.Text)
+			d, _, _ := s.display(ctx, "")
+			// The typed text may be a password: the record keeps its length only, as the audit does.
+			s.noteAction(c, llm.Action{Kind: llm.TypeText, Text: safety.Redacted(in.Text)}, d, nil, nil, start, err)
+			if err != nil {
 				return nil, inputError("type", err)
 			}
-			d, _, _ := s.display(ctx, "")
 			return s.done(ctx, c, d, "typed %d characters", len([]rune(in.Text)))
 		})
 }
@@ -451,10 +482,13 @@ func (s *Server) pressKeyTool() toolDef {
 			if n < 1 || n > 100 {
 				return nil, fmt.Errorf("repeat must be 1 to 100, got %d", n)
 			}
-			if err := s.input.PressKey(ctx, key, n, mods); err != nil {
+			start := time.Now()
+			err = s.input.PressKey(ctx, key, n, mods)
+			d, _, _ := s.display(ctx, "")
+			s.noteAction(c, llm.Action{Kind: llm.KeyPress, Keys: keyNames(append(mods, key)), Amount: n}, d, nil, nil, start, err)
+			if err != nil {
 				return nil, inputError("key press", err)
 			}
-			d, _, _ := s.display(ctx, "")
 			return s.done(ctx, c, d, "pressed %s%s", desktop.ComboString(append(mods, key)), times(n))
 		})
 }
@@ -476,10 +510,13 @@ func (s *Server) hotkeyTool() toolDef {
 			if err := s.keys.Check(keys); err != nil {
 				return nil, err
 			}
-			if err := s.input.Hotkey(ctx, keys); err != nil {
+			start := time.Now()
+			err = s.input.Hotkey(ctx, keys)
+			d, _, _ := s.display(ctx, "")
+			s.noteAction(c, llm.Action{Kind: llm.KeyPress, Keys: keyNames(keys)}, d, nil, nil, start, err)
+			if err != nil {
 				return nil, inputError("hotkey", err)
 			}
-			d, _, _ := s.display(ctx, "")
 			return s.done(ctx, c, d, "pressed %s", desktop.ComboString(keys))
 		})
 }
@@ -570,6 +607,18 @@ func (s *Server) modifiers(names []string) ([]desktop.Key, error) {
 // inputError names the action that failed and, for missing input support, the fix.
 func inputError(action string, err error) error {
 	return fmt.Errorf("%s failed: %w", action, err)
+}
+
+// keyNames lists keys by name, for recorded actions.
+func keyNames(keys []desktop.Key) []string {
+	if len(keys) == 0 {
+		return nil
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = string(k)
+	}
+	return out
 }
 
 func withMods(mods []desktop.Key) string {

@@ -28,6 +28,7 @@ import (
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/safety"
+	"github.com/guiagent/guiagent/internal/trace"
 )
 
 // The tool names and their order are a public interface (issue 3).
@@ -659,7 +660,9 @@ func TestConcurrentClientsDoNotInterleave(t *testing.T) {
 	}
 }
 
-// scriptedRunner is a TaskRunner that reports a few progress events.
+// scriptedRunner is a TaskRunner that reports a few progress events, as the
+// agent does: progress events only, each with a message and a non-decreasing
+// progress (the server makes the notifications' progress strictly increase).
 type scriptedRunner struct {
 	mu    sync.Mutex
 	tasks []agent.Task
@@ -669,13 +672,12 @@ func (r *scriptedRunner) Run(ctx context.Context, t agent.Task, progress func(ag
 	r.mu.Lock()
 	r.tasks = append(r.tasks, t)
 	r.mu.Unlock()
-	progress(agent.Event{Kind: agent.EvStart, Message: t.Task})
+	progress(agent.Event{Kind: agent.EvProgress, Message: "Started: " + t.Task, Total: 3})
 	for i := 1; i <= 3; i++ {
-		progress(agent.Event{Kind: agent.EvScreenshot}) // not forwarded
-		progress(agent.Event{Kind: agent.EvStep, Step: i, Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d done", i)})
+		progress(agent.Event{Kind: agent.EvProgress, Step: i, Progress: float64(i - 1), Total: 3, Message: fmt.Sprintf("step %d done", i)})
 	}
 	res := agent.Result{Status: agent.Completed, Summary: "did " + t.Task, Result: "42", Steps: 3, RunID: "run-1"}
-	progress(agent.Event{Kind: agent.EvFinish, Result: &res})
+	progress(agent.Event{Kind: agent.EvProgress, Step: 3, Progress: 3, Total: 3, Message: "Finished: " + string(res.Status)})
 	return res
 }
 
@@ -746,17 +748,19 @@ type recorder struct {
 	calls []string
 	args  []string
 	imgs  int
+	got   []trace.Call
 }
 
-func (r *recorder) Record(tool string, args any, result string, img *llm.Image) {
+func (r *recorder) RecordCall(c trace.Call) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	raw, _ := args.(json.RawMessage) // RedactArgs output
-	r.calls = append(r.calls, tool+": "+result)
+	raw, _ := c.Args.(json.RawMessage) // RedactArgs output
+	r.calls = append(r.calls, c.Tool+": "+c.Result)
 	r.args = append(r.args, string(raw))
-	if img != nil && len(img.Data) > 0 && img.Frame.ID != "" {
+	if c.Image != nil && len(c.Image.Data) > 0 && c.Image.Frame.ID != "" {
 		r.imgs++
 	}
+	r.got = append(r.got, c)
 }
 
 func TestToolCallsAreRecordedPerSession(t *testing.T) {
@@ -774,9 +778,99 @@ func TestToolCallsAreRecordedPerSession(t *testing.T) {
 	if strings.Contains(strings.Join(rec.args, " "), "top secret") || !strings.Contains(rec.args[1], "<redacted 10 chars>") {
 		t.Fatalf("recorded arguments are not redacted: %v", rec.args)
 	}
-	if !strings.HasPrefix(rec.calls[2], "gui_hotkey: error: ") {
-		t.Fatalf("a refused call is not recorded as an error: %q", rec.calls[2])
+	if !strings.HasPrefix(rec.calls[2], "gui_hotkey: error: ") || !rec.got[2].IsError || rec.got[0].IsError || rec.got[1].IsError {
+		t.Fatalf("a refused call is not recorded as an error (and only it): %q, IsError %v %v %v",
+			rec.calls[2], rec.got[0].IsError, rec.got[1].IsError, rec.got[2].IsError)
 	}
+	// The typed text is an action of the call, drawn on the screenshot the
+	// session holds, with the text redacted as in the arguments.
+	typed := rec.got[1]
+	if len(typed.Actions) != 1 || typed.Actions[0].Action.Kind != llm.TypeText || typed.Actions[0].Action.Text != "<redacted 10 chars>" ||
+		typed.Frame == nil || typed.Frame != rec.got[0].Image {
+		t.Fatalf("typing recorded as %+v on frame %v", typed.Actions, typed.Frame)
+	}
+	if len(rec.got[2].Actions) != 0 {
+		t.Errorf("the refused hotkey is recorded as performed: %+v", rec.got[2].Actions)
+	}
+}
+
+// TestRecordedActionsCarryImageAndGlobalPoints: every pointer tool records
+// its action with the point in the image the caller gave coordinates in and
+// the global point input went to, and the frame they refer to; a point given
+// in screen space is placed in the session's latest image; an input that
+// fails is recorded with its error.
+func TestRecordedActionsCarryImageAndGlobalPoints(t *testing.T) {
+	rec := &recorder{}
+	e := newEnv(t, nil, Options{Records: func(string) ToolRecorder { return rec }})
+	ok(t, e.cs, "gui_screenshot", map[string]any{"max_long_edge": 960}) // 1920x1080 at half scale
+	ok(t, e.cs, "gui_drag", map[string]any{"from_x": 100, "from_y": 50, "to_x": 300, "to_y": 150})
+	ok(t, e.cs, "gui_scroll", map[string]any{"x": 1000, "y": 600, "space": "screen", "direction": "down"})
+	ok(t, e.cs, "gui_mouse_down", map[string]any{})
+	e.desk.FailNext(fake.OpButtonUp, errors.New("device gone"))
+	fails(t, e.cs, "gui_mouse_up", map[string]any{"x": 10, "y": 20})
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	shot := rec.got[0].Image
+	pt := func(x, y float64) geom.ImagePoint { return geom.ImagePoint{X: x, Y: y} }
+	global := func(x, y float64) *geom.GlobalPoint { // where input goes for image point x,y
+		r, err := shot.Frame.Resolve(pt(x, y), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &r.Global
+	}
+	var downAt, upAt, scrollAt geom.GlobalPoint
+	for _, ev := range e.desk.Events() {
+		switch ev.Op {
+		case fake.OpButtonDown:
+			if downAt == (geom.GlobalPoint{}) {
+				downAt = ev.At
+			}
+		case fake.OpButtonUp:
+			if upAt == (geom.GlobalPoint{}) {
+				upAt = ev.At
+			}
+		case fake.OpScroll:
+			scrollAt = ev.At
+		}
+	}
+	if *global(100, 50) != downAt || *global(300, 150) != upAt || scrollAt != (geom.GlobalPoint{X: 1000, Y: 600}) {
+		t.Fatalf("the desktop got the drag at %v->%v and the scroll at %v", downAt, upAt, scrollAt)
+	}
+	for i, want := range []struct {
+		kind            llm.ActionKind
+		img, imgTo      *geom.ImagePoint
+		global, globTo  *geom.GlobalPoint
+		outcome, errSub string
+	}{
+		{llm.Drag, new(pt(100, 50)), new(pt(300, 150)), &downAt, &upAt, "ok", ""},
+		{llm.Scroll, new(shot.Frame.GlobalToImage(scrollAt)), nil, &scrollAt, nil, "ok", ""},
+		{llm.MouseDown, nil, nil, nil, nil, "ok", ""},
+		{llm.MouseUp, new(pt(10, 20)), nil, global(10, 20), nil, "failed", "device gone"},
+	} {
+		c := rec.got[i+1]
+		if len(c.Actions) != 1 {
+			t.Fatalf("%s: %d actions recorded", c.Tool, len(c.Actions))
+		}
+		a := c.Actions[0]
+		if a.Action.Kind != want.kind || !eqPtr(a.Image, want.img) || !eqPtr(a.ImageTo, want.imgTo) ||
+			!eqPtr(a.Global, want.global) || !eqPtr(a.GlobalTo, want.globTo) || a.Outcome != want.outcome || !strings.Contains(a.Error, want.errSub) {
+			t.Errorf("%s recorded as %+v (image %v->%v, global %v->%v)", c.Tool, a, a.Image, a.ImageTo, a.Global, a.GlobalTo)
+		}
+		if c.Frame != shot {
+			t.Errorf("%s: frame %v, want the screenshot's image", c.Tool, c.Frame)
+		}
+	}
+	if !rec.got[4].IsError {
+		t.Error("the failed mouse-up call is not marked as an error")
+	}
+}
+
+func eqPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // TestClipboardTextStaysOutOfAuditAndRecord: text read from the clipboard

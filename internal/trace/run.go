@@ -90,8 +90,10 @@ type Line struct {
 type item struct {
 	line Line
 	img  *llm.Image // shallow copy; Data is shared (never modified after the event)
-	req  []byte
-	resp []byte
+	// frame is the screenshot a tool call's actions refer to (KindTool only).
+	frame *llm.Image
+	req   []byte
+	resp  []byte
 }
 
 // Run records one run. OnEvent may be called from one goroutine at a time;
@@ -387,12 +389,7 @@ func (r *Run) write(it item) {
 		}
 		r.meta.Steps = ln.Step
 		r.appendLine(ln)
-		if it.img != nil && len(ln.Actions) > 0 {
-			var acts []agent.ActionTrace
-			if json.Unmarshal(ln.Actions, &acts) == nil {
-				r.drawOverlay(ln.Step, acts)
-			}
-		}
+		r.drawToolOverlay(ln, it)
 		return
 	default:
 		if it.img != nil {
@@ -593,6 +590,38 @@ func (r *Run) stepDone(ln Line) {
 		r.fail("write usage.json", os.WriteFile(filepath.Join(dir, "usage.json"), prettyJSON(u), 0o600))
 	}
 	r.drawOverlayFor(st)
+}
+
+// drawToolOverlay draws a session tool call's actions on the screenshot their
+// image points refer to: it.frame (stored first unless a recent call already
+// stored that frame; identical images share one file), else the call's own image.
+func (r *Run) drawToolOverlay(ln Line, it item) {
+	if !r.images || len(ln.Actions) == 0 || it.frame == nil && it.img == nil {
+		return
+	}
+	var acts []agent.ActionTrace
+	if json.Unmarshal(ln.Actions, &acts) != nil {
+		return
+	}
+	if it.frame == nil {
+		r.drawOverlay(ln.Step, acts)
+		return
+	}
+	id := it.frame.Frame.ID
+	if !r.hasShot(id) {
+		r.storeImage(it.frame, ln.Step)
+	}
+	r.drawOverlay(ln.Step, acts, id)
+}
+
+// hasShot reports whether a recent screenshot has frame id.
+func (r *Run) hasShot(id string) bool {
+	for _, s := range r.shots {
+		if id != "" && s.img.Frame.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // drawOverlayFor draws a task step's actions on the screenshot it was decided on.

@@ -24,8 +24,12 @@ type Call struct {
 	// Image is the screenshot involved (returned, or the frame the call acted on).
 	Image *llm.Image
 	// Actions are the inputs performed with their image and global points; they
-	// are drawn on Image as an overlay.
+	// are drawn as an overlay on Frame, or on Image when Frame is nil.
 	Actions []agent.ActionTrace
+	// Frame is the screenshot the Actions' image points refer to, typically
+	// one an earlier call returned (stored once: identical images share a
+	// file); nil means Image.
+	Frame *llm.Image
 	// Millis is how long the call took; Time when it ended (zero = now).
 	Millis int64
 	Time   time.Time
@@ -56,12 +60,6 @@ func (s *Store) Session(sessionID string) *SessionRecorder {
 	r := &SessionRecorder{store: s, sessionID: sessionID}
 	s.sessions[sessionID] = r
 	return r
-}
-
-// Record records one tool call: tool name, args (already redacted), the result
-// text and the screenshot involved (nil for none).
-func (sr *SessionRecorder) Record(tool string, args any, result string, img *llm.Image) {
-	sr.RecordCall(Call{Tool: tool, Args: args, Result: result, Image: img})
 }
 
 // RecordCall records one tool call with its actions and timing.
@@ -98,6 +96,10 @@ func (sr *SessionRecorder) RecordCall(c Call) {
 	if c.Image != nil {
 		img := *c.Image
 		it.img = &img
+	}
+	if c.Frame != nil && len(c.Actions) > 0 {
+		f := *c.Frame
+		it.frame = &f
 	}
 	sr.run.enqueue(it)
 }

@@ -342,18 +342,18 @@ func TestSessionRecordsToolCalls(t *testing.T) {
 	_ = run
 	img := &llm.Image{MIME: "image/jpeg", Data: encodeJPEG(t, d), Ref: "images/shot.jpg"}
 	img.Frame.Content.W, img.Frame.Content.H = 320, 200
-	rec.Record("screenshot", map[string]any{"display": "0"}, "1 display, 320x200", img)
+	rec.RecordCall(Call{Tool: "screenshot", Args: map[string]any{"display": "0"}, Result: "1 display, 320x200", Image: img})
 	p := agentPoint(100, 50)
 	rec.RecordCall(Call{Tool: "click", Args: map[string]any{"x": 100, "y": 50}, Result: "clicked at (200,100)", Image: img,
 		Actions: []agent.ActionTrace{{Action: llm.Action{Kind: llm.Click, At: []float64{100, 50}}, Image: &p, Outcome: "ok"}}, Millis: 30})
-	rec.Record("type_text", map[string]any{"text": "hi " + canary}, "typed", nil)
+	rec.RecordCall(Call{Tool: "type_text", Args: map[string]any{"text": "hi " + canary}, Result: "typed"})
 	if rec.RunID() == "" {
 		t.Fatal("no run id after recording")
 	}
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rec.Record("late", nil, "dropped", nil)
+	rec.RecordCall(Call{Tool: "late", Result: "dropped"})
 	info, err := st.Get(rec.RunID())
 	if err != nil || info.Kind != KindSession || info.Steps != 3 || info.Status != StatusRecorded || info.SessionID != "mcp-session-1" {
 		t.Fatalf("Get = %+v, %v", info, err)
@@ -409,5 +409,61 @@ func TestRunImageBudgetCapsTheDirectory(t *testing.T) {
 	rep, _ := os.ReadFile(run.ReportPath())
 	if !bytes.Contains(rep, []byte("image budget")) || !bytes.Contains(rep, []byte(`id="step-12"`)) {
 		t.Error("report does not explain the omitted screenshots")
+	}
+}
+
+// TestSessionOverlayIsDrawnOnTheFrameActedOn: a click whose result carries a
+// fresh screenshot (taken after the click) is drawn on the earlier screenshot
+// its coordinates refer to, which is stored once, and a failed call is marked.
+func TestSessionOverlayIsDrawnOnTheFrameActedOn(t *testing.T) {
+	st := newTestStore(t, nil)
+	rec := st.Session("mcp-session-2")
+	before := &llm.Image{MIME: "image/jpeg", Data: encodeJPEG(t, desktopImage(320, 200, 1))}
+	before.Frame.ID, before.Frame.Content.W, before.Frame.Content.H = "f1", 320, 200
+	after := &llm.Image{MIME: "image/jpeg", Data: encodeJPEG(t, desktopImage(320, 200, 2))}
+	after.Frame.ID, after.Frame.Content.W, after.Frame.Content.H = "f2", 320, 200
+	rec.RecordCall(Call{Tool: "gui_screenshot", Result: "{}", Image: before})
+	p := agentPoint(250, 150)
+	rec.RecordCall(Call{Tool: "gui_click", Result: "clicked", Image: after, Frame: before,
+		Actions: []agent.ActionTrace{{Action: llm.Action{Kind: llm.Click, At: []float64{250, 150}}, Image: &p, Outcome: "ok"}}})
+	rec.RecordCall(Call{Tool: "gui_hotkey", Result: "error: blocked", IsError: true, Millis: 3})
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Get(rec.RunID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, _, _ := ReadLines(info.Dir)
+	var shotRef string
+	var overlay *ImageRecord
+	for _, ln := range lines {
+		switch {
+		case ln.Kind == KindTool && ln.Step == 1:
+			shotRef = ln.Image.Ref
+		case ln.Kind == KindOverlay && ln.Step == 2:
+			overlay = ln.Image
+		case ln.Kind == KindTool && ln.Step == 3 && !ln.IsError:
+			t.Error("the failed call is not marked as an error in events.jsonl")
+		}
+	}
+	if overlay == nil || overlay.SentAs != shotRef || overlay.Frame.ID != "f1" {
+		t.Fatalf("overlay %+v, want one drawn on the screenshot %s (frame f1)", overlay, shotRef)
+	}
+	ov := decodeFile(t, filepath.Join(info.Dir, filepath.FromSlash(overlay.Ref)))
+	if r, g, _, _ := ov.At(250, 150).RGBA(); r>>8 < 180 || g>>8 > 90 {
+		t.Error("the overlay lacks the click marker at the click's image point")
+	}
+	files, _ := os.ReadDir(filepath.Join(info.Dir, ImagesDir))
+	if len(files) != 3 { // screenshot, after-click screenshot, overlay
+		t.Errorf("images %v, want the frame stored once", files)
+	}
+	rep, _ := os.ReadFile(info.Report)
+	if !bytes.Contains(rep, []byte(`src="`+overlay.Ref+`"`)) {
+		t.Error("the report does not show the click's overlay")
+	}
+	_, call3, _ := bytes.Cut(rep, []byte(`id="step-3"`))
+	if head, _, _ := bytes.Cut(call3, []byte("</h2>")); !bytes.Contains(head, []byte(`b-bad">error<`)) {
+		t.Errorf("the report does not mark call 3 as failed: %s", head)
 	}
 }
