@@ -13,6 +13,7 @@ package web
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/base64"
@@ -211,7 +212,9 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) authKind(r *http.Request) string {
 	if d.opts.Token != "" {
 		if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-			if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(h[7:])), []byte(d.opts.Token)) == 1 {
+			// Compare digests so neither the content nor the length of the token leaks through timing.
+			got, want := sha256.Sum256([]byte(strings.TrimSpace(h[7:]))), sha256.Sum256([]byte(d.opts.Token))
+			if subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
 				return "bearer"
 			}
 		}
