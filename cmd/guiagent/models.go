@@ -109,9 +109,21 @@ func newGrounder(c config.Config) (llm.Grounder, error) {
 	if c.GroundingModel == "" {
 		return nil, nil
 	}
-	lc, err := llmConfig(c, c.Provider, c.GroundingModel)
+	// The grounder speaks OpenAI-compatible Chat Completions, on its own
+	// endpoint when one is given.
+	provider := c.Provider
+	if provider == "anthropic" || c.GroundingBaseURL != "" {
+		provider = "openai"
+	}
+	lc, err := llmConfig(c, provider, c.GroundingModel)
 	if err != nil {
 		return nil, err
+	}
+	if c.GroundingBaseURL != "" {
+		lc.BaseURL = c.GroundingBaseURL
+	}
+	if c.GroundingAPIKey != "" {
+		lc.APIKey = c.GroundingAPIKey
 	}
 	return openai.NewGrounder(lc)
 }

@@ -23,16 +23,18 @@ import (
 // Load fills every default.
 type Config struct {
 	// Model provider.
-	Provider       string        `json:"provider"`        // GUI_AGENT_PROVIDER: openai | anthropic | gemini
-	Model          string        `json:"model"`           // GUI_AGENT_MODEL
-	APIKey         string        `json:"api_key"`         // GUI_AGENT_API_KEY (never logged)
-	BaseURL        string        `json:"base_url"`        // GUI_AGENT_BASE_URL
-	Adapter        string        `json:"adapter"`         // GUI_AGENT_ADAPTER: generic | anthropic-computer | openai-computer | ui-tars ("" = by provider and model)
-	MemoryModel    string        `json:"memory_model"`    // GUI_AGENT_MEMORY_MODEL ("" = Model)
-	MemoryProvider string        `json:"memory_provider"` // GUI_AGENT_MEMORY_PROVIDER ("" = Provider)
-	GroundingModel string        `json:"grounding_model"` // GUI_AGENT_GROUNDING_MODEL ("" = none)
-	ToolVersion    string        `json:"tool_version"`    // GUI_AGENT_TOOL_VERSION (Anthropic computer tool version)
-	ModelTimeout   time.Duration `json:"model_timeout"`   // GUI_AGENT_MODEL_TIMEOUT_S, 1-600, default 120
+	Provider         string        `json:"provider"`           // GUI_AGENT_PROVIDER: openai | anthropic | gemini
+	Model            string        `json:"model"`              // GUI_AGENT_MODEL
+	APIKey           string        `json:"api_key"`            // GUI_AGENT_API_KEY (never logged)
+	BaseURL          string        `json:"base_url"`           // GUI_AGENT_BASE_URL
+	Adapter          string        `json:"adapter"`            // GUI_AGENT_ADAPTER: generic | anthropic-computer | openai-computer | ui-tars ("" = by provider and model)
+	MemoryModel      string        `json:"memory_model"`       // GUI_AGENT_MEMORY_MODEL ("" = Model)
+	MemoryProvider   string        `json:"memory_provider"`    // GUI_AGENT_MEMORY_PROVIDER ("" = Provider)
+	GroundingModel   string        `json:"grounding_model"`    // GUI_AGENT_GROUNDING_MODEL ("" = none)
+	GroundingBaseURL string        `json:"grounding_base_url"` // GUI_AGENT_GROUNDING_BASE_URL: OpenAI-compatible endpoint of the grounding model ("" = BaseURL)
+	GroundingAPIKey  string        `json:"grounding_api_key"`  // GUI_AGENT_GROUNDING_API_KEY ("" = APIKey; never logged)
+	ToolVersion      string        `json:"tool_version"`       // GUI_AGENT_TOOL_VERSION (Anthropic computer tool version)
+	ModelTimeout     time.Duration `json:"model_timeout"`      // GUI_AGENT_MODEL_TIMEOUT_S, 1-600, default 120
 
 	// Desktop.
 	DisplayIndex   string    `json:"display_index"`   // GUI_AGENT_DISPLAY_INDEX: default display id ("" = primary)
@@ -229,6 +231,8 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.str("MEMORY_MODEL", &c.MemoryModel)
 	r.str("MEMORY_PROVIDER", &c.MemoryProvider)
 	r.str("GROUNDING_MODEL", &c.GroundingModel)
+	r.str("GROUNDING_BASE_URL", &c.GroundingBaseURL)
+	r.str("GROUNDING_API_KEY", &c.GroundingAPIKey)
 	r.str("TOOL_VERSION", &c.ToolVersion)
 	r.dur("MODEL_TIMEOUT_S", &c.ModelTimeout, time.Second, 1, 600)
 	r.str("DISPLAY_INDEX", &c.DisplayIndex)
@@ -309,8 +313,13 @@ func (c *Config) Validate() error {
 	errs = append(errs, oneOf("GUI_AGENT_IMAGE_FORMAT", c.ImageFormat, []string{"jpeg", "png"}))
 	errs = append(errs, oneOf("GUI_AGENT_ON_BUSY", c.OnBusy, []string{"queue", "preempt", "reject"}))
 	errs = append(errs, oneOf("GUI_AGENT_LOG_LEVEL", c.LogLevel, []string{"debug", "info", "warn", "error"}))
-	if c.BaseURL != "" && !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
-		errs = append(errs, fmt.Errorf("GUI_AGENT_BASE_URL=%q: want an http:// or https:// URL", c.BaseURL))
+	for _, u := range []struct{ name, url string }{{"GUI_AGENT_BASE_URL", c.BaseURL}, {"GUI_AGENT_GROUNDING_BASE_URL", c.GroundingBaseURL}} {
+		if u.url != "" && !strings.HasPrefix(u.url, "http://") && !strings.HasPrefix(u.url, "https://") {
+			errs = append(errs, fmt.Errorf("%s=%q: want an http:// or https:// URL", u.name, u.url))
+		}
+	}
+	if c.GroundingModel != "" && c.Provider == "anthropic" && c.GroundingBaseURL == "" {
+		errs = append(errs, errors.New("GUI_AGENT_GROUNDING_MODEL is called over an OpenAI-compatible endpoint (vLLM, Ollama, OpenRouter...), and the provider is anthropic: set GUI_AGENT_GROUNDING_BASE_URL (and GUI_AGENT_GROUNDING_API_KEY if it needs one)"))
 	}
 	if c.VNC != "" {
 		if _, _, err := net.SplitHostPort(c.VNC); err != nil {
@@ -357,6 +366,9 @@ func (c Config) Redacted() Config {
 	if c.VNCPassword != "" {
 		c.VNCPassword = "<set>"
 	}
+	if c.GroundingAPIKey != "" {
+		c.GroundingAPIKey = "<set>"
+	}
 	return c
 }
 
@@ -370,7 +382,7 @@ func (c Config) LogValue() slog.Value {
 // Secrets returns the secret strings of c (non-empty), for scrubbing records.
 func (c Config) Secrets() []string {
 	var s []string
-	for _, v := range []string{c.APIKey, c.HTTPToken, c.VNCPassword} {
+	for _, v := range []string{c.APIKey, c.HTTPToken, c.VNCPassword, c.GroundingAPIKey} {
 		if v != "" {
 			s = append(s, v)
 		}

@@ -109,3 +109,23 @@ func TestVNCAddressAndProviderCase(t *testing.T) {
 		t.Fatalf("bad --vnc: %v", err)
 	}
 }
+
+func TestGroundingModelEndpoint(t *testing.T) {
+	base := map[string]string{"GUI_AGENT_PROVIDER": "anthropic", "GUI_AGENT_MODEL": "claude-sonnet-4-5", "GUI_AGENT_GROUNDING_MODEL": "ui-tars-1.5-7b"}
+	if _, _, err := Load("serve", nil, env(base)); err == nil || !strings.Contains(err.Error(), "GUI_AGENT_GROUNDING_BASE_URL") {
+		t.Fatalf("anthropic with a grounding model and no endpoint: %v", err)
+	}
+	base["GUI_AGENT_GROUNDING_BASE_URL"] = "http://127.0.0.1:8000/v1"
+	base["GUI_AGENT_GROUNDING_API_KEY"] = "gk-canary-123456"
+	c, _, err := Load("serve", nil, env(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(c.Redacted()); strings.Contains(string(b), "canary") {
+		t.Fatalf("redacted config shows the grounding key: %s", b)
+	}
+	base["GUI_AGENT_GROUNDING_BASE_URL"] = "localhost:8000"
+	if _, _, err := Load("serve", nil, env(base)); err == nil || !strings.Contains(err.Error(), "GUI_AGENT_GROUNDING_BASE_URL") {
+		t.Fatalf("bad grounding URL: %v", err)
+	}
+}
