@@ -83,9 +83,9 @@ func newAdapter(c config.Config) (llm.Adapter, error) {
 	}
 }
 
-// newMemoryModel builds the text model that condenses old steps, or nil when
-// the memory provider has no plain-text client here (older steps are then
-// shortened without a model).
+// newMemoryModel builds the text model that condenses old steps (Anthropic
+// Messages or OpenAI-compatible Chat Completions), or nil when there is no
+// model name (older steps are then shortened without a model).
 func newMemoryModel(c config.Config) (llm.TextModel, error) {
 	provider, model := c.MemoryProvider, c.MemoryModel
 	if provider == "" {
@@ -94,12 +94,24 @@ func newMemoryModel(c config.Config) (llm.TextModel, error) {
 	if model == "" {
 		model = c.Model
 	}
-	if provider == "anthropic" || model == "" {
+	if model == "" {
 		return nil, nil
 	}
 	lc, err := llmConfig(c, provider, model)
 	if err != nil {
 		return nil, err
+	}
+	if provider != c.Provider { // another provider: its own endpoint and key, never the main ones
+		lc.BaseURL, lc.APIKey = c.MemoryBaseURL, c.MemoryAPIKey
+	}
+	if c.MemoryBaseURL != "" {
+		lc.BaseURL = c.MemoryBaseURL
+	}
+	if c.MemoryAPIKey != "" {
+		lc.APIKey = c.MemoryAPIKey
+	}
+	if provider == "anthropic" {
+		return anthropic.NewTextModel(lc)
 	}
 	return openai.NewTextModel(lc)
 }

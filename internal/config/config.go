@@ -30,6 +30,8 @@ type Config struct {
 	Adapter          string        `json:"adapter"`            // GUI_AGENT_ADAPTER: generic | anthropic-computer | openai-computer | ui-tars ("" = by provider and model)
 	MemoryModel      string        `json:"memory_model"`       // GUI_AGENT_MEMORY_MODEL ("" = Model)
 	MemoryProvider   string        `json:"memory_provider"`    // GUI_AGENT_MEMORY_PROVIDER ("" = Provider)
+	MemoryBaseURL    string        `json:"memory_base_url"`    // GUI_AGENT_MEMORY_BASE_URL ("" = BaseURL when the memory provider is the main one, else that provider's default)
+	MemoryAPIKey     string        `json:"memory_api_key"`     // GUI_AGENT_MEMORY_API_KEY ("" = APIKey when the memory provider is the main one; never logged)
 	GroundingModel   string        `json:"grounding_model"`    // GUI_AGENT_GROUNDING_MODEL ("" = none)
 	GroundingBaseURL string        `json:"grounding_base_url"` // GUI_AGENT_GROUNDING_BASE_URL: OpenAI-compatible endpoint of the grounding model ("" = BaseURL)
 	GroundingAPIKey  string        `json:"grounding_api_key"`  // GUI_AGENT_GROUNDING_API_KEY ("" = APIKey; never logged)
@@ -230,6 +232,8 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.str("ADAPTER", &c.Adapter)
 	r.str("MEMORY_MODEL", &c.MemoryModel)
 	r.str("MEMORY_PROVIDER", &c.MemoryProvider)
+	r.str("MEMORY_BASE_URL", &c.MemoryBaseURL)
+	r.str("MEMORY_API_KEY", &c.MemoryAPIKey)
 	r.str("GROUNDING_MODEL", &c.GroundingModel)
 	r.str("GROUNDING_BASE_URL", &c.GroundingBaseURL)
 	r.str("GROUNDING_API_KEY", &c.GroundingAPIKey)
@@ -313,10 +317,13 @@ func (c *Config) Validate() error {
 	errs = append(errs, oneOf("GUI_AGENT_IMAGE_FORMAT", c.ImageFormat, []string{"jpeg", "png"}))
 	errs = append(errs, oneOf("GUI_AGENT_ON_BUSY", c.OnBusy, []string{"queue", "preempt", "reject"}))
 	errs = append(errs, oneOf("GUI_AGENT_LOG_LEVEL", c.LogLevel, []string{"debug", "info", "warn", "error"}))
-	for _, u := range []struct{ name, url string }{{"GUI_AGENT_BASE_URL", c.BaseURL}, {"GUI_AGENT_GROUNDING_BASE_URL", c.GroundingBaseURL}} {
+	for _, u := range []struct{ name, url string }{{"GUI_AGENT_BASE_URL", c.BaseURL}, {"GUI_AGENT_GROUNDING_BASE_URL", c.GroundingBaseURL}, {"GUI_AGENT_MEMORY_BASE_URL", c.MemoryBaseURL}} {
 		if u.url != "" && !strings.HasPrefix(u.url, "http://") && !strings.HasPrefix(u.url, "https://") {
 			errs = append(errs, fmt.Errorf("%s=%q: want an http:// or https:// URL", u.name, u.url))
 		}
+	}
+	if c.Provider != "" && c.MemoryProvider != "" && c.MemoryProvider != c.Provider && c.MemoryAPIKey == "" && c.MemoryBaseURL == "" {
+		errs = append(errs, fmt.Errorf("GUI_AGENT_MEMORY_PROVIDER=%s differs from GUI_AGENT_PROVIDER=%s: set GUI_AGENT_MEMORY_API_KEY (and GUI_AGENT_MEMORY_BASE_URL for a compatible server) for it", c.MemoryProvider, c.Provider))
 	}
 	if c.GroundingModel != "" && c.Provider == "anthropic" && c.GroundingBaseURL == "" {
 		errs = append(errs, errors.New("GUI_AGENT_GROUNDING_MODEL is called over an OpenAI-compatible endpoint (vLLM, Ollama, OpenRouter...), and the provider is anthropic: set GUI_AGENT_GROUNDING_BASE_URL (and GUI_AGENT_GROUNDING_API_KEY if it needs one)"))
@@ -369,6 +376,9 @@ func (c Config) Redacted() Config {
 	if c.GroundingAPIKey != "" {
 		c.GroundingAPIKey = "<set>"
 	}
+	if c.MemoryAPIKey != "" {
+		c.MemoryAPIKey = "<set>"
+	}
 	return c
 }
 
@@ -382,7 +392,7 @@ func (c Config) LogValue() slog.Value {
 // Secrets returns the secret strings of c (non-empty), for scrubbing records.
 func (c Config) Secrets() []string {
 	var s []string
-	for _, v := range []string{c.APIKey, c.HTTPToken, c.VNCPassword, c.GroundingAPIKey} {
+	for _, v := range []string{c.APIKey, c.HTTPToken, c.VNCPassword, c.GroundingAPIKey, c.MemoryAPIKey} {
 		if v != "" {
 			s = append(s, v)
 		}

@@ -129,3 +129,19 @@ func TestGroundingModelEndpoint(t *testing.T) {
 		t.Fatalf("bad grounding URL: %v", err)
 	}
 }
+
+func TestMemoryProviderNeedsItsOwnKey(t *testing.T) {
+	base := map[string]string{"GUI_AGENT_PROVIDER": "openai", "GUI_AGENT_MODEL": "gpt-4o", "GUI_AGENT_API_KEY": "sk-x",
+		"GUI_AGENT_MEMORY_PROVIDER": "anthropic", "GUI_AGENT_MEMORY_MODEL": "claude-haiku-4-5"}
+	if _, _, err := Load("serve", nil, env(base)); err == nil || !strings.Contains(err.Error(), "GUI_AGENT_MEMORY_API_KEY") {
+		t.Fatalf("a second provider without its key: %v", err)
+	}
+	base["GUI_AGENT_MEMORY_API_KEY"] = "sk-ant-canary-0123456789"
+	c, _, err := Load("serve", nil, env(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(c.Redacted()); strings.Contains(string(b), "canary") {
+		t.Fatalf("redacted config shows the memory key: %s", b)
+	}
+}

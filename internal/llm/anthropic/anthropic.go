@@ -118,14 +118,22 @@ func New(cfg llm.Config) (llm.Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("anthropic-computer: %w", err)
 	}
+	if cfg.KeepImages <= 0 {
+		cfg.KeepImages = defaultKeepImages
+	}
+	cfg, client := newClient(cfg)
+	return &Adapter{cfg: cfg, profile: profileFor(cfg), tool: tool, beta: beta, svc: client.Beta.Messages}, nil
+}
+
+// newClient fills cfg's zero Timeout and MaxTokens and returns it with an SDK
+// client for it: SDK retries off (llm.Do retries), each attempt bounded by
+// cfg.Timeout, no ANTHROPIC_* environment variables read.
+func newClient(cfg llm.Config) (llm.Config, sdk.Client) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = defaultTimeout
 	}
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = defaultMaxTokens
-	}
-	if cfg.KeepImages <= 0 {
-		cfg.KeepImages = defaultKeepImages
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
@@ -144,8 +152,7 @@ func New(cfg llm.Config) (llm.Adapter, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	client := sdk.NewClient(opts...)
-	return &Adapter{cfg: cfg, profile: profileFor(cfg), tool: tool, beta: beta, svc: client.Beta.Messages}, nil
+	return cfg, sdk.NewClient(opts...)
 }
 
 // profileFor is cfg.Profile, or the "anthropic" row of the convention table

@@ -30,9 +30,12 @@ var anthropicBetas = map[string]string{
 
 // AnthropicServer is an Anthropic Messages server (POST {URL}/v1/messages)
 // with the computer tool, answering with a Brain. It checks each request the
-// way the real API would (API key, anthropic-version, the beta header of the
-// declared computer tool version, message order, a tool_result for every
-// tool_use) and answers a malformed one with HTTP 400 in Anthropic's error format.
+// way the real API would (API key, anthropic-version, model, max_tokens, the
+// beta header of the declared computer tool version, a system prompt given as
+// a string or text blocks, non-empty text, message order, a tool_result for
+// every tool_use) and answers a malformed one with HTTP 400 in Anthropic's
+// error format. A plain request, one declaring no computer tool (a text
+// model's), is answered with the brain's Reply.Result (or Raw) as text.
 type AnthropicServer struct {
 	*Core
 	// URL is the host root, the way the Anthropic SDK takes its base URL.
@@ -48,7 +51,7 @@ func NewAnthropicServer(brain Brain) *AnthropicServer {
 	s := &AnthropicServer{Core: NewCore(brain)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
-		s.Handler(anthropicWire{s: s, header: r.Header}).ServeHTTP(w, r)
+		s.Handler(&anthropicWire{s: s, header: r.Header}).ServeHTTP(w, r)
 	})
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL
@@ -65,6 +68,7 @@ func (s *AnthropicServer) Close() {
 type anthropicWire struct {
 	s      *AnthropicServer
 	header http.Header
+	plain  bool // set by Parse: the request declares no computer tool
 }
 
 type anthRequest struct {
@@ -114,7 +118,7 @@ func anthBlocks(raw json.RawMessage) ([]anthBlock, error) {
 
 // Parse implements Wire: it validates the request as the Messages API would
 // and extracts the latest image and all text.
-func (aw anthropicWire) Parse(body []byte) (Parsed, error) {
+func (aw *anthropicWire) Parse(body []byte) (Parsed, error) {
 	if aw.header.Get("X-Api-Key") == "" && aw.header.Get("Authorization") == "" {
 		return Parsed{}, errAuth
 	}
@@ -138,11 +142,13 @@ func (aw anthropicWire) Parse(body []byte) (Parsed, error) {
 	for i := range betas {
 		betas[i] = strings.TrimSpace(betas[i])
 	}
+	aw.plain = true
 	for i, t := range req.Tools {
 		beta, ok := anthropicBetas[t.Type]
 		if !ok {
 			continue // other tools are not this fake's business
 		}
+		aw.plain = false
 		if t.Name != "computer" {
 			return Parsed{}, fmt.Errorf("tools.%d.name: the %s tool must be named \"computer\"", i, t.Type)
 		}
@@ -164,7 +170,13 @@ func (aw anthropicWire) Parse(body []byte) (Parsed, error) {
 		if err != nil {
 			return Parsed{}, fmt.Errorf("system: %w", err)
 		}
-		for _, b := range bs {
+		for j, b := range bs {
+			if b.Type != "text" {
+				return Parsed{}, fmt.Errorf("system.%d.type: system blocks must be text blocks, got %q", j, b.Type)
+			}
+			if b.Text == "" && req.System[0] == '[' {
+				return Parsed{}, fmt.Errorf("system.%d.text: text content blocks must be non-empty", j)
+			}
 			texts = append(texts, b.Text)
 		}
 	}
@@ -192,6 +204,9 @@ func (aw anthropicWire) Parse(body []byte) (Parsed, error) {
 			where := fmt.Sprintf("messages.%d.content.%d", i, j)
 			switch b.Type {
 			case "text":
+				if b.Text == "" {
+					return Parsed{}, fmt.Errorf("%s.text: text content blocks must be non-empty", where)
+				}
 				texts = append(texts, b.Text)
 				seenOther = true
 			case "image":
@@ -311,7 +326,7 @@ func anthErrorType(status int) string {
 }
 
 // WriteError implements Wire with Anthropic's error body.
-func (aw anthropicWire) WriteError(w http.ResponseWriter, rep Reply) {
+func (aw *anthropicWire) WriteError(w http.ResponseWriter, rep Reply) {
 	status := rep.HTTPStatus
 	if status == http.StatusBadRequest && strings.Contains(rep.Result, errAuth.Error()) {
 		status = http.StatusUnauthorized
@@ -336,12 +351,24 @@ func (aw anthropicWire) WriteError(w http.ResponseWriter, rep Reply) {
 
 // WriteReply implements Wire: actions become computer tool_use blocks, a
 // reply without actions becomes closing text (BLOCKED:/FAILED: prefixed for
-// those statuses, as the adapter's system prompt asks).
-func (aw anthropicWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, inputTokens int) {
+// those statuses, as the adapter's system prompt asks). A plain request is
+// answered with Raw or Result as the only text (no text block when both are
+// empty); a brain giving it actions gets HTTP 500, since a model without tools
+// cannot act.
+func (aw *anthropicWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, inputTokens int) {
 	var content []map[string]any
 	text := ""
 	stop := "end_turn"
 	switch {
+	case aw.plain && len(rep.Actions) > 0 && rep.Raw == "":
+		aw.WriteError(w, Reply{HTTPStatus: http.StatusInternalServerError, ErrorType: "api_error",
+			Result: "fakellm: the brain answered a request without the computer tool with actions: reply with Result text"})
+		return
+	case aw.plain:
+		text = rep.Raw
+		if text == "" {
+			text = rep.Result
+		}
 	case rep.Raw != "":
 		text = rep.Raw
 	case len(rep.Actions) > 0:

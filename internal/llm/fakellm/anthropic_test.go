@@ -89,3 +89,54 @@ func TestAnthropicServerValidatesLikeTheAPI(t *testing.T) {
 		t.Errorf("answered tool_use: %d %s", code, body)
 	}
 }
+
+func TestAnthropicServerAnswersPlainRequestsWithText(t *testing.T) {
+	var prompt string
+	srv := NewAnthropicServer(Script(
+		func(tn Turn) Reply { prompt = tn.Prompt; return Reply{Result: "three steps, nothing found"} },
+		Fixed(Reply{Actions: []BrainAction{ClickAt(image.Point{X: 1, Y: 1})}}),
+	))
+	defer srv.Close()
+	hdr := map[string]string{"x-api-key": "k", "anthropic-version": "2023-06-01"}
+	post := func(body string) (int, string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/messages", strings.NewReader(body))
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	user := `"messages":[{"role":"user","content":"summarize"}]`
+	for name, body := range map[string]string{
+		"no model":            `{"max_tokens":10,` + user + `}`,
+		"no max_tokens":       `{"model":"claude-x",` + user + `}`,
+		"no messages":         `{"model":"claude-x","max_tokens":10,"messages":[]}`,
+		"empty text":          `{"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":""}]}`,
+		"image system block":  `{"model":"claude-x","max_tokens":10,"system":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + anthPNG(t) + `"}}],` + user + `}`,
+		"empty system block":  `{"model":"claude-x","max_tokens":10,"system":[{"type":"text","text":""}],` + user + `}`,
+		"system not text":     `{"model":"claude-x","max_tokens":10,"system":42,` + user + `}`,
+		"assistant goes last": `{"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`,
+	} {
+		if code, out := post(body); code != 400 || !strings.Contains(out, "invalid_request_error") {
+			t.Errorf("%s: %d %s, want 400 invalid_request_error", name, code, out)
+		}
+	}
+	// The system prompt as a string is as valid as a list of text blocks; the
+	// brain's first scripted answer shows it was not asked about the malformed ones.
+	code, out := post(`{"model":"claude-x","max_tokens":10,"system":"be brief",` + user + `}`)
+	if code != 200 || !strings.Contains(out, `"content":[{"text":"three steps, nothing found","type":"text"}]`) || !strings.Contains(out, `"stop_reason":"end_turn"`) {
+		t.Fatalf("plain request: %d %s, want the brain's result as the only text block", code, out)
+	}
+	if prompt != "be brief\nsummarize" {
+		t.Errorf("brain saw prompt %q, want the system prompt and the message", prompt)
+	}
+	// A model without tools cannot act: a brain that tries is a test bug.
+	if code, out := post(`{"model":"claude-x","max_tokens":10,"system":[{"type":"text","text":"be brief"}],` + user + `}`); code != 500 || !strings.Contains(out, "without the computer tool") {
+		t.Errorf("actions for a plain request: %d %s, want 500 naming the problem", code, out)
+	}
+}
