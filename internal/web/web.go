@@ -110,7 +110,9 @@ func New(o Options) *Dashboard {
 	d.mux.HandleFunc("GET /login", d.login)
 	d.mux.Handle("GET /{$}", d.auth(d.file("index.html")))
 	d.mux.Handle("GET /static/{name}", d.auth(http.HandlerFunc(d.staticFile)))
-	d.mux.Handle("GET /favicon.ico", d.auth(d.file("favicon.svg")))
+	// The icon is public: browsers fetch it for the login page before the
+	// session cookie exists, and it reveals nothing.
+	d.mux.Handle("GET /favicon.ico", d.file("favicon.svg"))
 	d.mux.Handle("GET /api/screen.jpg", d.auth(http.HandlerFunc(d.screen)))
 	d.mux.Handle("GET /api/events", d.auth(http.HandlerFunc(d.events)))
 	d.mux.Handle("GET /api/current", d.auth(d.jsonFunc("current task", o.Current)))

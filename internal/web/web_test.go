@@ -185,6 +185,10 @@ func do(t *testing.T, method, url string, hdr map[string]string) (*http.Response
 
 func TestWithoutTokenEverythingIs401(t *testing.T) {
 	f := newFixture(t)
+	// Only the icon is public (browsers ask for it before logging in).
+	if resp, body := do(t, "GET", f.srv.URL+"/favicon.ico", nil); resp.StatusCode != http.StatusOK || !strings.Contains(body, "<svg") {
+		t.Errorf("GET /favicon.ico without auth: %d", resp.StatusCode)
+	}
 	for _, c := range []struct{ method, path string }{
 		{"GET", "/"}, {"GET", "/static/app.js"}, {"GET", "/api/screen.jpg"}, {"GET", "/api/events"}, {"GET", "/api/runs"},
 		{"GET", "/api/audit"}, {"GET", "/api/current"}, {"POST", "/api/stop"}, {"GET", "/runs/web-task/"}, {"GET", "/login?code=guess"},
