@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,9 +73,23 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 			detail += ", base URL " + c.BaseURL
 		}
 		if _, err := newAdapter(c); err != nil || perr != nil {
-			add("FAIL", "model", detail+": "+fmt.Sprint(err, perr), "see the message")
+			add("FAIL", "model", detail+": "+errors.Join(err, perr).Error(), "see the message")
 		} else {
 			add("ok", "model", detail+" (not contacted: doctor makes no network calls)", "")
+		}
+		if m, err := newMemoryModel(c); err != nil {
+			add("FAIL", "memory model", err.Error(), "check GUI_AGENT_MEMORY_MODEL, GUI_AGENT_MEMORY_PROVIDER and GUI_AGENT_MEMORY_API_KEY")
+		} else if m != nil {
+			name := c.MemoryModel
+			if name == "" {
+				name = c.Model + " (the main model)"
+			}
+			add("ok", "memory model", "older steps are summarized by "+name, "")
+		}
+		if g, err := newGrounder(c); err != nil {
+			add("FAIL", "grounding", err.Error(), "check GUI_AGENT_GROUNDING_MODEL and GUI_AGENT_GROUNDING_BASE_URL")
+		} else if g != nil {
+			add("ok", "grounding", "named targets are located by "+c.GroundingModel, "")
 		}
 	}
 
