@@ -588,6 +588,21 @@ func (ru *run) captureSettled(step int) (*imaging.Shot, string, error) {
 		return shot, "", err
 	}
 	limit := time.Now().Add(ru.o.Settle.MaxWait)
+	// After acting, an application may not have repainted yet: a screen still
+	// identical to the one the actions were planned on is "still" but stale.
+	// Give it a moment (bounded, so a step that really changed nothing costs
+	// little) to show the change before waiting for stillness.
+	if ru.prevActs && ru.prevShot != nil {
+		changeBy := time.Now().Add(min(ru.o.Settle.MaxWait, expectChangeWait))
+		for imaging.Diff(ru.prevShot.Thumb, shot.Thumb) < ru.stuck.threshold && time.Now().Before(changeBy) {
+			if !sleepCtx(ru.ctx, ru.o.Settle.Interval) {
+				return nil, "", context.Cause(ru.ctx)
+			}
+			if shot, err = ru.shoot(geom.Rect{}); err != nil {
+				return nil, "", err
+			}
+		}
+	}
 	for {
 		if !sleepCtx(ru.ctx, ru.o.Settle.Interval) {
 			return nil, "", context.Cause(ru.ctx)
@@ -620,6 +635,10 @@ func (ru *run) imageOf(s *imaging.Shot, step int, ref string) llm.Image {
 	}
 	return llm.Image{MIME: s.MIME, Data: s.Data, Frame: s.Frame, Step: step, Ref: ref + ext}
 }
+
+// expectChangeWait bounds how long a step waits for its actions to show on
+// screen before it takes the unchanged screen as the answer.
+const expectChangeWait = 800 * time.Millisecond
 
 // sleepCtx waits d or until ctx ends; it reports whether the full wait passed.
 func sleepCtx(ctx context.Context, d time.Duration) bool {

@@ -880,3 +880,26 @@ func TestDoneWithRefusedActionAsksAgain(t *testing.T) {
 		t.Fatalf("result %q after %d calls", res.Result, script.callCount())
 	}
 }
+
+// An application that repaints a moment after the click: the next step must
+// see the repainted screen, not the unchanged (and so "still") old one.
+func TestSettleWaitsForALateRepaint(t *testing.T) {
+	d := newDesk(t)
+	late := color.RGBA{250, 30, 200, 255}
+	d.fb.OnEvent(func(e fake.Event) {
+		if e.Op == fake.OpButtonUp {
+			time.AfterFunc(250*time.Millisecond, func() { d.fb.Fill(geom.Rect{X: 0, Y: 700, W: 1920, H: 380}, late) })
+		}
+	})
+	script := newScript(geom.ProfileFor("gpt-4o"), reply(act(click(100, 100))),
+		func(_ context.Context, obs llm.Observation) (*llm.Decision, error) {
+			if _, ok := findColor(decode(t, obs.Screenshot), late, 5); !ok {
+				return &llm.Decision{Status: llm.Failed, Result: "the screenshot was taken before the app repainted"}, nil
+			}
+			return &llm.Decision{Status: llm.Done}, nil
+		})
+	o := d.opts(script)
+	o.Settle = Settle{Interval: 30 * time.Millisecond, MaxWait: 3 * time.Second}
+	res := d.runner(o).Run(context.Background(), Task{Task: "x"}, nil)
+	statusOf(t, res, Completed)
+}
