@@ -242,18 +242,8 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 		Tools:     []sdk.BetaToolUnionParam{s.toolParam()},
 		Betas:     []sdk.AnthropicBeta{sdk.AnthropicBeta(s.a.beta)},
 	}
-	var (
-		res  *sdk.BetaMessage
-		capt cuwire.Capture
-	)
-	err := llm.Do(ctx, s.a.cfg.Retry, func(ctx context.Context) error {
-		capt = cuwire.Capture{}
-		var err error
-		res, err = s.a.svc.New(ctx, params, option.WithMiddleware(capt.Middleware))
-		if err != nil {
-			return cuwire.RequestError(ctx, &capt, "anthropic", "anthropic messages", s.a.cfg.Timeout, err, s.a.cfg.APIKey)
-		}
-		return nil
+	res, capt, err := cuwire.Do(ctx, s.a.cfg, "anthropic", "anthropic messages", func(ctx context.Context, c *cuwire.Capture) (*sdk.BetaMessage, error) {
+		return s.a.svc.New(ctx, params, option.WithMiddleware(c.Middleware))
 	})
 	if err != nil {
 		return nil, err

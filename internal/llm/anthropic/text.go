@@ -57,15 +57,8 @@ func (t *TextModel) Complete(ctx context.Context, system, prompt string) (string
 	if strings.TrimSpace(system) != "" {
 		params.System = []sdk.TextBlockParam{{Text: system}}
 	}
-	var res *sdk.Message
-	err := llm.Do(ctx, t.cfg.Retry, func(ctx context.Context) error {
-		var capt cuwire.Capture
-		var err error
-		res, err = t.svc.New(ctx, params, option.WithMiddleware(capt.Middleware))
-		if err != nil {
-			return cuwire.RequestError(ctx, &capt, "anthropic", "anthropic messages", t.cfg.Timeout, err, t.cfg.APIKey)
-		}
-		return nil
+	res, _, err := cuwire.Do(ctx, t.cfg, "anthropic", "anthropic messages", func(ctx context.Context, c *cuwire.Capture) (*sdk.Message, error) {
+		return t.svc.New(ctx, params, option.WithMiddleware(c.Middleware))
 	})
 	if err != nil {
 		return "", llm.Usage{}, err

@@ -184,18 +184,8 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 	if s.prevID != "" {
 		params.PreviousResponseID = openai.String(s.prevID)
 	}
-	var (
-		res  *sdk.Response
-		capt cuwire.Capture
-	)
-	err := llm.Do(ctx, s.a.cfg.Retry, func(ctx context.Context) error {
-		capt = cuwire.Capture{}
-		var err error
-		res, err = s.a.svc.New(ctx, params, option.WithMiddleware(capt.Middleware))
-		if err != nil {
-			return cuwire.RequestError(ctx, &capt, "openai", "openai responses", s.a.cfg.Timeout, err, s.a.cfg.APIKey)
-		}
-		return nil
+	res, capt, err := cuwire.Do(ctx, s.a.cfg, "openai", "openai responses", func(ctx context.Context, c *cuwire.Capture) (*sdk.Response, error) {
+		return s.a.svc.New(ctx, params, option.WithMiddleware(c.Middleware))
 	})
 	if err != nil {
 		return nil, err

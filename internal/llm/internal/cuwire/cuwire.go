@@ -35,6 +35,24 @@ type Capture struct {
 	Response []byte
 }
 
+// Do makes one SDK request under cfg.Retry. Each attempt gets a fresh Capture
+// (pass its Middleware to the SDK call) and a failed attempt's error goes
+// through RequestError, so retries, timeouts and API errors read the same for
+// every adapter. It returns the result and the Capture of the last attempt.
+func Do[T any](ctx context.Context, cfg llm.Config, provider, what string, call func(ctx context.Context, c *Capture) (T, error)) (T, *Capture, error) {
+	var res T
+	capt := &Capture{}
+	err := llm.Do(ctx, cfg.Retry, func(ctx context.Context) error {
+		*capt = Capture{}
+		var err error
+		if res, err = call(ctx, capt); err != nil {
+			return RequestError(ctx, capt, provider, what, cfg.Timeout, err, cfg.APIKey)
+		}
+		return nil
+	})
+	return res, capt, err
+}
+
 // Middleware has the shape of both SDKs' option.Middleware: it reads and
 // restores the request and response bodies so the SDK still sees them.
 func (c *Capture) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
