@@ -62,12 +62,7 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stderr, "demo: using %s model %s\n", c.Provider, c.Model)
 	}
 	c.XDisplay, c.VirtualDisplay = vd.Display, geom.Size{}
-	log, closeLog, err := newLogger(c, stderr)
-	if err != nil {
-		return err
-	}
-	defer closeLog()
-	a, err := newApp(ctx, c, log)
+	a, err := newApp(ctx, c, stderr)
 	if err != nil {
 		return err
 	}

@@ -47,12 +47,17 @@ func (u unconfiguredRunner) Run(_ context.Context, _ agent.Task, _ func(agent.Ev
 	return agent.Result{Status: agent.Failed, Summary: u.err.Error(), Trace: []agent.StepTrace{}}
 }
 
-// newApp opens the desktop and builds every part. Close releases what it opened,
-// also after a partial start.
-func newApp(ctx context.Context, c config.Config, log *slog.Logger) (*app, error) {
-	a := &app{cfg: c, log: log}
+// newApp opens the log (c.LogFile, else stderr) and the desktop and builds
+// every part. Close releases what it opened, also after a partial start.
+func newApp(ctx context.Context, c config.Config, stderr io.Writer) (*app, error) {
+	log, closeLog, err := newLogger(c, stderr)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{cfg: c, log: log, closes: []func() error{func() error { closeLog(); return nil }}}
 	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, VirtualDisplay: c.VirtualDisplay, VNC: c.VNC, VNCPassword: c.VNCPassword})
 	if err != nil {
+		a.Close()
 		return nil, err
 	}
 	a.screen = screen
@@ -161,19 +166,14 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, _ 
 	if len(rest) > 0 {
 		return fmt.Errorf("serve: unexpected argument %q (run 'guiagent help')", rest[0])
 	}
-	log, closeLog, err := newLogger(c, stderr)
-	if err != nil {
-		return err
-	}
-	defer closeLog()
-	a, err := newApp(ctx, c, log)
+	a, err := newApp(ctx, c, stderr)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	log.Info("desktop ready", "backend", a.screen.Name(), "version", version)
+	a.log.Info("desktop ready", "backend", a.screen.Name(), "version", version)
 	if a.runner == nil {
-		log.Info("gui_execute_task has no model; atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY")
+		a.log.Info("gui_execute_task has no model; atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY")
 	}
 	if !c.HTTP {
 		return a.server.ServeStdio(ctx)
