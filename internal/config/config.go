@@ -364,22 +364,17 @@ func IsLoopbackHost(host string) bool {
 
 // Redacted returns a copy safe to log or record: secrets replaced by "<set>".
 func (c Config) Redacted() Config {
-	if c.APIKey != "" {
-		c.APIKey = "<set>"
-	}
-	if c.HTTPToken != "" {
-		c.HTTPToken = "<set>"
-	}
-	if c.VNCPassword != "" {
-		c.VNCPassword = "<set>"
-	}
-	if c.GroundingAPIKey != "" {
-		c.GroundingAPIKey = "<set>"
-	}
-	if c.MemoryAPIKey != "" {
-		c.MemoryAPIKey = "<set>"
+	for _, f := range c.secretFields() {
+		if *f != "" {
+			*f = "<set>"
+		}
 	}
 	return c
+}
+
+// secretFields lists every credential of c, the one place Redacted and Secrets read.
+func (c *Config) secretFields() []*string {
+	return []*string{&c.APIKey, &c.HTTPToken, &c.VNCPassword, &c.GroundingAPIKey, &c.MemoryAPIKey}
 }
 
 // LogValue keeps secrets out of slog output.
@@ -392,9 +387,9 @@ func (c Config) LogValue() slog.Value {
 // Secrets returns the secret strings of c (non-empty), for scrubbing records.
 func (c Config) Secrets() []string {
 	var s []string
-	for _, v := range []string{c.APIKey, c.HTTPToken, c.VNCPassword, c.GroundingAPIKey, c.MemoryAPIKey} {
-		if v != "" {
-			s = append(s, v)
+	for _, f := range c.secretFields() {
+		if *f != "" {
+			s = append(s, *f)
 		}
 	}
 	return s
