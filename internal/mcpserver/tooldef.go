@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -182,26 +181,5 @@ func between(s *jsonschema.Schema, name string, lo, hi float64) {
 	p.Minimum, p.Maximum = &lo, &hi
 }
 
-func defaultValue(s *jsonschema.Schema, name string, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	prop(s, name).Default = b
-}
-
-// itemsEnum restricts the items of an array property.
-func itemsEnum(s *jsonschema.Schema, name string, values ...string) {
-	p := prop(s, name)
-	if p.Items == nil {
-		panic("property " + name + " is not an array")
-	}
-	for _, v := range values {
-		p.Items.Enum = append(p.Items.Enum, v)
-	}
-}
-
 // coordinateDoc is appended to the descriptions of tools taking coordinates.
 const coordinateDoc = " Coordinates are pixels of the latest gui_screenshot/gui_zoom image of the display (fractions allowed), unless space says otherwise."
-
-func joinLines(lines ...string) string { return strings.Join(lines, " ") }

@@ -57,10 +57,10 @@ type VirtualDisplay struct {
 }
 
 // ErrXvfbMissing is returned when the Xvfb binary is not installed.
-var ErrXvfbMissing = errors.New("Xvfb is not installed: install xvfb: apt-get install xvfb")
+var ErrXvfbMissing = errors.New("the Xvfb binary is not installed: install xvfb: apt-get install xvfb")
 
 // ErrXorgMissing is returned when Xorg or its dummy video driver is not installed.
-var ErrXorgMissing = errors.New("Xorg with the dummy driver is not installed: apt-get install xserver-xorg-core xserver-xorg-video-dummy x11-xserver-utils")
+var ErrXorgMissing = errors.New("the Xorg server with the dummy driver is not installed: apt-get install xserver-xorg-core xserver-xorg-video-dummy x11-xserver-utils")
 
 const (
 	// startTimeout bounds how long a server may take to accept connections.
@@ -316,7 +316,8 @@ func StartXorgDummy(ctx context.Context, monitors []geom.Rect) (*VirtualDisplay,
 	}
 	confDir := filepath.Join(dir, "conf.d")
 	conf := filepath.Join(dir, "xorg.conf")
-	if err := os.Mkdir(confDir, 0o700); err == nil {
+	err = os.Mkdir(confDir, 0o700)
+	if err == nil {
 		err = os.WriteFile(conf, []byte(xorgDummyConf(fb.Size(), monitors)), 0o600)
 	}
 	if err != nil {

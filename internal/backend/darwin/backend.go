@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 
 	"github.com/guiagent/guiagent/internal/desktop"
 )
@@ -30,29 +29,6 @@ var (
 	// lacks the Screen Recording permission.
 	ErrScreenRecording = errors.New("macOS Screen Recording permission is missing")
 )
-
-// Backend drives the macOS desktop of the logged-in user. It is safe for
-// concurrent use: input and clipboard calls are serialized internally.
-type Backend struct {
-	opts Options
-	log  *slog.Logger
-
-	// mu guards the fields below and serializes input.
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	sys     native
-	mods    modifierState
-	clicks  clickCounter
-	buttons []desktop.Button // pressed mouse buttons, oldest first
-	// trusted caches a positive AXIsProcessTrusted answer; a negative one is
-	// asked again on every call so that granting takes effect.
-	trusted bool
-	// canRecord caches a positive screen-capture preflight.
-	canRecord bool
-
-	clipMu sync.Mutex // serializes pasteboard access
-}
 
 // Capability guards.
 var (

@@ -6,14 +6,22 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"log/slog"
 	"runtime"
 
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
-// native holds no system handles outside macOS.
-type native struct{}
+// Backend is the macOS backend; outside macOS every call returns
+// desktop.ErrUnsupported.
+type Backend struct {
+	opts Options
+	log  *slog.Logger
+}
+
+// apiHandles is empty outside macOS.
+type apiHandles struct{} //lint:ignore U1000 embedded in api, whose signatures are checked on every OS; only the darwin build binds the handles
 
 func unsupported() error {
 	return fmt.Errorf("the macOS desktop backend runs only on macOS, not %s: %w", runtime.GOOS, desktop.ErrUnsupported)

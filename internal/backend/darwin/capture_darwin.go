@@ -93,3 +93,8 @@ func (b *Backend) copyImage(a *api, img uintptr, dst *image.RGBA) (*image.RGBA, 
 	}
 	return out, nil
 }
+
+// globalRect converts a global rectangle to a CGRect.
+func globalRect(r geom.Rect) cgRect {
+	return cgRect{X: float64(r.X), Y: float64(r.Y), W: float64(r.W), H: float64(r.H)}
+}

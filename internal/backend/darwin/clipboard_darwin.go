@@ -15,7 +15,6 @@ var (
 	selNew               = objc.RegisterName("new")
 	selDrain             = objc.RegisterName("drain")
 	selAlloc             = objc.RegisterName("alloc")
-	selRelease           = objc.RegisterName("release")
 	selGeneralPasteboard = objc.RegisterName("generalPasteboard")
 	selStringForType     = objc.RegisterName("stringForType:")
 	selSetStringForType  = objc.RegisterName("setString:forType:")

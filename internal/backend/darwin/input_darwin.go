@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unicode/utf16"
 
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -268,3 +269,6 @@ func (b *Backend) TypeText(ctx context.Context, text string) error {
 	}
 	return nil
 }
+
+// utf16Of returns r as UTF-16 code units.
+func utf16Of(r rune) []uint16 { return utf16.AppendRune(nil, r) }

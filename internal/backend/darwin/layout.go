@@ -142,11 +142,6 @@ func boundsList(ds []geom.Display) string {
 	return s
 }
 
-// globalRect converts a global rectangle to a CGRect.
-func globalRect(r geom.Rect) cgRect {
-	return cgRect{X: float64(r.X), Y: float64(r.Y), W: float64(r.W), H: float64(r.H)}
-}
-
 // roundPoint rounds a Quartz location (global points) to a GlobalPoint.
 func roundPoint(p cgPoint) geom.GlobalPoint {
 	return geom.GlobalPoint{X: int(math.Floor(p.X + 0.5)), Y: int(math.Floor(p.Y + 0.5))}

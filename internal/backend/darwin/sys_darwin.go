@@ -138,7 +138,8 @@ func bindAPI() (*api, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &api{appKit: ak}
+	a := &api{}
+	a.appKit = ak
 	var bd binder
 	bd.fn(cf, "CFRelease", &a.CFRelease, true)
 	bd.fn(cf, "CFGetTypeID", &a.CFGetTypeID, true)

@@ -56,6 +56,3 @@ func planTyping(text string) []typeStep {
 	flush()
 	return steps
 }
-
-// utf16Of returns r as UTF-16 code units.
-func utf16Of(r rune) []uint16 { return utf16.AppendRune(nil, r) }

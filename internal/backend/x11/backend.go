@@ -334,12 +334,6 @@ func (b *Backend) ready() error {
 	return nil
 }
 
-// sync makes a round trip so that every request sent so far has been processed.
-func (b *Backend) sync() error {
-	_, err := xproto.GetInputFocus(b.conn).Reply()
-	return err
-}
-
 // Describe reports the display, extensions, screen size and keymap.
 func (b *Backend) Describe(ctx context.Context) map[string]string {
 	d := map[string]string{"display": b.DisplayName()}

@@ -20,7 +20,7 @@ func clickReply(turn fakellm.Turn) fakellm.Reply {
 	return fakellm.Reply{Actions: []fakellm.BrainAction{fakellm.ClickAt(at)}}
 }
 
-func step(t *testing.T, brain fakellm.Brain, cfg llm.Config) (*llm.Decision, error, *fakellm.ChatServer) {
+func step(t *testing.T, brain fakellm.Brain, cfg llm.Config) (*llm.Decision, *fakellm.ChatServer, error) {
 	t.Helper()
 	srv := fakellm.NewChatServer(brain, fakellm.ChatOptions{Profile: geom.ProfileFor("gpt-4o")})
 	t.Cleanup(srv.Close)
@@ -31,7 +31,7 @@ func step(t *testing.T, brain fakellm.Brain, cfg llm.Config) (*llm.Decision, err
 	}
 	img := shot(t, ad.Profile(), screen, 1280, 1)
 	d, err := ad.NewSession("task").Next(context.Background(), llm.Observation{Step: 1, Task: "task", Screenshot: img})
-	return d, err, srv
+	return d, srv, err
 }
 
 func TestMalformedAnswers(t *testing.T) {
@@ -52,7 +52,7 @@ func TestMalformedAnswers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err, _ := step(t, fakellm.Script(fakellm.Fixed(fakellm.Reply{Raw: tc.raw})), llm.Config{})
+			d, _, err := step(t, fakellm.Script(fakellm.Fixed(fakellm.Reply{Raw: tc.raw})), llm.Config{})
 			if !errors.Is(err, llm.ErrBadOutput) {
 				t.Fatalf("err = %v, want ErrBadOutput", err)
 			}
@@ -100,7 +100,7 @@ func TestReAskShowsPreviousAnswer(t *testing.T) {
 
 func TestRetryAfter429ThenSuccess(t *testing.T) {
 	var waits []time.Duration
-	d, err, srv := step(t, fakellm.Script(
+	d, srv, err := step(t, fakellm.Script(
 		fakellm.Fixed(fakellm.Reply{HTTPStatus: 429, RetryAfter: "1", ErrorType: "rate_limit_exceeded", Result: "Rate limit reached"}),
 		clickReply,
 	), llm.Config{Retry: llm.RetryPolicy{Base: time.Millisecond, Max: 5 * time.Second,
@@ -117,7 +117,7 @@ func TestRetryAfter429ThenSuccess(t *testing.T) {
 }
 
 func TestOverloadedIsRetried(t *testing.T) {
-	_, err, srv := step(t, fakellm.Script(
+	_, srv, err := step(t, fakellm.Script(
 		fakellm.Fixed(fakellm.Reply{HTTPStatus: 529}),
 		fakellm.Fixed(fakellm.Reply{HTTPStatus: 503}),
 		clickReply,
@@ -138,7 +138,7 @@ func TestAuthAndQuotaAreNotRetried(t *testing.T) {
 		{"quota", fakellm.Reply{HTTPStatus: 429, ErrorType: "insufficient_quota", Result: "You exceeded your current quota"}, 429},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err, srv := step(t, fakellm.Script(fakellm.Fixed(tc.reply), clickReply),
+			_, srv, err := step(t, fakellm.Script(fakellm.Fixed(tc.reply), clickReply),
 				llm.Config{Retry: llm.RetryPolicy{Base: time.Millisecond}})
 			var ae *llm.APIError
 			if !errors.As(err, &ae) || ae.StatusCode != tc.status || ae.Retryable() {
@@ -175,7 +175,7 @@ func TestLongErrorMessageHidesAClippedKey(t *testing.T) {
 
 func TestHungServerTimesOut(t *testing.T) {
 	start := time.Now()
-	_, err, srv := step(t, fakellm.Script(fakellm.Fixed(fakellm.Reply{Delay: time.Minute})),
+	_, srv, err := step(t, fakellm.Script(fakellm.Fixed(fakellm.Reply{Delay: time.Minute})),
 		llm.Config{Timeout: 150 * time.Millisecond, Retry: llm.RetryPolicy{Attempts: 2, Base: time.Millisecond, Max: time.Millisecond}})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out after 150ms") {
 		t.Fatalf("err = %v, want a timeout naming the limit", err)
