@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"image"
-	"image/color"
-	"image/jpeg"
 	"io"
 	"net"
 	"net/http"
@@ -57,7 +53,8 @@ func (a *app) dashboard(token string, stderr io.Writer) (http.Handler, func(net.
 	return d, onListen
 }
 
-// liveScreen is a JPEG of the default display with the pointer drawn.
+// liveScreen is a JPEG of the default display with the pointer drawn,
+// captured, drawn and encoded once by the imaging pipeline.
 func (a *app) liveScreen(ctx context.Context) ([]byte, error) {
 	ds, err := a.screen.Displays(ctx)
 	if err != nil {
@@ -67,42 +64,15 @@ func (a *app) liveScreen(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	shot, err := a.shots.Shoot(ctx, a.screen, d, geom.Rect{}, imaging.Options{MaxLongEdge: 1280, Quality: 60}, "live")
+	o := imaging.Options{MaxLongEdge: 1280, Quality: 60}
+	if cur, err := a.input.CursorPosition(ctx); err == nil {
+		o.Pointer = &cur
+	}
+	shot, err := a.shots.Shoot(ctx, a.screen, d, geom.Rect{}, o, "live")
 	if err != nil {
 		return nil, err
 	}
-	cur, err := a.input.CursorPosition(ctx)
-	if err != nil || !d.Bounds.Contains(cur) {
-		return shot.Data, nil
-	}
-	img, err := imaging.Decode(shot.Data)
-	if err != nil {
-		return shot.Data, nil
-	}
-	rgba := imaging.ToRGBA(img)
-	p := shot.Frame.GlobalToImage(cur)
-	drawPointer(rgba, int(p.X+0.5), int(p.Y+0.5))
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, rgba, &jpeg.Options{Quality: 60}); err != nil {
-		return shot.Data, nil
-	}
-	return buf.Bytes(), nil
-}
-
-// drawPointer draws a small arrow with its tip at (x, y).
-func drawPointer(img *image.RGBA, x, y int) {
-	const h = 16
-	for dy := 0; dy < h; dy++ {
-		for dx := 0; dx <= dy*2/3; dx++ {
-			c := color.RGBA{255, 255, 255, 255}
-			if dx == 0 || dx == dy*2/3 || dy == h-1 {
-				c = color.RGBA{0, 0, 0, 255}
-			}
-			if pt := image.Pt(x+dx, y+dy); pt.In(img.Rect) {
-				img.SetRGBA(pt.X, pt.Y, c)
-			}
-		}
-	}
+	return shot.Data, nil
 }
 
 // subscribe streams copies of every run's events to the dashboard. Slow

@@ -33,6 +33,13 @@ type Options struct {
 	// Profile is the model convention the image is prepared for (size caps,
 	// padding, smart resize). The zero Profile sizes by MaxLongEdge only.
 	Profile geom.Profile `json:"-"`
+	// Pointer, when set and inside the captured region, draws a pointer arrow
+	// with its tip at that global point into the image before it is encoded
+	// (after the thumbnail, so settle detection does not see it). Nil draws none.
+	Pointer *geom.GlobalPoint `json:"-"`
+	// KeepPixels returns the prepared image (the pixels that were encoded) in
+	// Shot.Pixels, so a caller that analyses the screenshot need not decode it.
+	KeepPixels bool `json:"-"`
 }
 
 // ErrOptions is wrapped by every Validate error.

@@ -25,6 +25,9 @@ type Shot struct {
 	Frame geom.Frame
 	// Quality is the JPEG quality finally used (0 for PNG).
 	Quality int
+	// Pixels is the prepared image that was encoded (padding included), a fresh
+	// copy the caller may keep; nil unless Options.KeepPixels was set.
+	Pixels *image.RGBA
 	// Thumb is a 32x32 grayscale summary of the content, for settle and stuck detection.
 	Thumb Thumb
 	// Timing is how long each stage took.
@@ -138,7 +141,8 @@ func (p *Pipeline) Shoot(ctx context.Context, s desktop.Screen, d geom.Display, 
 
 	edge := o.MaxLongEdge
 	quality := o.Quality
-	var tried geom.Size // the content size of the previous attempt
+	var tried geom.Size   // the content size of the previous attempt
+	var canvas *image.RGBA // the prepared image of the current attempt
 	for {
 		var content, prepared geom.Size
 		if zoom {
@@ -153,13 +157,21 @@ func (p *Pipeline) Shoot(ctx context.Context, s desktop.Screen, d geom.Display, 
 		}
 		tried = content
 		t1 := time.Now()
-		canvas := img // no resampling or padding: encode the capture itself
+		canvas = img // no resampling or padding: encode the capture itself
 		if prepared != content || content != (geom.Size{W: img.Rect.Dx(), H: img.Rect.Dy()}) || img.Rect.Min != (image.Point{}) {
 			canvas = st.canvasFor(prepared)
 			st.sc.Scale(canvas.SubImage(image.Rect(0, 0, content.W, content.H)).(*image.RGBA), img)
 			padBlack(canvas, content)
 		}
 		shot.Thumb = thumbRGBA(canvas, content.W, content.H)
+		if o.Pointer != nil && region.Contains(*o.Pointer) {
+			if canvas == img { // never draw on the capture: it may be the backend's buffer
+				canvas = copyInto(st.canvasFor(prepared), img)
+			}
+			f := geom.Frame{Display: d, Region: region, Content: content, Prepared: prepared}
+			p := f.GlobalToImage(*o.Pointer)
+			DrawPointer(canvas, int(p.X+0.5), int(p.Y+0.5))
+		}
 		t2 := time.Now()
 		shot.Timing.Scale += t2.Sub(t1)
 
@@ -195,6 +207,10 @@ func (p *Pipeline) Shoot(ctx context.Context, s desktop.Screen, d geom.Display, 
 		shot.Quality = quality
 	}
 	shot.Data = append([]byte(nil), st.out...)
+	if o.KeepPixels {
+		shot.Pixels = copyInto(&image.RGBA{Pix: make([]byte, len(canvas.Pix)), Stride: canvas.Rect.Dx() * 4,
+			Rect: image.Rect(0, 0, canvas.Rect.Dx(), canvas.Rect.Dy())}, canvas)
+	}
 	return shot, nil
 }
 
@@ -205,6 +221,16 @@ func (st *shotState) canvasFor(sz geom.Size) *image.RGBA {
 		st.canvas = make([]byte, n)
 	}
 	return &image.RGBA{Pix: st.canvas[:n], Stride: sz.W * 4, Rect: image.Rect(0, 0, sz.W, sz.H)}
+}
+
+// copyInto copies src, row by row, into dst (same size, origin 0,0) and returns dst.
+func copyInto(dst, src *image.RGBA) *image.RGBA {
+	w := src.Rect.Dx() * 4
+	for y := range src.Rect.Dy() {
+		o := src.PixOffset(src.Rect.Min.X, src.Rect.Min.Y+y)
+		copy(dst.Pix[y*dst.Stride:y*dst.Stride+w], src.Pix[o:o+w])
+	}
+	return dst
 }
 
 // padBlack paints the canvas outside the content rectangle opaque black.
