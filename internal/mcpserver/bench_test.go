@@ -1,7 +1,11 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"image"
+	"image/png"
 	"io"
 	"log/slog"
 	"net/http"
@@ -97,4 +101,36 @@ func BenchmarkClickHTTP(b *testing.B) {
 	}
 	defer cs.Close()
 	benchClick(b, cs)
+}
+
+// BenchmarkFindImageInMemory measures one gui_find_image call on a 1920x1080
+// fake display (capture, scale, PNG encode for the record, template match).
+func BenchmarkFindImageInMemory(b *testing.B) {
+	srv := benchServer(b)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(context.Background(), st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	tmpl := image.NewRGBA(image.Rect(0, 0, 24, 24))
+	for i := range tmpl.Pix {
+		tmpl.Pix[i] = byte(i * 7)
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, tmpl); err != nil {
+		b.Fatal(err)
+	}
+	params := &mcp.CallToolParams{Name: "gui_find_image", Arguments: map[string]any{"template": base64.StdEncoding.EncodeToString(buf.Bytes())}}
+	b.ResetTimer()
+	for range b.N {
+		if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+			b.Fatalf("find_image: %v %v", err, res)
+		}
+	}
 }

@@ -188,16 +188,12 @@ func (s *Server) findImageTool() toolDef {
 				edge = f.Content.LongEdge()
 			}
 			o := s.shotOptions(edge, "png", 0)
-			o.MaxBytes = 64 << 20
+			o.MaxBytes, o.KeepPixels = 64<<20, true
 			shot, err := s.capture(ctx, c, d, geom.Rect{}, o)
 			if err != nil {
 				return nil, err
 			}
-			img, err := imaging.Decode(shot.Data)
-			if err != nil {
-				return nil, fmt.Errorf("decoding the screenshot: %w", err)
-			}
-			rgba := imaging.ToRGBA(img)
+			rgba := shot.Pixels // match on the pixels that were encoded, without decoding them again
 			tb := tmpl.Bounds()
 			if tb.Dx() > rgba.Bounds().Dx() || tb.Dy() > rgba.Bounds().Dy() {
 				return nil, fmt.Errorf("template %dx%d is larger than the %dx%d screenshot", tb.Dx(), tb.Dy(), rgba.Bounds().Dx(), rgba.Bounds().Dy())
