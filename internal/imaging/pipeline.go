@@ -141,7 +141,7 @@ func (p *Pipeline) Shoot(ctx context.Context, s desktop.Screen, d geom.Display, 
 
 	edge := o.MaxLongEdge
 	quality := o.Quality
-	var tried geom.Size   // the content size of the previous attempt
+	var tried geom.Size    // the content size of the previous attempt
 	var canvas *image.RGBA // the prepared image of the current attempt
 	for {
 		var content, prepared geom.Size
