@@ -1,7 +1,13 @@
 package guiagent_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -50,6 +56,87 @@ func TestImportRules(t *testing.T) {
 				if strings.HasPrefix(imp, r.imported) && !strings.HasPrefix(pkg, r.imported) && !r.allowed(pkg) {
 					t.Errorf("%s imports %s, which the layout forbids (see ARCHITECTURE.md)", pkg, imp)
 				}
+			}
+		}
+	}
+}
+
+// envReaders are the calls that read the process environment.
+var envReaders = map[string]map[string]bool{
+	"os":      {"Getenv": true, "LookupEnv": true, "Environ": true},
+	"syscall": {"Getenv": true, "Environ": true},
+}
+
+// TestOnlyConfigAndCmdReadTheEnvironment: every value from the environment
+// enters through internal/config (or cmd, which passes getenv to config) and
+// reaches other packages as options. Test files and test-helper packages
+// (named *test, imported only by tests) are exempt. Every .go file is parsed,
+// whatever its build tags, so Windows and macOS code is held too.
+func TestOnlyConfigAndCmdReadTheEnvironment(t *testing.T) {
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
+			strings.HasPrefix(dir, "cmd/") || dir == "internal/config" || strings.HasSuffix(dir, "test") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		local := map[string]string{} // the name a file uses for os or syscall -> the package
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if envReaders[p] == nil {
+				continue
+			}
+			name := p
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+			local[name] = p
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := sel.X.(*ast.Ident); ok && envReaders[local[id.Name]][sel.Sel.Name] {
+				t.Errorf("%s: %s.%s reads the environment outside config and cmd: add the value to internal/config and pass it in the package's options (see ARCHITECTURE.md)",
+					fset.Position(sel.Pos()), local[id.Name], sel.Sel.Name)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTestHelpersAreImportedOnlyByTests keeps the exemption above honest: a
+// package whose name ends in "test" (xvfbtest, browsertest) is a test helper,
+// so no non-test package may import it.
+func TestTestHelpersAreImportedOnlyByTests(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const mod = "github.com/guiagent/guiagent/"
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		for _, imp := range fields[1:] {
+			if strings.HasPrefix(imp, mod) && strings.HasSuffix(imp, "test") {
+				t.Errorf("%s imports the test helper %s; only _test.go files may", fields[0], imp)
 			}
 		}
 	}

@@ -31,7 +31,7 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 	format := fs.String("format", "jpeg", "jpeg or png")
 	quality := fs.Int("quality", 75, "JPEG quality 1-100")
 	n := fs.Int("n", 50, "number of captures")
-	display := fs.String("display", getenv("DISPLAY"), "X display to capture")
+	display := fs.String("display", config.XDisplay(getenv), "X display to capture")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 func cmdSampleApp(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("sample-app", flag.ContinueOnError)
 	scene := fs.String("scene", sampleapp.SceneForm, "form, dialog, buttons or typing")
-	display := fs.String("display", getenv("DISPLAY"), "X display")
+	display := fs.String("display", config.XDisplay(getenv), "X display")
 	w := fs.Int("width", 0, "window width (0 = screen)")
 	h := fs.Int("height", 0, "window height (0 = screen)")
 	if err := fs.Parse(args); err != nil {
@@ -86,10 +86,7 @@ func cmdSampleApp(ctx context.Context, args []string, getenv func(string) string
 
 func openStore(getenv func(string) string) *trace.Store {
 	o := trace.DefaultOptions()
-	o.Dir = getenv("GUI_AGENT_RUNS_DIR")
-	if o.Dir == "" {
-		o.Dir = config.DefaultRunsDir(getenv)
-	}
+	o.Dir = config.RunsDir(getenv)
 	return trace.NewStore(o)
 }
 

@@ -137,7 +137,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 		c.VirtualDisplay = s
 	}
 	if c.XDisplay == "" {
-		c.XDisplay = getenv("DISPLAY")
+		c.XDisplay = XDisplay(getenv)
 	}
 	if c.RunsDir == "" {
 		c.RunsDir = DefaultRunsDir(getenv)
@@ -147,6 +147,19 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	// of reading c and calling c.Validate unspecified.
 	err := c.Validate()
 	return c, fs.Args(), err
+}
+
+// XDisplay is the X display of the session ($DISPLAY), the default of every
+// --display flag; packages below cmd get it through their options.
+func XDisplay(getenv func(string) string) string { return getenv("DISPLAY") }
+
+// RunsDir is where run records are kept for commands that take no other
+// configuration (runs, report): GUI_AGENT_RUNS_DIR, else DefaultRunsDir.
+func RunsDir(getenv func(string) string) string {
+	if d := strings.TrimSpace(getenv("GUI_AGENT_RUNS_DIR")); d != "" {
+		return d
+	}
+	return DefaultRunsDir(getenv)
 }
 
 // DefaultRunsDir is $XDG_STATE_HOME/guiagent/runs, or ~/.local/state/guiagent/runs.

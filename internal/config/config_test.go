@@ -145,3 +145,25 @@ func TestMemoryProviderNeedsItsOwnKey(t *testing.T) {
 		t.Fatalf("redacted config shows the memory key: %s", b)
 	}
 }
+
+// TestRunsDirAndXDisplayComeFromTheEnvironmentHere: the runs and report
+// commands find records where serve writes them, and --display defaults to
+// $DISPLAY, all read in this package only.
+func TestRunsDirAndXDisplayComeFromTheEnvironmentHere(t *testing.T) {
+	env := map[string]string{"XDG_STATE_HOME": "/state", "DISPLAY": ":7"}
+	getenv := func(k string) string { return env[k] }
+	if got := RunsDir(getenv); got != "/state/guiagent/runs" {
+		t.Errorf("RunsDir without GUI_AGENT_RUNS_DIR = %q, want /state/guiagent/runs", got)
+	}
+	env["GUI_AGENT_RUNS_DIR"] = "/records"
+	if got := RunsDir(getenv); got != "/records" {
+		t.Errorf("RunsDir = %q, want GUI_AGENT_RUNS_DIR's /records", got)
+	}
+	c, _, err := Load("serve", nil, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RunsDir != RunsDir(getenv) || c.XDisplay != ":7" || XDisplay(getenv) != ":7" {
+		t.Errorf("Load: runs dir %q display %q; RunsDir %q", c.RunsDir, c.XDisplay, RunsDir(getenv))
+	}
+}

@@ -11,7 +11,10 @@ import (
 
 // Options selects the desktop Open connects to.
 type Options struct {
-	// Display is the X display to use; "" means $DISPLAY. Ignored outside X11.
+	// Display is the X display to use (config fills it from --display or
+	// $DISPLAY); "" means none is known, so Open starts a private Xvfb when
+	// VirtualDisplay or ForceVirtual asks for one, else fails with
+	// ErrNoDisplay. Ignored outside X11.
 	Display string
 	// VirtualDisplay, when non-zero, is the size of a private Xvfb that Open
 	// starts when no display is reachable (or always, with ForceVirtual).

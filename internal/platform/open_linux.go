@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/guiagent/guiagent/internal/backend/x11"
 	"github.com/guiagent/guiagent/internal/desktop"
@@ -19,9 +18,6 @@ func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) 
 		return openVNC(ctx, o)
 	}
 	display := o.Display
-	if display == "" {
-		display = os.Getenv("DISPLAY")
-	}
 	var vd *VirtualDisplay
 	if o.ForceVirtual || o.VirtualDisplay != (geom.Size{}) {
 		useVirtual := o.ForceVirtual

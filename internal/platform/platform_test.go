@@ -102,7 +102,6 @@ func TestStartXvfbMissingBinary(t *testing.T) {
 }
 
 func TestOpenWithoutDisplayExplains(t *testing.T) {
-	t.Setenv("DISPLAY", "")
 	_, _, err := platform.Open(context.Background(), platform.Options{})
 	if !errors.Is(err, platform.ErrNoDisplay) {
 		t.Fatalf("err = %v, want ErrNoDisplay", err)
@@ -119,8 +118,7 @@ func TestOpenWithoutDisplayExplains(t *testing.T) {
 }
 
 func TestOpenStartsVirtualDisplayWhenNoneReachable(t *testing.T) {
-	t.Setenv("DISPLAY", ":999")
-	s, closeFn, err := platform.Open(context.Background(), platform.Options{VirtualDisplay: geom.Size{W: 800, H: 600}})
+	s, closeFn, err := platform.Open(context.Background(), platform.Options{Display: ":999", VirtualDisplay: geom.Size{W: 800, H: 600}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,7 @@ func (vd *VirtualDisplay) startWindowManager() {
 			continue
 		}
 		cmd := exec.Command(bin)
-		cmd.Env = append(os.Environ(), "DISPLAY="+vd.Display)
+		cmd.Env = append(cmd.Environ(), "DISPLAY="+vd.Display) // the inherited environment, DISPLAY replaced
 		setProcAttr(cmd)
 		if err := cmd.Start(); err != nil {
 			continue
@@ -348,7 +348,7 @@ func StartXorgDummy(ctx context.Context, monitors []geom.Rect) (*VirtualDisplay,
 func (vd *VirtualDisplay) layoutMonitors(ctx context.Context, xrandr string, fb geom.Size, monitors []geom.Rect) error {
 	run := func(args ...string) error {
 		cmd := exec.CommandContext(ctx, xrandr, args...)
-		cmd.Env = append(os.Environ(), "DISPLAY="+vd.Display)
+		cmd.Env = append(cmd.Environ(), "DISPLAY="+vd.Display) // the inherited environment, DISPLAY replaced
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("xrandr %s on %s: %v: %s", strings.Join(args, " "), vd.Display, err, strings.TrimSpace(string(out)))
 		}

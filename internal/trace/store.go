@@ -64,7 +64,8 @@ var ErrNotFound = errors.New("run not found")
 
 // Options configures a Store. Use DefaultOptions for the documented defaults.
 type Options struct {
-	// Dir is the runs folder; "" means DefaultDir().
+	// Dir is the runs folder (config.DefaultRunsDir is guiagent's default); ""
+	// means a "guiagent/runs" folder in the system's temporary directory.
 	Dir string
 	// DebugImages stores the screenshots sent and action overlays; false keeps
 	// text only. The zero value is false: DefaultOptions sets it to true.
@@ -90,19 +91,6 @@ type Options struct {
 
 // DefaultOptions returns Options with images on and default retention.
 func DefaultOptions() Options { return Options{DebugImages: true} }
-
-// DefaultDir returns $XDG_STATE_HOME/guiagent/runs, or
-// ~/.local/state/guiagent/runs when XDG_STATE_HOME is unset or relative.
-func DefaultDir() string {
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "guiagent", "runs")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
-		return filepath.Join(os.TempDir(), "guiagent", "runs")
-	}
-	return filepath.Join(home, ".local", "state", "guiagent", "runs")
-}
 
 // RunInfo describes one recorded run.
 type RunInfo struct {
@@ -140,7 +128,7 @@ type Store struct {
 // is created by the first Begin.
 func NewStore(opts Options) *Store {
 	if opts.Dir == "" {
-		opts.Dir = DefaultDir()
+		opts.Dir = filepath.Join(os.TempDir(), "guiagent", "runs")
 	}
 	if opts.MaxRuns == 0 {
 		opts.MaxRuns = DefaultMaxRuns

@@ -19,7 +19,6 @@ import (
 	"log"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +37,8 @@ import (
 
 // Options configures a Backend.
 type Options struct {
-	// Display is the X display name (":0", ":42", "host:1"); "" means $DISPLAY.
+	// Display is the X display name (":0", ":42", "host:1"). Required: the
+	// backend does not read $DISPLAY (config does, and cmd passes it here).
 	Display string
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
@@ -105,10 +105,7 @@ func (b *Backend) Name() string { return "x11" }
 
 // DisplayName returns the X display the backend connects to.
 func (b *Backend) DisplayName() string {
-	if b.opts.Display != "" {
-		return b.opts.Display
-	}
-	return os.Getenv("DISPLAY")
+	return b.opts.Display
 }
 
 // extInitMu serializes xgb extension initialisation, which writes global tables.
@@ -146,7 +143,7 @@ func Reachable(display string) error {
 // socketAddr returns where the X server of display listens.
 func socketAddr(display string) (network, addr string, err error) {
 	if display == "" {
-		return "", "", errors.New("no X display given and DISPLAY is empty")
+		return "", "", errors.New("no X display given: set Options.Display (guiagent takes it from --display or $DISPLAY)")
 	}
 	i := strings.LastIndex(display, ":")
 	if i < 0 {
