@@ -34,12 +34,6 @@ type app struct {
 	closes []func() error
 }
 
-// runStore serves gui://runs from the trace store.
-type runStore struct{ *trace.Store }
-
-func (s runStore) ListRuns() (any, error)        { return s.List() }
-func (s runStore) GetRun(id string) (any, error) { return s.Get(id) }
-
 // unconfiguredRunner answers gui_execute_task when no model is configured.
 type unconfiguredRunner struct{ err error }
 
@@ -94,7 +88,7 @@ func newApp(ctx context.Context, c config.Config, stderr io.Writer) (*app, error
 		ScreenshotAfterAction: c.ScreenshotAfterAction,
 		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Tasks: tasks,
 		Records: func(id string) mcpserver.ToolRecorder { return a.store.Session(id) },
-		Runs:    runStore{a.store},
+		Runs:    a.store,
 		Name:    "guiagent", Version: version, Logger: log,
 	}
 	if a.runner != nil {

@@ -262,13 +262,13 @@ func (s *Server) noteAction(c *call, a llm.Action, d geom.Display, at, to *targe
 	if at != nil {
 		tr.Warning = at.Warning
 	}
-	var frame *llm.Image
+	var frame *imaging.Shot
 	tr.Global, tr.Image, frame = s.seenAt(c.ss, at)
 	if c.frame == nil {
 		c.frame = frame
 	}
 	if to != nil {
-		var toFrame *llm.Image
+		var toFrame *imaging.Shot
 		tr.GlobalTo, tr.ImageTo, toFrame = s.seenAt(c.ss, to)
 		if toFrame != frame {
 			tr.ImageTo = nil // a point in another image cannot be drawn on this one
@@ -286,7 +286,7 @@ func (s *Server) noteAction(c *call, a llm.Action, d geom.Display, at, to *targe
 // the frame it refers to with that image (nil when the session holds none).
 // A point given in screen space is placed in the session's latest image of its
 // display when that image shows it.
-func (s *Server) seenAt(ss *mcp.ServerSession, t *target) (*geom.GlobalPoint, *geom.ImagePoint, *llm.Image) {
+func (s *Server) seenAt(ss *mcp.ServerSession, t *target) (*geom.GlobalPoint, *geom.ImagePoint, *imaging.Shot) {
 	if t == nil {
 		return nil, nil, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/trace"
 )
 
 // Resource URIs.
@@ -23,12 +24,13 @@ const (
 	RunURITemplate = "gui://runs/{id}"
 )
 
-// RunStore lists recorded gui_execute_task runs; cmd adapts internal/trace to it.
+// RunStore lists the recorded runs (tasks and MCP sessions) behind gui://runs;
+// *trace.Store implements it. Its methods must be safe for concurrent use.
 type RunStore interface {
-	// ListRuns returns recent runs, newest first.
-	ListRuns() (any, error)
-	// GetRun returns one run's record, including its result; an unknown id is an error.
-	GetRun(id string) (any, error)
+	// List returns recent runs, newest first.
+	List() ([]trace.RunInfo, error)
+	// Get returns one run's record, including its result; an unknown id is an error.
+	Get(id string) (trace.RunInfo, error)
 }
 
 // jsonContents encodes v as the indented JSON contents of uri.
@@ -70,7 +72,7 @@ func (s *Server) addResources() {
 	}
 	add(RunsURI, "runs", "Recent gui_execute_task runs, newest first: id, task, status, steps, run directory and report path.",
 		func(context.Context) (any, error) {
-			runs, err := s.opts.Runs.ListRuns()
+			runs, err := s.opts.Runs.List()
 			return map[string]any{"runs": runs}, err
 		})
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: RunURITemplate, Name: "run", MIMEType: "application/json",
@@ -81,7 +83,7 @@ func (s *Server) addResources() {
 			if id == "" || strings.ContainsAny(id, "/\\") || id == uri {
 				return nil, mcp.ResourceNotFoundError(uri)
 			}
-			run, err := s.opts.Runs.GetRun(id)
+			run, err := s.opts.Runs.Get(id)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w (list runs with gui://runs)", uri, err)
 			}

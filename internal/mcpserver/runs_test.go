@@ -22,25 +22,25 @@ import (
 	"github.com/guiagent/guiagent/internal/trace"
 )
 
-type memRuns map[string]map[string]any
+type memRuns map[string]trace.RunInfo
 
-func (m memRuns) ListRuns() (any, error) {
-	var out []map[string]any
+func (m memRuns) List() ([]trace.RunInfo, error) {
+	var out []trace.RunInfo
 	for _, r := range m {
 		out = append(out, r)
 	}
 	return out, nil
 }
 
-func (m memRuns) GetRun(id string) (any, error) {
+func (m memRuns) Get(id string) (trace.RunInfo, error) {
 	if r, ok := m[id]; ok {
 		return r, nil
 	}
-	return nil, errors.New("run not found")
+	return trace.RunInfo{}, errors.New("run not found")
 }
 
 func TestRunResources(t *testing.T) {
-	runs := memRuns{"20261130-000000-abcdef": {"id": "20261130-000000-abcdef", "status": "completed", "task": "fill the form"}}
+	runs := memRuns{"20261130-000000-abcdef": {ID: "20261130-000000-abcdef", Status: "completed", Task: "fill the form"}}
 	e := newEnv(t, nil, Options{Runs: runs})
 	ctx := context.Background()
 	res, err := e.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: RunsURI})

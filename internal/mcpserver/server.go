@@ -36,7 +36,6 @@ import (
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
-	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/trace"
 )
@@ -55,9 +54,18 @@ type TaskRunner interface {
 // returned, and for input tools the actions with their image and global points
 // and the screenshot (Call.Frame) those image points refer to. A recorder that
 // is also an io.Closer is closed when its session ends.
+//
+// The call is described in recording terms only (trace.Call: imaging.Shot
+// screenshots, the executed actions), never the agent's run types.
 type ToolRecorder interface {
 	RecordCall(c trace.Call)
 }
+
+// The trace package's recorder and store plug in as they are, with no adapter.
+var (
+	_ ToolRecorder = (*trace.SessionRecorder)(nil)
+	_ RunStore     = (*trace.Store)(nil)
+)
 
 // Options configures a Server. Only Screen is required; every other zero value
 // is documented.
@@ -258,7 +266,7 @@ type frameStore struct {
 // e.g. a frame put without an image).
 type heldFrame struct {
 	frame geom.Frame
-	img   *llm.Image
+	img   *imaging.Shot
 }
 
 func (fs *frameStore) get(ss *mcp.ServerSession, display string) (geom.Frame, bool) {
@@ -278,7 +286,7 @@ func (fs *frameStore) latest(ss *mcp.ServerSession, display string) (heldFrame, 
 
 // image returns the image of frame frameID when it is still the latest frame
 // of display for ss, else nil.
-func (fs *frameStore) image(ss *mcp.ServerSession, display, frameID string) *llm.Image {
+func (fs *frameStore) image(ss *mcp.ServerSession, display, frameID string) *imaging.Shot {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if h, ok := fs.m[ss][display]; ok && h.frame.ID == frameID {
@@ -288,7 +296,7 @@ func (fs *frameStore) image(ss *mcp.ServerSession, display, frameID string) *llm
 }
 
 // put stores f (with img, the image sent for it) as the latest frame of its display for ss.
-func (fs *frameStore) put(ss *mcp.ServerSession, f geom.Frame, img *llm.Image) {
+func (fs *frameStore) put(ss *mcp.ServerSession, f geom.Frame, img *imaging.Shot) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.m[ss] == nil {

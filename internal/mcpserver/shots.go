@@ -17,7 +17,6 @@ import (
 
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
-	"github.com/guiagent/guiagent/internal/llm"
 )
 
 // DefaultMaxImageBytes is the screenshot byte budget when Options.Shot.MaxBytes
@@ -83,7 +82,9 @@ func (s *Server) capture(ctx context.Context, c *call, d geom.Display, region ge
 	if err != nil {
 		return nil, fmt.Errorf("screenshot of display %s: %w", d.ID, err)
 	}
-	c.img = &llm.Image{MIME: shot.MIME, Data: shot.Data, Frame: shot.Frame}
+	kept := *shot
+	kept.Pixels = nil // the record keeps the encoded image only
+	c.img = &kept
 	s.frames.put(c.ss, shot.Frame, c.img)
 	return shot, nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/agent"
-	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/trace"
 )
@@ -53,11 +53,11 @@ type call struct {
 	req *mcp.CallToolRequest
 	ss  *mcp.ServerSession
 	// img is the screenshot the result carries, for the session record.
-	img *llm.Image
+	img *imaging.Shot
 	// actions are the inputs the call performed, and frame the image their
 	// image points refer to, for the session record (see trace.Call).
 	actions []agent.ActionTrace
-	frame   *llm.Image
+	frame   *imaging.Shot
 	// private, when set, stands for the result's text in the audit and the
 	// session record: the result holds content that must not be kept there.
 	private string

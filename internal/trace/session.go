@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
 )
 
@@ -22,14 +23,14 @@ type Call struct {
 	Result  string
 	IsError bool
 	// Image is the screenshot involved (returned, or the frame the call acted on).
-	Image *llm.Image
+	Image *imaging.Shot
 	// Actions are the inputs performed with their image and global points; they
 	// are drawn as an overlay on Frame, or on Image when Frame is nil.
 	Actions []agent.ActionTrace
 	// Frame is the screenshot the Actions' image points refer to, typically
 	// one an earlier call returned (stored once: identical images share a
 	// file); nil means Image.
-	Frame *llm.Image
+	Frame *imaging.Shot
 	// Millis is how long the call took; Time when it ended (zero = now).
 	Millis int64
 	Time   time.Time
@@ -94,12 +95,10 @@ func (sr *SessionRecorder) RecordCall(c Call) {
 		it.line.Actions = mustJSON(c.Actions)
 	}
 	if c.Image != nil {
-		img := *c.Image
-		it.img = &img
+		it.img = &llm.Image{MIME: c.Image.MIME, Data: c.Image.Data, Frame: c.Image.Frame}
 	}
 	if c.Frame != nil && len(c.Actions) > 0 {
-		f := *c.Frame
-		it.frame = &f
+		it.frame = &llm.Image{MIME: c.Frame.MIME, Data: c.Frame.Data, Frame: c.Frame.Frame}
 	}
 	sr.run.enqueue(it)
 }

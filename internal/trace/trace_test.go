@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
 )
 
@@ -340,7 +341,7 @@ func TestSessionRecordsToolCalls(t *testing.T) {
 	d := desktopImage(320, 200, 1)
 	run := script{}
 	_ = run
-	img := &llm.Image{MIME: "image/jpeg", Data: encodeJPEG(t, d), Ref: "images/shot.jpg"}
+	img := &imaging.Shot{MIME: "image/jpeg", Data: encodeJPEG(t, d)}
 	img.Frame.Content.W, img.Frame.Content.H = 320, 200
 	rec.RecordCall(Call{Tool: "screenshot", Args: map[string]any{"display": "0"}, Result: "1 display, 320x200", Image: img})
 	p := agentPoint(100, 50)
@@ -418,9 +419,9 @@ func TestRunImageBudgetCapsTheDirectory(t *testing.T) {
 func TestSessionOverlayIsDrawnOnTheFrameActedOn(t *testing.T) {
 	st := newTestStore(t, nil)
 	rec := st.Session("mcp-session-2")
-	before := &llm.Image{MIME: "image/jpeg", Data: encodeJPEG(t, desktopImage(320, 200, 1))}
+	before := &imaging.Shot{MIME: "image/jpeg", Data: encodeJPEG(t, desktopImage(320, 200, 1))}
 	before.Frame.ID, before.Frame.Content.W, before.Frame.Content.H = "f1", 320, 200
-	after := &llm.Image{MIME: "image/jpeg", Data: encodeJPEG(t, desktopImage(320, 200, 2))}
+	after := &imaging.Shot{MIME: "image/jpeg", Data: encodeJPEG(t, desktopImage(320, 200, 2))}
 	after.Frame.ID, after.Frame.Content.W, after.Frame.Content.H = "f2", 320, 200
 	rec.RecordCall(Call{Tool: "gui_screenshot", Result: "{}", Image: before})
 	p := agentPoint(250, 150)
