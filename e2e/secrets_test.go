@@ -1,14 +1,17 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +21,8 @@ import (
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
 	"github.com/guiagent/guiagent/internal/sampleapp"
+	"github.com/guiagent/guiagent/internal/secret"
+	"github.com/guiagent/guiagent/internal/trace"
 )
 
 // authErrorMarker in a task makes the scripted provider refuse the request with
@@ -51,6 +56,19 @@ func (lc *leakChecker) check(where string, b []byte) {
 		i := strings.Index(string(b), n)
 		lo, hi := max(0, i-120), min(len(b), i+len(n)+120)
 		lc.t.Errorf("secret %q leaked in %s: ...%s...", n, where, b[lo:hi])
+	}
+	// One marker: no writer has a scrubber of its own with another marker.
+	if n := containsAny(b, []string{"[redacted]", "<set>"}); n != "" {
+		lc.t.Errorf("%s shows a secret as %q; every secret is shown as %s", where, n, secret.Marker)
+	}
+}
+
+// markedIn fails unless the secret marker appears in b: the key reached that
+// output and was replaced there, rather than never reaching it.
+func markedIn(t *testing.T, where string, b []byte) {
+	t.Helper()
+	if !bytes.Contains(b, []byte(secret.Marker)) {
+		t.Errorf("%s does not show the key as %s, though the key reached it:\n%.3000s", where, secret.Marker, b)
 	}
 }
 
@@ -140,6 +158,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 		{"gui_click", map[string]any{"x": 10, "y": 10, "display": "no-such-display"}},
 		{"gui_hotkey", map[string]any{"keys": []string{"ctrl", "alt", "backspace"}}},
 		{"gui_press_key", map[string]any{"key": "NoSuchKeyName"}},
+		// A client that sends the key where a key name belongs: the error
+		// echoes it into the result, the audit, the log and the session record.
+		{"gui_press_key", map[string]any{"key": key}},
 	} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: bad.name, Arguments: bad.args})
 		if err == nil && !res.IsError {
@@ -147,6 +168,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		}
 	}
 
+	audit := readResource(t, cs, "gui://audit")
 	// Every resource and every run's resource.
 	resources, err := cs.ListResources(ctx, nil)
 	if err != nil {
@@ -240,6 +262,13 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Errorf("the log file has no debug lines; was GUI_AGENT_LOG_LEVEL=debug applied?\n%.2000s", logs)
 	}
 	lc.check("the log file", logs)
+	markedIn(t, "the log file", logs)
+	markedIn(t, "the MCP responses (task result, gui://audit)", []byte(g.wire.String()))
+	markedIn(t, "the dashboard event stream", []byte(events.String()))
+	markedIn(t, "the audit (gui://audit)", []byte(audit))
+	for kind, b := range recordEvents(t, runs) {
+		markedIn(t, "the "+kind+" run records (events.jsonl)", b)
+	}
 	files := 0
 	err = filepath.WalkDir(g.state, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
@@ -264,4 +293,23 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Errorf("the captured MCP responses lack the task result; the wire capture is broken")
 	}
 	t.Logf("checked %d outputs, %d files on disk, %d bytes of MCP responses", lc.checked, files, len(g.wire.String()))
+}
+
+// recordEvents returns the events.jsonl of every run, joined by run kind
+// ("task", "session").
+func recordEvents(t *testing.T, runs []trace.RunInfo) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, ri := range runs {
+		b, err := os.ReadFile(filepath.Join(ri.Dir, "events.jsonl"))
+		if err != nil {
+			t.Errorf("run %s: %v", ri.ID, err)
+			continue
+		}
+		out[ri.Kind] = append(out[ri.Kind], b...)
+	}
+	if len(out["task"]) == 0 || len(out["session"]) == 0 {
+		t.Errorf("want task and session records, got kinds %v", slices.Collect(maps.Keys(out)))
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/guiagent/guiagent/internal/config"
+	"github.com/guiagent/guiagent/internal/secret"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -90,5 +91,6 @@ func newLogger(c config.Config, stderr io.Writer) (*slog.Logger, func(), error) 
 		}
 		w, closeFn = f, func() { f.Close() }
 	}
+	w = secret.NewScrubber(c.Secrets()...).Writer(w) // a key a log line carries shows as secret.Marker
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), closeFn, nil
 }

@@ -65,7 +65,7 @@ func newApp(ctx context.Context, c config.Config, stderr io.Writer) (*app, error
 		a.kill = safety.NewKillSwitch(c.KillSwitchFile)
 		a.input.Gate = a.kill.Gate
 	}
-	a.audit = safety.NewAudit(safety.DefaultAuditSize)
+	a.audit = safety.NewAudit(safety.DefaultAuditSize, c.Secrets()...)
 	a.shots = imaging.NewPipeline()
 	so := trace.DefaultOptions()
 	so.Dir, so.DebugImages, so.Secrets, so.Logger = c.RunsDir, c.DebugImages, c.Secrets(), log
@@ -80,13 +80,13 @@ func newApp(ctx context.Context, c config.Config, stderr io.Writer) (*app, error
 			a.Close()
 			return nil, err
 		}
-		a.runner, tasks = r, newScrubbedRunner(r, c.Secrets())
+		a.runner, tasks = r, r
 	}
 	opts := mcpserver.Options{
 		Screen: screen, Input: a.input, Shots: a.shots, Shot: shot,
 		CoordinateMode: c.CoordinateMode, DefaultDisplay: c.DisplayIndex,
 		ScreenshotAfterAction: c.ScreenshotAfterAction,
-		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Tasks: tasks,
+		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Tasks: tasks, Secrets: c.Secrets(),
 		Records: func(id string) mcpserver.ToolRecorder { return a.store.Session(id) },
 		Runs:    a.store,
 		Name:    "guiagent", Version: version, Logger: log,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/secret"
 )
 
 // Config is guiagent's whole configuration. Zero values are never used directly:
@@ -375,11 +376,11 @@ func IsLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Redacted returns a copy safe to log or record: secrets replaced by "<set>".
+// Redacted returns a copy safe to log or record: secrets replaced by secret.Marker.
 func (c Config) Redacted() Config {
 	for _, f := range c.secretFields() {
 		if *f != "" {
-			*f = "<set>"
+			*f = secret.Marker
 		}
 	}
 	return c

@@ -37,6 +37,7 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/safety"
+	"github.com/guiagent/guiagent/internal/secret"
 	"github.com/guiagent/guiagent/internal/trace"
 )
 
@@ -97,8 +98,14 @@ type Options struct {
 	Keys *safety.KeyPolicy
 	// KillSwitch stops all input while its file exists; nil means none.
 	KillSwitch *safety.KillSwitch
-	// Audit receives every tool call; nil means a new ring of 1000 entries.
+	// Audit receives every tool call; nil means a new ring of 1000 entries
+	// that scrubs Secrets.
 	Audit *safety.Audit
+	// Secrets (the API keys, the HTTP token, the VNC password) are replaced by
+	// secret.Marker in every tool result, error, progress message, audit entry
+	// and session record the server produces: a model can repeat a key it was
+	// shown, and a provider or a failing call can echo one. Nil scrubs nothing.
+	Secrets []string
 	// Tasks runs gui_execute_task; nil leaves that tool unregistered.
 	Tasks TaskRunner
 	// CurrentTask, when set, reports the running task for gui://status.
@@ -126,6 +133,7 @@ type Server struct {
 	keys    *safety.KeyPolicy
 	kill    *safety.KillSwitch
 	audit   *safety.Audit
+	scrub   *secret.Scrubber
 	calls   callTracker
 	log     *slog.Logger
 	mode    string // default space: "image", "screen" or a geom coordinate mode
@@ -172,8 +180,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.audit = opts.Audit
 	if s.audit == nil {
-		s.audit = safety.NewAudit(safety.DefaultAuditSize)
+		s.audit = safety.NewAudit(safety.DefaultAuditSize, opts.Secrets...)
 	}
+	s.scrub = secret.NewScrubber(opts.Secrets...)
 	mode, err := parseSpace(opts.CoordinateMode, "image")
 	if err != nil {
 		return nil, fmt.Errorf("GUI_AGENT_COORDINATE_MODE: %w", err)

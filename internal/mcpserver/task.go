@@ -78,7 +78,7 @@ func (s *Server) progressFunc(ctx context.Context, req *mcp.CallToolRequest) fun
 			total = 0 // unknown rather than inconsistent
 		}
 		err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-			ProgressToken: token, Message: ev.Message, Progress: p, Total: total,
+			ProgressToken: token, Message: s.scrub.String(ev.Message), Progress: p, Total: total,
 		})
 		if err != nil {
 			s.log.Debug("progress notification failed", "err", err)

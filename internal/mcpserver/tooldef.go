@@ -98,8 +98,11 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 		if err != nil {
 			res = &mcp.CallToolResult{}
 			res.SetError(err)
-			entry.Error = err.Error()
-			s.log.Info("tool failed", "tool", name, "ms", ms, "err", err)
+		}
+		s.scrubResult(res)
+		if err != nil {
+			entry.Error = s.scrub.String(err.Error())
+			s.log.Info("tool failed", "tool", name, "ms", ms, "err", entry.Error)
 		} else {
 			entry.Result = summary(res)
 			if c.private != "" {
@@ -114,13 +117,34 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 				if entry.Error != "" {
 					text = "error: " + entry.Error
 				}
-				r.RecordCall(trace.Call{Tool: name, Args: safety.RedactArgs(in), Result: text, IsError: entry.Error != "" || res.IsError,
+				r.RecordCall(trace.Call{Tool: name, Args: json.RawMessage(s.scrub.Bytes(safety.MaskArgs(in))), Result: text, IsError: entry.Error != "" || res.IsError,
 					Image: c.img, Actions: c.actions, Frame: c.frame, Millis: ms})
 			}
 		}
 		return res, nil, nil
 	}
 	return toolDef{name: name, tool: t, add: func(srv *mcp.Server) { mcp.AddTool(srv, t, handler) }}
+}
+
+// scrubResult replaces every configured secret in res's text and structured
+// content by secret.Marker (images are left as they are).
+func (s *Server) scrubResult(res *mcp.CallToolResult) {
+	if s.scrub.Empty() {
+		return
+	}
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			t.Text = s.scrub.String(t.Text)
+		}
+	}
+	if res.StructuredContent == nil {
+		return
+	}
+	if b, err := json.Marshal(res.StructuredContent); err != nil {
+		res.StructuredContent = nil // cannot be checked, so it is not sent; the text content carries the result
+	} else if clean := s.scrub.Bytes(b); len(clean) != len(b) || string(clean) != string(b) {
+		res.StructuredContent = json.RawMessage(clean)
+	}
 }
 
 func sessionID(ss *mcp.ServerSession) string {

@@ -442,7 +442,7 @@ func (s *Server) typeTool() toolDef {
 			err := s.input.Type(ctx, in.Text)
 			d, _, _ := s.display(ctx, "")
 			// The typed text may be a password: the record keeps its length only, as the audit does.
-			s.noteAction(c, llm.Action{Kind: llm.TypeText, Text: safety.Redacted(in.Text)}, d, nil, nil, start, err)
+			s.noteAction(c, llm.Action{Kind: llm.TypeText, Text: safety.MaskText(in.Text)}, d, nil, nil, start, err)
 			if err != nil {
 				return nil, inputError("type", err)
 			}

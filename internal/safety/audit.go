@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/guiagent/guiagent/internal/secret"
 )
 
 // DefaultAuditSize is how many entries an Audit keeps when none is given.
@@ -34,24 +36,28 @@ type Audit struct {
 	next    int          // index the next entry is written to
 	full    bool
 	seq     uint64
+	scrub   *secret.Scrubber
 }
 
-// NewAudit returns a ring buffer keeping the last size entries (DefaultAuditSize when size <= 0).
-func NewAudit(size int) *Audit {
+// NewAudit returns a ring buffer keeping the last size entries
+// (DefaultAuditSize when size <= 0). The secrets (API keys, tokens) are
+// replaced by secret.Marker in every entry it keeps.
+func NewAudit(size int, secrets ...string) *Audit {
 	if size <= 0 {
 		size = DefaultAuditSize
 	}
-	return &Audit{entries: make([]AuditEntry, size)}
+	return &Audit{entries: make([]AuditEntry, size), scrub: secret.NewScrubber(secrets...)}
 }
 
 // Record adds an entry. args is any JSON-marshalable value (typically the
-// tool's argument struct); it is redacted with RedactArgs before it is stored.
+// tool's argument struct); its free text is masked with MaskArgs before it is stored.
 // Entry fields Seq and Args are set by Record; a zero Time is set to now.
 func (a *Audit) Record(e AuditEntry, args any) {
 	if a == nil {
 		return
 	}
-	e.Args = RedactArgs(args)
+	e.Args = a.scrub.Bytes(MaskArgs(args))
+	e.Tool, e.Result, e.Error = a.scrub.String(e.Tool), a.scrub.String(e.Result), a.scrub.String(e.Error)
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
@@ -98,12 +104,14 @@ var textFields = map[string]bool{"text": true, "template": true, "task": true, "
 // text; longer strings are redacted too.
 const maxPlainString = 64
 
-// RedactArgs marshals args to JSON and replaces free text by its length: every
-// string under a text-like field (text, template, task, value, content), and
-// any other string longer than 64 characters. Names such as keys, buttons and
+// MaskArgs marshals args to JSON and masks free text, keeping only its length
+// (MaskText), so what the user typed is not kept in the audit or the session
+// record: every string under a text-like field (text, template, task, value,
+// content), and any other string longer than 64 characters. This is not
+// secret scrubbing (see internal/secret). Names such as keys, buttons and
 // directions stay readable. A value that cannot be marshaled becomes a JSON
 // string describing the failure.
-func RedactArgs(args any) json.RawMessage {
+func MaskArgs(args any) json.RawMessage {
 	if args == nil {
 		return nil
 	}
@@ -115,7 +123,7 @@ func RedactArgs(args any) json.RawMessage {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil
 	}
-	return marshalPlain(redactValue(v, false))
+	return marshalPlain(maskValue(v, false))
 }
 
 // marshalPlain marshals v without escaping <, > and & (redaction markers stay readable).
@@ -129,21 +137,21 @@ func marshalPlain(v any) json.RawMessage {
 	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
-func redactValue(v any, text bool) any {
+func maskValue(v any, text bool) any {
 	switch x := v.(type) {
 	case string:
 		if text || utf8.RuneCountInString(x) > maxPlainString {
-			return Redacted(x)
+			return MaskText(x)
 		}
 		return x
 	case map[string]any:
 		for k, val := range x {
-			x[k] = redactValue(val, text || textFields[k])
+			x[k] = maskValue(val, text || textFields[k])
 		}
 		return x
 	case []any:
 		for i, val := range x {
-			x[i] = redactValue(val, text)
+			x[i] = maskValue(val, text)
 		}
 		return x
 	}
@@ -151,6 +159,6 @@ func redactValue(v any, text bool) any {
 }
 
 // Redacted returns "<redacted N chars>" for s, N counted in characters (runes).
-func Redacted(s string) string {
+func MaskText(s string) string {
 	return fmt.Sprintf("<redacted %d chars>", utf8.RuneCountInString(s))
 }

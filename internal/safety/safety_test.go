@@ -15,6 +15,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/secret"
 )
 
 func TestKeyPolicyDefaults(t *testing.T) {
@@ -359,4 +360,19 @@ func (r *recordingKeyboard) TypeText(_ context.Context, text string) error {
 	defer r.mu.Unlock()
 	r.events = append(r.events, "type "+text)
 	return nil
+}
+
+// TestAuditScrubsSecrets: a configured key that reaches an entry (an argument
+// kept verbatim, an error echoing it, a result) is stored as secret.Marker.
+func TestAuditScrubsSecrets(t *testing.T) {
+	const key = "sk-live-0123456789abcdef"
+	a := NewAudit(10, key, "")
+	a.Record(AuditEntry{Tool: "gui_press_key", Error: "unknown key " + key + ": see gui://keys", Result: "was " + key},
+		map[string]any{"key": key})
+	e := a.Snapshot()[0]
+	for what, got := range map[string]string{"args": string(e.Args), "error": e.Error, "result": e.Result} {
+		if strings.Contains(got, key) || !strings.Contains(got, secret.Marker) {
+			t.Errorf("audit %s = %q, want the key shown as %s", what, got, secret.Marker)
+		}
+	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/secret"
 )
 
 //go:embed report.html.tmpl
@@ -389,12 +390,12 @@ func renderReport(dir string, running bool) ([]byte, error) {
 }
 
 // writeReport (re)generates dir/report.html.
-func writeReport(dir string, scrub *scrubber, running bool) error {
+func writeReport(dir string, scrub *secret.Scrubber, running bool) error {
 	b, err := renderReport(dir, running)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, ReportFile), scrub.bytes(b))
+	return writeFileAtomic(filepath.Join(dir, ReportFile), scrub.Bytes(b))
 }
 
 // Observation is what the model said it saw at this step.

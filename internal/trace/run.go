@@ -23,6 +23,7 @@ import (
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/secret"
 )
 
 // Overlay encoding: JPEG at OverlayJPEGQuality with the long edge at most
@@ -103,7 +104,7 @@ type Run struct {
 	kind    string
 	id, dir string
 	images  bool
-	scrub   *scrubber
+	scrub   *secret.Scrubber
 	log     *slog.Logger
 	started time.Time
 
@@ -146,7 +147,7 @@ const keepShots = 4
 
 var _ agent.Observer = (*Run)(nil)
 
-func newRun(s *Store, kind, id, dir string, scrub *scrubber) *Run {
+func newRun(s *Store, kind, id, dir string, scrub *secret.Scrubber) *Run {
 	r := &Run{store: s, kind: kind, id: id, dir: dir, images: s.opts.DebugImages, scrub: scrub, log: s.log, started: time.Now(),
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		hashes: map[[32]byte]string{}, usedNames: map[string]bool{}, refs: map[string]string{}, modelCalls: map[int]int{}}
@@ -409,7 +410,7 @@ func (r *Run) appendLine(ln Line) {
 		r.fail("encode event", err)
 		return
 	}
-	b = append(r.scrub.bytes(b), '\n')
+	b = append(r.scrub.Bytes(b), '\n')
 	_, err = r.events.Write(b) // one write per line: a killed process leaves whole lines
 	r.fail("append to "+EventsFile, err)
 }
@@ -521,7 +522,7 @@ func (r *Run) writeModelFiles(step int, decision json.RawMessage, req, resp []by
 			return
 		}
 		name = name + suffix + ".json"
-		b = r.scrub.bytes(prettyJSON(b))
+		b = r.scrub.Bytes(prettyJSON(b))
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			r.fail("write "+name, err)
 			return
@@ -714,7 +715,7 @@ func (r *Run) finalize() {
 		var res agent.Result
 		if json.Unmarshal(r.result, &res) == nil {
 			r.meta.Status = string(res.Status)
-			r.meta.Summary = r.scrub.string(res.Summary)
+			r.meta.Summary = r.scrub.String(res.Summary)
 			if res.Steps > 0 {
 				r.meta.Steps = res.Steps
 			}
@@ -724,7 +725,7 @@ func (r *Run) finalize() {
 				res.RunID = r.id
 			}
 			b, _ := json.MarshalIndent(res, "", "  ")
-			r.fail("write "+ResultFile, os.WriteFile(filepath.Join(r.dir, ResultFile), r.scrub.bytes(b), 0o600))
+			r.fail("write "+ResultFile, os.WriteFile(filepath.Join(r.dir, ResultFile), r.scrub.Bytes(b), 0o600))
 		}
 	case r.kind == KindSession:
 		r.meta.Status = StatusRecorded

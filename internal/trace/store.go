@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/secret"
 )
 
 // Default retention limits used when Options leaves them zero.
@@ -184,14 +185,14 @@ func sanitizeID(id string) string {
 
 // Begin starts recording a task run: it creates the run directory (named
 // runID, made safe and unique), writes task.txt and config.json (credential
-// fields redacted, see RedactConfig) and starts the writer. The returned Run's
+// fields redacted, see secret.RedactJSON) and starts the writer. The returned Run's
 // ID may differ from runID when that was unsafe or taken.
 func (s *Store) Begin(runID, task string, config any) (*Run, error) {
 	return s.begin(KindTask, runID, task, "", config)
 }
 
 func (s *Store) begin(kind, runID, task, sessionID string, config any) (*Run, error) {
-	cfg, cfgSecrets, err := RedactConfig(config)
+	cfg, cfgSecrets, err := secret.RedactJSON(config)
 	if err != nil {
 		return nil, err
 	}
@@ -211,10 +212,10 @@ func (s *Store) begin(kind, runID, task, sessionID string, config any) (*Run, er
 		}
 		id = fmt.Sprintf("%s-%d", base, i)
 	}
-	scrub := newScrubber(append(slices.Clone(s.opts.Secrets), cfgSecrets...))
+	scrub := secret.NewScrubber(append(slices.Clone(s.opts.Secrets), cfgSecrets...)...)
 	r := newRun(s, kind, id, dir, scrub)
-	r.meta = RunInfo{ID: id, Kind: kind, Task: scrub.string(task), SessionID: scrub.string(sessionID), Started: time.Now().UTC(), Status: StatusRunning}
-	if err := r.open(scrub.bytes([]byte(task)), scrub.bytes(cfg)); err != nil {
+	r.meta = RunInfo{ID: id, Kind: kind, Task: scrub.String(task), SessionID: scrub.String(sessionID), Started: time.Now().UTC(), Status: StatusRunning}
+	if err := r.open(scrub.Bytes([]byte(task)), scrub.Bytes(cfg)); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -350,7 +351,7 @@ func (s *Store) EnsureReport(id string) (string, error) {
 	if rerr == nil && (eerr != nil || !ev.ModTime().After(rep.ModTime())) && !s.isActive(id) {
 		return p, nil
 	}
-	if err := writeReport(dir, newScrubber(s.opts.Secrets), s.isActive(id)); err != nil {
+	if err := writeReport(dir, secret.NewScrubber(s.opts.Secrets...), s.isActive(id)); err != nil {
 		return "", err
 	}
 	return p, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/secret"
 )
 
 func readJSON(t *testing.T, path string, v any) {
@@ -50,7 +51,7 @@ func TestScriptedRunLayout(t *testing.T) {
 	}
 	var c map[string]any
 	readJSON(t, filepath.Join(dir, ConfigFile), &c)
-	if c["api_key"] != Redacted || c["http_token"] != Redacted || c["model"] != "test-model" || c["max_tokens"] != float64(2048) {
+	if c["api_key"] != secret.Marker || c["http_token"] != secret.Marker || c["model"] != "test-model" || c["max_tokens"] != float64(2048) {
 		t.Errorf("config.json not redacted as expected: %v", c)
 	}
 	if hk, _ := c["blocked_hotkeys"].([]any); len(hk) != 1 || hk[0] != "alt+f4" {
@@ -228,7 +229,7 @@ func TestCanaryScrubbedFromEverything(t *testing.T) {
 	}
 	assertNoCanary(t, run.Dir())
 	rep, _ := os.ReadFile(run.ReportPath())
-	if !strings.Contains(string(rep), "invalid key "+Redacted) && !strings.Contains(string(rep), "log in with "+Redacted) {
+	if !strings.Contains(string(rep), "invalid key "+secret.Marker) && !strings.Contains(string(rep), "log in with "+secret.Marker) {
 		t.Error("report does not show where the key was removed")
 	}
 }

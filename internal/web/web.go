@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/secret"
 	"github.com/guiagent/guiagent/internal/trace"
 )
 
@@ -82,7 +83,7 @@ type Dashboard struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	cop    *http.CrossOriginProtection
-	scrub  *strings.Replacer
+	scrub  *secret.Scrubber
 	static fs.FS
 
 	mu       sync.Mutex
@@ -98,15 +99,7 @@ func New(o Options) *Dashboard {
 	d := &Dashboard{opts: o, log: o.Logger, mux: http.NewServeMux(), cop: http.NewCrossOriginProtection(),
 		codes: map[string]time.Time{}, sessions: map[string]time.Time{}}
 	d.static, _ = fs.Sub(staticFiles, "static")
-	var pairs []string
-	for _, s := range append([]string{o.Token}, o.Secrets...) {
-		if len(s) >= 4 {
-			pairs = append(pairs, s, trace.Redacted)
-		}
-	}
-	if len(pairs) > 0 {
-		d.scrub = strings.NewReplacer(pairs...)
-	}
+	d.scrub = secret.NewScrubber(append([]string{o.Token}, o.Secrets...)...)
 	d.mux.HandleFunc("GET /login", d.login)
 	d.mux.Handle("GET /{$}", d.auth(d.file("index.html")))
 	d.mux.Handle("GET /static/{name}", d.auth(http.HandlerFunc(d.staticFile)))
@@ -268,12 +261,7 @@ func (d *Dashboard) sameOrigin(next http.Handler) http.Handler {
 	})
 }
 
-func (d *Dashboard) clean(b []byte) []byte {
-	if d.scrub == nil {
-		return b
-	}
-	return []byte(d.scrub.Replace(string(b)))
-}
+func (d *Dashboard) clean(b []byte) []byte { return d.scrub.Bytes(b) }
 
 func (d *Dashboard) writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)

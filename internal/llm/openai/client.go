@@ -21,6 +21,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/secret"
 )
 
 // Default base URLs per provider, given the way the SDK takes them.
@@ -227,10 +228,8 @@ var secretish = regexp.MustCompile(`(?i)(sk-|key-|AIza|Bearer\s+)[A-Za-z0-9_\-\*
 
 // scrub removes the configured key and anything shaped like a credential from s.
 func (c *client) scrub(s string) string {
-	if k := c.cfg.APIKey; len(k) >= 4 {
-		s = strings.ReplaceAll(s, k, "[redacted]")
-	}
-	s = secretish.ReplaceAllString(s, "[redacted]")
+	s = secret.NewScrubber(c.cfg.APIKey).String(s)
+	s = secretish.ReplaceAllString(s, secret.Marker)
 	if i := strings.Index(strings.ToLower(s), "incorrect api key provided:"); i >= 0 {
 		s = s[:i] + "Incorrect API key provided (check GUI_AGENT_API_KEY)."
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/secret"
 )
 
 // Capture records the bodies of one HTTP exchange. Use its Middleware as an SDK
@@ -89,22 +90,13 @@ func (c *Capture) Bodies(es []Elision, secret string) (request, response []byte)
 	return Redact(Elide(c.Request, es), secret), Redact(c.Response, secret)
 }
 
-// Redact replaces every occurrence of secret in b with "[redacted]". Secrets
-// shorter than 4 bytes are left alone (they would match ordinary text).
-func Redact(b []byte, secret string) []byte {
-	if len(secret) < 4 || !bytes.Contains(b, []byte(secret)) {
-		return b
-	}
-	return bytes.ReplaceAll(b, []byte(secret), []byte("[redacted]"))
-}
+// Redact replaces every occurrence of key in b with secret.Marker (the one
+// scrubber: secret.NewScrubber). Keys shorter than secret.MinLen are left
+// alone (they would match ordinary text).
+func Redact(b []byte, key string) []byte { return secret.NewScrubber(key).Bytes(b) }
 
 // RedactString is Redact for strings.
-func RedactString(s, secret string) string {
-	if len(secret) < 4 {
-		return s
-	}
-	return strings.ReplaceAll(s, secret, "[redacted]")
-}
+func RedactString(s, key string) string { return secret.NewScrubber(key).String(s) }
 
 // Elision replaces one image's encoded data in a recorded body.
 type Elision struct {

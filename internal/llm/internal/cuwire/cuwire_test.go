@@ -99,7 +99,7 @@ func TestCaptureKeepsBodiesForTheSDK(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 || string(c.Request) != `{"q":1}` || c.Status != 200 || c.Header.Get("X") != "y" {
 		t.Fatalf("capture %+v err %v", c, err)
 	}
-	if got := Redact([]byte("key=abcd1234 more abcd1234"), "abcd1234"); string(got) != "key=[redacted] more [redacted]" {
+	if got := Redact([]byte("key=abcd1234 more abcd1234"), "abcd1234"); string(got) != "key=[REDACTED] more [REDACTED]" {
 		t.Fatalf("Redact = %s", got)
 	}
 }

@@ -1,0 +1,85 @@
+package secret
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRedactJSON(t *testing.T) {
+	type inner struct {
+		Password string `json:"password"`
+		Tokens   int    `json:"max_tokens"`
+	}
+	out, secrets, err := RedactJSON(struct {
+		APIKey  string `json:"api_key"`
+		Token   string
+		Nested  inner `json:"nested"`
+		Hotkeys []string
+		Empty   string `json:"secret"`
+	}{"sk-abc", "t0ken-value", inner{"hunter22", 4096}, []string{"ctrl+alt+del"}, ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, leaked := range []string{"sk-abc", "t0ken-value", "hunter22"} {
+		if strings.Contains(s, leaked) {
+			t.Errorf("config still holds %q:\n%s", leaked, s)
+		}
+	}
+	if strings.Count(s, Marker) != 3 {
+		t.Errorf("want the three credentials shown as %s:\n%s", Marker, s)
+	}
+	if !strings.Contains(s, "4096") || !strings.Contains(s, "ctrl+alt+del") || !strings.Contains(s, `"secret": ""`) {
+		t.Errorf("redaction removed ordinary or empty fields:\n%s", s)
+	}
+	if len(secrets) != 3 {
+		t.Errorf("secrets = %v", secrets)
+	}
+	if _, _, err := RedactJSON(func() {}); err == nil || !strings.Contains(err.Error(), "not JSON-serializable") {
+		t.Errorf("a func: err = %v", err)
+	}
+}
+
+func TestScrubber(t *testing.T) {
+	sc := NewScrubber(`a"quoted\secret`, "k3y-value", "abc", "")
+	if got := sc.String(`{"x":"a\"quoted\\secret"}`); got != `{"x":"[REDACTED]"}` {
+		t.Errorf("JSON-escaped secret not scrubbed: %s", got)
+	}
+	if got := string(sc.Bytes([]byte("key k3y-value and abc"))); got != "key [REDACTED] and abc" {
+		t.Errorf("Bytes = %q; want the key replaced and the 3-letter value (too short to be a secret) kept", got)
+	}
+	clean := []byte("nothing here")
+	if got := sc.Bytes(clean); &got[0] != &clean[0] {
+		t.Error("Bytes copied a slice that holds no secret")
+	}
+	var none *Scrubber
+	if !none.Empty() || none.String("k3y-value") != "k3y-value" || !NewScrubber("ab").Empty() {
+		t.Error("a nil scrubber, or one of only short values, must scrub nothing")
+	}
+}
+
+func TestIsCredentialName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"api_key": true, "GUI_AGENT_HTTP_TOKEN": true, "vnc-password": true, "Authorization": true, "client_secret": true,
+		"max_tokens": false, "blocked_hotkeys": false, "model": false, "keys": false,
+	} {
+		if got := IsCredentialName(name); got != want {
+			t.Errorf("IsCredentialName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestWriterScrubsEachWrite(t *testing.T) {
+	var b strings.Builder
+	w := NewScrubber("hunter2-pass").Writer(&b)
+	line := "level=INFO msg=login password=hunter2-pass\n"
+	if n, err := w.Write([]byte(line)); err != nil || n != len(line) {
+		t.Fatalf("Write = %d, %v; want %d, nil", n, err, len(line))
+	}
+	if got := b.String(); got != "level=INFO msg=login password=[REDACTED]\n" {
+		t.Errorf("written %q", got)
+	}
+	if NewScrubber().Writer(&b) != &b {
+		t.Error("a scrubber of no secrets should hand back the writer itself")
+	}
+}
