@@ -33,9 +33,7 @@ func TestImportRules(t *testing.T) {
 		{mod + "internal/llm/openai", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
 		{mod + "internal/llm/anthropic", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
 		{mod + "internal/llm/responses", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
-		{mod + "internal/mcpserver", func(p string) bool {
-			return strings.HasPrefix(p, mod+"cmd/") || strings.HasPrefix(p, mod+"internal/web")
-		}},
+		{mod + "internal/mcpserver", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
 		{mod + "internal/agent", func(p string) bool {
 			for _, ok := range []string{"cmd/", "internal/mcpserver", "internal/web", "internal/trace", "internal/agent"} {
 				if strings.HasPrefix(p, mod+ok) {
@@ -137,6 +135,87 @@ func TestTestHelpersAreImportedOnlyByTests(t *testing.T) {
 		for _, imp := range fields[1:] {
 			if strings.HasPrefix(imp, mod) && strings.HasSuffix(imp, "test") {
 				t.Errorf("%s imports the test helper %s; only _test.go files may", fields[0], imp)
+			}
+		}
+	}
+}
+
+// layers are the import layers of ARCHITECTURE.md, lowest first. A package
+// may import packages of its own layer or lower ones, never a higher one.
+// The longest matching prefix gives a package its layer; a package in none is
+// an error, so a new package is placed (here and in ARCHITECTURE.md) on purpose.
+var layers = [][]string{
+	// 0: pure values, standard library only.
+	{"internal/geom", "internal/secret"},
+	// 1: the desktop contract and the configuration.
+	{"internal/desktop", "internal/config"},
+	// 2: what works on the contract without choosing an implementation.
+	{"internal/desktop/fake", "internal/desktop/suite", "internal/imaging", "internal/safety", "internal/action",
+		"internal/llm", "internal/sampleapp", "internal/trace/browsertest"},
+	// 3: implementations: backends and the platform that picks one, model
+	// providers and their scripted fakes.
+	{"internal/backend/", "internal/platform", "internal/llm/"},
+	// 4: the task loop.
+	{"internal/agent"},
+	// 5: run records of tasks and MCP sessions.
+	{"internal/trace"},
+	// 6: the two front ends, which never import each other.
+	{"internal/mcpserver", "internal/web"},
+	// 7: the binary, its end-to-end tests and the module root (this test).
+	{"cmd/", "e2e", ""},
+}
+
+// layerOf returns the layer of pkg (module-relative path), or -1.
+func layerOf(pkg string) int {
+	best, layer := -1, -1
+	for i, l := range layers {
+		for _, p := range l {
+			match := pkg == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(pkg, p)) || strings.HasPrefix(pkg, p+"/")
+			if p == "" {
+				match = pkg == ""
+			}
+			if match && len(p) > best {
+				best, layer = len(p), i
+			}
+		}
+	}
+	return layer
+}
+
+// TestLayers holds the import direction of ARCHITECTURE.md: lower layers
+// never import higher ones; web and mcpserver are imported by cmd only (web
+// does not import mcpserver: mcpserver mounts the handler web builds); geom
+// and secret import only the standard library.
+func TestLayers(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const mod = "github.com/guiagent/guiagent"
+	rel := func(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, mod), "/") }
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := rel(fields[0])
+		lp := layerOf(pkg)
+		if lp < 0 {
+			t.Errorf("package %s has no layer: add it to layers in deps_test.go and to ARCHITECTURE.md", fields[0])
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, mod+"/") {
+				if (pkg == "internal/geom" || pkg == "internal/secret") && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+					t.Errorf("%s must import only the standard library, imports %s", pkg, imp)
+				}
+				continue
+			}
+			ip := rel(imp)
+			if li := layerOf(ip); li > lp && !strings.HasPrefix(ip, pkg+"/") {
+				t.Errorf("%s (layer %d) imports %s (layer %d): a lower layer never imports a higher one (see ARCHITECTURE.md)", pkg, lp, ip, li)
+			}
+			for _, front := range []string{"internal/mcpserver", "internal/web"} {
+				if (ip == front || strings.HasPrefix(ip, front+"/")) && !strings.HasPrefix(pkg, "cmd/") && !strings.HasPrefix(pkg, front) {
+					t.Errorf("%s imports %s; only cmd wires the front ends together", pkg, ip)
+				}
 			}
 		}
 	}
