@@ -165,31 +165,13 @@ func (p *Pipeline) Shoot(ctx context.Context, s desktop.Screen, d geom.Display, 
 		}
 		shot.Thumb = thumbRGBA(canvas, content.W, content.H)
 		if o.Pointer != nil && region.Contains(*o.Pointer) {
-			if canvas == img { // never draw on the capture: it may be the backend's buffer
-				canvas = copyInto(st.canvasFor(prepared), img)
-			}
-			f := geom.Frame{Display: d, Region: region, Content: content, Prepared: prepared}
-			p := f.GlobalToImage(*o.Pointer)
-			DrawPointer(canvas, int(p.X+0.5), int(p.Y+0.5))
+			canvas = st.drawPointer(canvas, img, geom.Frame{Display: d, Region: region, Content: content, Prepared: prepared}, *o.Pointer)
 		}
 		t2 := time.Now()
 		shot.Timing.Scale += t2.Sub(t1)
 
-		for {
-			st.out = st.out[:0]
-			if o.Format == "png" {
-				st.png.Reset()
-				if err := st.pngEnc.Encode(&st.png, canvas); err != nil {
-					return nil, fmt.Errorf("png encoding of a %dx%d screenshot failed: %w", prepared.W, prepared.H, err)
-				}
-				st.out = append(st.out, st.png.Bytes()...)
-			} else if st.out, err = st.jpeg.Encode(st.out, canvas, quality); err != nil {
-				return nil, err
-			}
-			if len(st.out) <= o.MaxBytes || o.Format == "png" || quality <= MinQuality {
-				break
-			}
-			quality = max(MinQuality, quality-10)
+		if quality, err = st.encode(canvas, o, quality); err != nil {
+			return nil, err
 		}
 		shot.Timing.Encode += time.Since(t2)
 		if len(st.out) <= o.MaxBytes {
@@ -212,6 +194,43 @@ func (p *Pipeline) Shoot(ctx context.Context, s desktop.Screen, d geom.Display, 
 			Rect: image.Rect(0, 0, canvas.Rect.Dx(), canvas.Rect.Dy())}, canvas)
 	}
 	return shot, nil
+}
+
+// encode encodes canvas into st.out per o, lowering the JPEG quality (down to
+// MinQuality) until it fits o.MaxBytes; it returns the quality used. The
+// caller checks the size: a PNG, or a JPEG at MinQuality, may still be over.
+func (st *shotState) encode(canvas *image.RGBA, o Options, quality int) (int, error) {
+	for {
+		st.out = st.out[:0]
+		if o.Format == "png" {
+			st.png.Reset()
+			if err := st.pngEnc.Encode(&st.png, canvas); err != nil {
+				return quality, fmt.Errorf("png encoding of a %dx%d screenshot failed: %w", canvas.Rect.Dx(), canvas.Rect.Dy(), err)
+			}
+			st.out = append(st.out, st.png.Bytes()...)
+		} else {
+			var err error
+			if st.out, err = st.jpeg.Encode(st.out, canvas, quality); err != nil {
+				return quality, err
+			}
+		}
+		if len(st.out) <= o.MaxBytes || o.Format == "png" || quality <= MinQuality {
+			return quality, nil
+		}
+		quality = max(MinQuality, quality-10)
+	}
+}
+
+// drawPointer draws the pointer at global point at into canvas, the prepared
+// image of frame f, and returns the image drawn on: a copy in the state's
+// buffer when canvas is the capture itself, which may be the backend's buffer.
+func (st *shotState) drawPointer(canvas, capture *image.RGBA, f geom.Frame, at geom.GlobalPoint) *image.RGBA {
+	if canvas == capture {
+		canvas = copyInto(st.canvasFor(f.Prepared), capture)
+	}
+	p := f.GlobalToImage(at)
+	DrawPointer(canvas, int(p.X+0.5), int(p.Y+0.5))
+	return canvas
 }
 
 // canvasFor returns an RGBA image of size sz backed by the state's reused buffer.
