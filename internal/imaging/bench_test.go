@@ -95,3 +95,20 @@ func BenchmarkFindTemplate1080(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLiveFrameWithPointer is the dashboard's live frame: a busy
+// 1920x1080 screen to a 1280-wide JPEG q60 with the pointer drawn, in one
+// pass through the pipeline.
+func BenchmarkLiveFrameWithPointer(b *testing.B) {
+	d := geom.Display{ID: "0", Bounds: geom.Rect{W: 1920, H: 1080}}
+	s := newTestScreen(d, busyScreen(1920, 1080, 1))
+	p := NewPipeline()
+	cur := geom.GlobalPoint{X: 700, Y: 400}
+	o := Options{MaxLongEdge: 1280, Quality: 60, Pointer: &cur}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Shoot(context.Background(), s, d, geom.Rect{}, o, "live"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
