@@ -148,8 +148,6 @@ type Match struct {
 	GlobalY int `json:"global_y"`
 }
 
-const maxTemplateBytes = 4 << 20
-
 func (s *Server) findImageTool() toolDef {
 	return newTool(s, "gui_find_image", "Find an image on screen",
 		"Find where a small image (an icon, a button) appears on a display. Takes a new screenshot at the size of the latest one (it becomes the latest frame) and returns matches: centre x, y in its image pixels, size, score (1 = identical), and global pixels; best first.",
@@ -163,8 +161,8 @@ func (s *Server) findImageTool() toolDef {
 			if i := strings.Index(raw, ";base64,"); strings.HasPrefix(raw, "data:") && i >= 0 {
 				raw = raw[i+len(";base64,"):]
 			}
-			if base64.StdEncoding.DecodedLen(len(raw)) > maxTemplateBytes {
-				return nil, fmt.Errorf("template is larger than %d bytes: crop it to the element you look for", maxTemplateBytes)
+			if base64.StdEncoding.DecodedLen(len(raw)) > MaxTemplateBytes {
+				return nil, fmt.Errorf("template is larger than %d bytes: crop it to the element you look for", MaxTemplateBytes)
 			}
 			data, err := base64.StdEncoding.DecodeString(raw)
 			if err != nil {

@@ -1,0 +1,56 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func TestLineLimiterAnswersOversizedLinesAndPassesTheRest(t *testing.T) {
+	big := strings.Repeat("x", 300)
+	input := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"text":"` + big + `"}}`,
+		`{"jsonrpc":"2.0","method":"tools/call","params":{"text":"` + big + `"},"id":"z"}`,
+		`{"jsonrpc":"2.0","method":"tools/call","params":{"text":"` + big + `"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	l := newLineLimiter(io.NopCloser(strings.NewReader(input)), &out, 100, slog.New(slog.DiscardHandler))
+	l.r = bufio.NewReaderSize(strings.NewReader(input), 16) // lines span many reads, as 8 MiB lines do
+	passed, err := io.ReadAll(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
+	if string(passed) != want {
+		t.Errorf("passed on:\n%s\nwant only the two small lines", passed)
+	}
+	answers := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(answers) != 2 || !strings.Contains(answers[0], `"id":7`) || !strings.Contains(answers[1], `"id":"z"`) {
+		t.Fatalf("answers:\n%s\nwant errors for id 7 and id \"z\" (and none for the line without an id)", out.String())
+	}
+	for _, a := range answers {
+		if !strings.Contains(a, `"code":-32600`) || !strings.Contains(a, "exceeds the stdio limit of 100 bytes") {
+			t.Errorf("answer %s does not name the limit", a)
+		}
+	}
+}
+
+func TestRequestIDIgnoresNestedIDs(t *testing.T) {
+	for line, want := range map[string]string{
+		`{"jsonrpc":"2.0","method":"m","params":{"a":{"id":5}}}`:   "",
+		`{"jsonrpc":"2.0","method":"m","params":{"id":5}}`:         "",
+		`{"id":[1],"method":"m","params":{}}`:                      "",
+		`{"jsonrpc":"2.0","id":-3,"method":"m","params":{"text":"`: "-3",
+		`{"method":"m","params":{"t":"x"},"id":12}`:                "12",
+	} {
+		b := []byte(line)
+		if got := string(requestID(b, b)); got != want {
+			t.Errorf("requestID(%s) = %q, want %q", line, got, want)
+		}
+	}
+}
