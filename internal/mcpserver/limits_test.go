@@ -1,6 +1,11 @@
 package mcpserver
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"hash/crc32"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -38,4 +43,40 @@ func TestControlCharacterKeysRefusedByEveryTool(t *testing.T) {
 	if got := e.desk.Events()[before:]; len(got) != 0 {
 		t.Errorf("refused calls reached the desktop: %v", ops(got))
 	}
+}
+
+// pngBomb returns a PNG announcing w x h gray pixels, with almost no pixel data.
+func pngBomb(w, h uint32) []byte {
+	var b bytes.Buffer
+	b.WriteString("\x89PNG\r\n\x1a\n")
+	ihdr := make([]byte, 13)
+	binary.BigEndian.PutUint32(ihdr[0:], w)
+	binary.BigEndian.PutUint32(ihdr[4:], h)
+	ihdr[8] = 8
+	for _, c := range []struct {
+		typ  string
+		data []byte
+	}{{"IHDR", ihdr}, {"IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01}}, {"IEND", nil}} {
+		_ = binary.Write(&b, binary.BigEndian, uint32(len(c.data)))
+		b.WriteString(c.typ)
+		b.Write(c.data)
+		_ = binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(append([]byte(c.typ), c.data...)))
+	}
+	return b.Bytes()
+}
+
+// TestFindImageRefusesPNGBombFromItsHeader holds hole 3 of issue 9: a tiny
+// PNG announcing 31000x31000 pixels is refused, naming its size and the
+// screenshot's, without allocating its pixels (961 MB).
+func TestFindImageRefusesPNGBombFromItsHeader(t *testing.T) {
+	e := newEnv(t, twoDisplays, Options{})
+	tmpl := base64.StdEncoding.EncodeToString(pngBomb(31000, 31000))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fails(t, e.cs, "gui_find_image", map[string]any{"template": tmpl}, "31000x31000", "larger than the screenshot", "crop")
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 100<<20 {
+		t.Errorf("refusing the PNG bomb allocated %d MB", n>>20)
+	}
+	fails(t, e.cs, "gui_find_image", map[string]any{"template": base64.StdEncoding.EncodeToString([]byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"))}, "not a PNG or JPEG")
 }
