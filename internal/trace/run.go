@@ -376,6 +376,7 @@ func (r *Run) write(it item) {
 		}
 	case string(agent.EvModel):
 		ln.Files = r.writeModelFiles(ln.Step, ln.Decision, it.req, it.resp)
+		ln.Decision = clipRecord(ln.Decision, MaxRecordLineBytes)
 	case string(agent.EvStep):
 		r.appendLine(ln)
 		r.stepDone(ln)
@@ -521,7 +522,7 @@ func (r *Run) writeModelFiles(step int, decision json.RawMessage, req, resp []by
 			return
 		}
 		name = name + suffix + ".json"
-		b = r.scrub.bytes(prettyJSON(b))
+		b = r.scrub.bytes(clipRecord(prettyJSON(b), MaxRecordFileBytes))
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			r.fail("write "+name, err)
 			return
