@@ -53,3 +53,42 @@ func TestHugeModelAnswerIsCappedInTheRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestLongSessionRecordIsBounded: a session of 1200 calls is recorded in run
+// directories of at most MaxSessionCallsPerRun calls each, and retention
+// removes the full ones beyond MaxRuns, so the record does not grow with the
+// session.
+func TestLongSessionRecordIsBounded(t *testing.T) {
+	st := newTestStore(t, func(o *Options) { o.MaxRuns = 2 })
+	rec := st.Session("long")
+	const calls = 1200
+	for i := range calls {
+		rec.RecordCall(Call{Tool: "gui_cursor_position", Args: map[string]any{"i": i}, Result: "at (1,2)"})
+	}
+	last := rec.RunID()
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) > 2 {
+		t.Errorf("%d run directories after 1200 calls with MaxRuns 2", len(runs))
+	}
+	info, err := st.Get(last)
+	if err != nil {
+		for _, r := range runs {
+			t.Logf("%s %s %d", r.ID, r.Status, r.Steps)
+		}
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(last, "-part3") || info.Steps != calls-2*MaxSessionCallsPerRun {
+		t.Errorf("the last part is %s with %d calls, want part3 with %d", last, info.Steps, calls-2*MaxSessionCallsPerRun)
+	}
+	for _, r := range runs {
+		if r.Status == StatusRunning {
+			t.Errorf("run %s is still marked running after Close", r.ID)
+		}
+	}
+}

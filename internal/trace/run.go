@@ -737,8 +737,8 @@ func (r *Run) finalize() {
 		r.events = nil
 	}
 	r.fail("write "+MetaFile, r.writeMeta())
-	r.store.release(r.id)
 	r.fail("write "+ReportFile, writeReport(r.dir, r.scrub, false))
+	r.store.release(r.id) // after the last write: retention may remove the run from now on
 	r.shots = nil
 	r.store.prune()
 }
