@@ -90,7 +90,11 @@ func (l *lineLimiter) nextLine() ([]byte, error) {
 	l.line = l.line[:0]
 	for {
 		chunk, err := l.r.ReadSlice('\n')
-		if len(l.line)+len(chunk) > l.max+1 { // +1: the newline does not count
+		content := len(l.line) + len(chunk)
+		if bytes.HasSuffix(chunk, []byte{'\n'}) {
+			content-- // the newline does not count
+		}
+		if content > l.max {
 			return nil, l.skip(append(l.line, chunk...), err)
 		}
 		l.line = append(l.line, chunk...)

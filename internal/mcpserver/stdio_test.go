@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"strings"
@@ -53,4 +54,53 @@ func TestRequestIDIgnoresNestedIDs(t *testing.T) {
 			t.Errorf("requestID(%s) = %q, want %q", line, got, want)
 		}
 	}
+}
+
+// FuzzLineLimiter checks the stdio limiter against a plain reference: exactly
+// the lines of at most max bytes (newline excluded) are passed on, in order
+// and unchanged, and no oversized line is answered with an id that is not a
+// JSON number or string.
+func FuzzLineLimiter(f *testing.F) {
+	f.Add([]byte("{\"id\":1}\n{\"id\":2,\"x\":\"long long long\"}\nshort"), uint8(12))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"m","params":{"t":"xxxxxxxxxxxxxxxxxxxx"},"id":"a\"b"}`+"\n"), uint8(10))
+	f.Add([]byte("\n\n\r\n"), uint8(0))
+	f.Fuzz(func(t *testing.T, in []byte, max uint8) {
+		var want bytes.Buffer
+		for rest := in; len(rest) > 0; {
+			line := rest
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				line = rest[:i+1]
+			}
+			rest = rest[len(line):]
+			if len(bytes.TrimSuffix(line, []byte("\n"))) <= int(max) {
+				want.Write(line)
+			}
+		}
+		var out bytes.Buffer
+		l := newLineLimiter(io.NopCloser(bytes.NewReader(in)), &out, int(max), slog.New(slog.DiscardHandler))
+		l.r = bufio.NewReaderSize(bytes.NewReader(in), 16)
+		got, err := io.ReadAll(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("passed on %q, want %q", got, want.Bytes())
+		}
+		for _, ln := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
+			if len(ln) == 0 {
+				continue
+			}
+			var m struct {
+				ID any `json:"id"`
+			}
+			if err := json.Unmarshal(ln, &m); err != nil {
+				t.Fatalf("answer %q is not JSON: %v", ln, err)
+			}
+			switch m.ID.(type) {
+			case float64, string:
+			default:
+				t.Fatalf("answer %q has id %v", ln, m.ID)
+			}
+		}
+	})
 }
