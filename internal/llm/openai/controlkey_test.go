@@ -18,7 +18,7 @@ func TestModelAnswerWithControlCharacterKeyIsRefused(t *testing.T) {
 		`{"actions":[{"action":"key","keys":["ctrl+alt+\u0008"]}],"status":"continue"}`,
 		`{"actions":[{"action":"click","x":1,"y":2,"keys":["alt","\u007f"]}],"status":"continue"}`,
 	} {
-		_, err, _ := step(t, fakellm.Script(fakellm.Fixed(fakellm.Reply{Raw: raw})), llm.Config{})
+		_, _, err := step(t, fakellm.Script(fakellm.Fixed(fakellm.Reply{Raw: raw})), llm.Config{})
 		if !errors.Is(err, llm.ErrBadOutput) || !strings.Contains(err.Error(), "control character") {
 			t.Errorf("%s: err = %v, want ErrBadOutput naming the control character", raw, err)
 		}
