@@ -2,30 +2,59 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"hash/crc32"
 	"runtime"
 	"strings"
 	"testing"
 )
 
-// TestArgumentCapsRefuseBeforeAnyWork sends arguments one past each cap:
+// TestArgumentCapsRefuseBeforeAnyWork sends arguments one past their cap:
 // each gets an error naming the property and the limit, and nothing reaches
-// the desktop.
+// the desktop. Every string and array argument of every tool has a cap.
 func TestArgumentCapsRefuseBeforeAnyWork(t *testing.T) {
 	e := newEnv(t, twoDisplays, Options{})
 	before := len(e.desk.Events())
 	fails(t, e.cs, "gui_type", map[string]any{"text": strings.Repeat("é", MaxTypeChars+1)}, "text", "maxLength", "100000")
-	fails(t, e.cs, "gui_clipboard", map[string]any{"action": "set", "text": strings.Repeat("a", MaxClipboardChars+1)}, "text", "maxLength")
-	fails(t, e.cs, "gui_find_image", map[string]any{"template": strings.Repeat("A", 6<<20)}, "template", "maxLength")
 	fails(t, e.cs, "gui_hotkey", map[string]any{"keys": make([]string, maxListItems+1)}, "keys", "maxItems")
 	fails(t, e.cs, "gui_click", map[string]any{"x": 1, "y": 1, "display": strings.Repeat("9", maxNameChars+1)}, "display", "maxLength")
 	if got := e.desk.Events()[before:]; len(got) != 0 {
 		t.Errorf("refused calls reached the desktop: %v", ops(got))
 	}
-	// At the cap, text is accepted.
+	// Within the cap, text is accepted.
 	ok(t, e.cs, "gui_type", map[string]any{"text": strings.Repeat("a", 2000)})
+	// The multi-megabyte caps are enforced the same way (the SDK validates
+	// against the schema); sending them would only slow the race detector down.
+	tools, err := e.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"gui_clipboard.text": MaxClipboardChars, "gui_find_image.template": base64.StdEncoding.EncodedLen(MaxTemplateBytes) + dataURLPrefix, "gui_execute_task.task": MaxTaskChars}
+	for _, tl := range tools.Tools {
+		b, _ := json.Marshal(tl.InputSchema)
+		var sc struct {
+			Properties map[string]struct {
+				Type      any  `json:"type"`
+				MaxLength *int `json:"maxLength"`
+				MaxItems  *int `json:"maxItems"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(b, &sc); err != nil {
+			t.Fatal(err)
+		}
+		for name, p := range sc.Properties {
+			if n, ok := want[tl.Name+"."+name]; ok && (p.MaxLength == nil || *p.MaxLength != n) {
+				t.Errorf("%s.%s: maxLength %v, want %d", tl.Name, name, p.MaxLength, n)
+			}
+			if ts := fmt.Sprint(p.Type); strings.Contains(ts, "string") && p.MaxLength == nil || strings.Contains(ts, "array") && p.MaxItems == nil {
+				t.Errorf("%s.%s (%s) has no cap", tl.Name, name, ts)
+			}
+		}
+	}
 }
 
 // TestControlCharacterKeysRefusedByEveryTool holds hole 1 of issue 9 at the
