@@ -69,6 +69,7 @@ func newApp(ctx context.Context, c config.Config, stderr io.Writer) (*app, error
 	a.shots = imaging.NewPipeline()
 	so := trace.DefaultOptions()
 	so.Dir, so.DebugImages, so.Secrets, so.Logger = c.RunsDir, c.DebugImages, c.Secrets(), log
+	so.MaxRuns, so.MaxBytes = c.RunsKeep, int64(c.RunsMaxMB)<<20
 	a.store = trace.NewStore(so)
 	a.closes = append(a.closes, a.store.Close)
 	shot := imaging.Options{MaxLongEdge: c.MaxLongEdge, Format: c.ImageFormat, Quality: c.JPEGQuality, MaxBytes: c.MaxImageBytes}

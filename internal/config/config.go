@@ -76,6 +76,8 @@ type Config struct {
 
 	// Records and logs.
 	RunsDir     string `json:"runs_dir"`     // GUI_AGENT_RUNS_DIR, default $XDG_STATE_HOME/guiagent/runs
+	RunsKeep    int    `json:"runs_keep"`    // GUI_AGENT_RUNS_KEEP: finished run records kept, 1-100000, default 200
+	RunsMaxMB   int    `json:"runs_max_mb"`  // GUI_AGENT_RUNS_MAX_MB: total size of finished run records, 1-1048576 MB, default 2048
 	DebugImages bool   `json:"debug_images"` // GUI_AGENT_DEBUG_IMAGES, default true
 	LogLevel    string `json:"log_level"`    // GUI_AGENT_LOG_LEVEL debug | info | warn | error
 	LogFile     string `json:"log_file"`     // GUI_AGENT_LOG_FILE ("" = stderr)
@@ -102,6 +104,8 @@ func Default() Config {
 		HumanOverride: true,
 		HTTPAddr:      "127.0.0.1:60008",
 		DebugImages:   true,
+		RunsKeep:      200,
+		RunsMaxMB:     2048,
 		LogLevel:      "info",
 	}
 }
@@ -283,6 +287,8 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.str("HTTP_TOKEN", &c.HTTPToken)
 	r.bool("ALLOW_REMOTE", &c.AllowRemote)
 	r.str("RUNS_DIR", &c.RunsDir)
+	r.int("RUNS_KEEP", &c.RunsKeep, 1, 100_000)
+	r.int("RUNS_MAX_MB", &c.RunsMaxMB, 1, 1<<20)
 	r.bool("DEBUG_IMAGES", &c.DebugImages)
 	r.str("LOG_LEVEL", &c.LogLevel)
 	r.str("LOG_FILE", &c.LogFile)

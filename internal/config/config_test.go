@@ -167,3 +167,19 @@ func TestRunsDirAndXDisplayComeFromTheEnvironmentHere(t *testing.T) {
 		t.Errorf("Load: runs dir %q display %q; RunsDir %q", c.RunsDir, c.XDisplay, RunsDir(getenv))
 	}
 }
+
+func TestRunRetentionKnobs(t *testing.T) {
+	c, _, err := Load("serve", nil, env(map[string]string{"HOME": "/h"}))
+	if err != nil || c.RunsKeep != 200 || c.RunsMaxMB != 2048 {
+		t.Fatalf("defaults: keep %d, max %d MB, %v", c.RunsKeep, c.RunsMaxMB, err)
+	}
+	c, _, err = Load("serve", nil, env(map[string]string{"HOME": "/h", "GUI_AGENT_RUNS_KEEP": "10", "GUI_AGENT_RUNS_MAX_MB": "50"}))
+	if err != nil || c.RunsKeep != 10 || c.RunsMaxMB != 50 {
+		t.Fatalf("set: keep %d, max %d MB, %v", c.RunsKeep, c.RunsMaxMB, err)
+	}
+	for k, v := range map[string]string{"GUI_AGENT_RUNS_KEEP": "0", "GUI_AGENT_RUNS_MAX_MB": "lots"} {
+		if _, _, err := Load("serve", nil, env(map[string]string{"HOME": "/h", k: v})); err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("%s=%s: error %v does not name the variable", k, v, err)
+		}
+	}
+}

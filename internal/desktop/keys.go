@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -80,7 +81,16 @@ var named = map[string]Key{
 
 // ParseKey turns one key name into its canonical Key. Names are xdotool-style and
 // case-insensitive: "ctrl", "Return", "super", "F5", "page_down", "a", "+".
+// A name holding a control character (U+0000-U+001F, U+007F-U+009F) is
+// refused: backends would press such a character as a named key (U+0008 as
+// BackSpace), a spelling the hotkey policy must never have to guess.
 func ParseKey(name string) (Key, error) {
+	if !utf8.ValidString(name) {
+		return "", fmt.Errorf("key name %q is not valid UTF-8", name)
+	}
+	if err := checkNoControl(name); err != nil {
+		return "", err
+	}
 	s := strings.TrimSpace(name)
 	if s == "" {
 		return "", fmt.Errorf("empty key name: give a key such as Return, ctrl, a or F5")
@@ -102,6 +112,28 @@ func ParseKey(name string) (Key, error) {
 		}
 	}
 	return "", fmt.Errorf("unknown key %q: use names like Return, Tab, Escape, BackSpace, Delete, Home, End, Page_Up, Left, F1-F24, ctrl, shift, alt, super, or a single character", name)
+}
+
+// checkNoControl returns an error naming the first control character in name.
+func checkNoControl(name string) error {
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("key name %q holds the control character U+%04X: name the key instead (BackSpace, Return, Tab, Escape, Delete)", name, r)
+		}
+	}
+	return nil
+}
+
+// Validate returns an error when k cannot be pressed as named: it is empty,
+// is not valid UTF-8, or holds a control character. Keys from ParseKey are valid.
+func (k Key) Validate() error {
+	if k == "" {
+		return fmt.Errorf("empty key name: give a key such as Return, ctrl, a or F5")
+	}
+	if !utf8.ValidString(string(k)) {
+		return fmt.Errorf("key name %q is not valid UTF-8", string(k))
+	}
+	return checkNoControl(string(k))
 }
 
 // ParseCombo parses "ctrl+shift+t" (or a single key) into keys in press order.

@@ -160,3 +160,20 @@ func TestParseButtonAndDirection(t *testing.T) {
 		t.Error("ParseDirection(sideways) succeeded")
 	}
 }
+
+func TestParseKeyRefusesControlCharacters(t *testing.T) {
+	for _, name := range []string{"\b", "\n", "\t", "\x1b", "\x7f", "\u0085", "alt\x00", "f4\n", "\xff"} {
+		if k, err := desktop.ParseKey(name); err == nil {
+			t.Errorf("desktop.ParseKey(%q) = %q, want an error", name, k)
+		}
+	}
+	if _, err := desktop.ParseKeys([]string{"ctrl", "alt", "\b"}); err == nil || !strings.Contains(err.Error(), "U+0008") {
+		t.Errorf("ParseKeys with U+0008: error %v does not name the character", err)
+	}
+	if err := desktop.Key("\b").Validate(); err == nil {
+		t.Error(`desktop.Key("\b").Validate() = nil`)
+	}
+	if err := desktop.Key("BackSpace").Validate(); err != nil {
+		t.Errorf("BackSpace: %v", err)
+	}
+}

@@ -108,7 +108,7 @@ func backoff(p RetryPolicy, attempt int) time.Duration {
 // authentication), a timed-out attempt, a reset or refused connection, or a
 // connection closed mid-response. Cancellation and ErrBadOutput are not retryable.
 func Retryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, ErrBadOutput) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, ErrBadOutput) || errors.Is(err, ErrResponseTooLarge) {
 		return false
 	}
 	var ae *APIError

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +26,7 @@ const (
 	DefaultHTTPAddr       = "127.0.0.1:60008"
 	DefaultMaxBodyBytes   = 8 << 20
 	DefaultSessionTimeout = 30 * time.Minute
+	DefaultMaxSessions    = 256
 	// MCPPath is the Streamable HTTP endpoint.
 	MCPPath = "/mcp"
 )
@@ -53,6 +55,10 @@ type HTTPOptions struct {
 	MaxBodyBytes int64
 	// SessionTimeout closes MCP sessions idle this long; 0 means 30 min, negative never.
 	SessionTimeout time.Duration
+	// MaxSessions caps the open MCP sessions (each holds memory and a
+	// goroutine until closed or idle for SessionTimeout): a new session beyond
+	// it gets 503 naming the limit. 0 means 256, negative no limit.
+	MaxSessions int
 	// ReadHeaderTimeout, ReadTimeout and IdleTimeout set the http.Server's
 	// timeouts; 0 means 10 s, 60 s and 120 s. ReadTimeout bounds reading a
 	// request (body included), not the response: long tool calls and event
@@ -75,6 +81,9 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	}
 	if o.SessionTimeout < 0 {
 		o.SessionTimeout = 0
+	}
+	if o.MaxSessions == 0 {
+		o.MaxSessions = DefaultMaxSessions
 	}
 	if o.ReadHeaderTimeout == 0 {
 		o.ReadHeaderTimeout = 10 * time.Second
@@ -106,7 +115,7 @@ func (s *Server) NewHTTPHandler(o HTTPOptions) (http.Handler, error) {
 		MaxRequestBodyBytes: o.MaxBodyBytes,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, s.requireToken(o.Token, s.cancelWhenClientGone(mcpHandler)))
+	mux.Handle(MCPPath, s.requireToken(o.Token, s.capSessions(o, s.cancelWhenClientGone(mcpHandler))))
 	if o.Dashboard != nil {
 		mux.Handle("/", o.Dashboard)
 	} else {
@@ -318,4 +327,36 @@ func WriteTokenFile(path, token string) error {
 		return fmt.Errorf("token file: %w", err)
 	}
 	return nil
+}
+
+// capSessions answers 503 to a request that would open a session (a POST
+// without Mcp-Session-Id) while o.MaxSessions are open or being opened.
+func (s *Server) capSessions(o HTTPOptions, next http.Handler) http.Handler {
+	if o.MaxSessions < 0 {
+		return next
+	}
+	var mu sync.Mutex
+	opening := 0
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		open := opening
+		for range s.mcp.Sessions() {
+			open++
+		}
+		if open >= o.MaxSessions {
+			mu.Unlock()
+			s.log.Warn("HTTP session refused: too many sessions", "limit", o.MaxSessions, "remote", r.RemoteAddr)
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, fmt.Sprintf("service unavailable: too many MCP sessions (%d open, the limit is %d); close unused sessions (HTTP DELETE with their Mcp-Session-Id) or wait until idle ones expire after %v", open, o.MaxSessions, o.SessionTimeout), http.StatusServiceUnavailable)
+			return
+		}
+		opening++
+		mu.Unlock()
+		defer func() { mu.Lock(); opening--; mu.Unlock() }()
+		next.ServeHTTP(w, r)
+	})
 }

@@ -233,12 +233,17 @@ func (s *Server) Audit() *safety.Audit { return s.audit }
 func (s *Server) Input() *desktop.Input { return s.input }
 
 // ServeStdio serves one session over stdin/stdout until the client disconnects
-// or ctx is done. Nothing but JSON-RPC is written to stdout. Whatever input is
-// held when it returns is released.
+// or ctx is done. Nothing but JSON-RPC is written to stdout. A message over
+// MaxStdioMessageBytes gets a JSON-RPC error and the session goes on. Whatever
+// input is held when it returns is released.
 func (s *Server) ServeStdio(ctx context.Context) error {
 	defer s.releaseAll()
 	s.log.Info("serving MCP over stdio", "tools", len(s.tools))
-	ss, err := s.mcp.Connect(ctx, &mcp.StdioTransport{}, nil)
+	out := &lockedWriter{w: os.Stdout}
+	in := newLineLimiter(os.Stdin, out, MaxStdioMessageBytes, s.log)
+	// The limiter bounds every line, so the SDK's own limit (which ends the
+	// session) is off.
+	ss, err := s.mcp.Connect(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}, nil)
 	if err != nil {
 		return fmt.Errorf("starting the stdio session: %w", err)
 	}

@@ -1,9 +1,9 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"image"
 	_ "image/jpeg" // templates may be JPEG
@@ -149,8 +149,6 @@ type Match struct {
 	GlobalY int `json:"global_y"`
 }
 
-const maxTemplateBytes = 4 << 20
-
 func (s *Server) findImageTool() toolDef {
 	return newTool(s, "gui_find_image", "Find an image on screen",
 		"Find where a small image (an icon, a button) appears on a display. Takes a new screenshot at the size of the latest one (it becomes the latest frame) and returns matches: centre x, y in its image pixels, size, score (1 = identical), and global pixels; best first.",
@@ -160,20 +158,9 @@ func (s *Server) findImageTool() toolDef {
 			prop(sc, "template").ContentEncoding = "base64"
 		},
 		func(ctx context.Context, c *call, in FindImageArgs) (*mcp.CallToolResult, error) {
-			raw := strings.TrimSpace(in.Template)
-			if i := strings.Index(raw, ";base64,"); strings.HasPrefix(raw, "data:") && i >= 0 {
-				raw = raw[i+len(";base64,"):]
-			}
-			if base64.StdEncoding.DecodedLen(len(raw)) > maxTemplateBytes {
-				return nil, fmt.Errorf("template is larger than %d bytes: crop it to the element you look for", maxTemplateBytes)
-			}
-			data, err := base64.StdEncoding.DecodeString(raw)
+			data, cfg, err := templateData(in.Template)
 			if err != nil {
-				return nil, fmt.Errorf("template is not valid base64: %v", err)
-			}
-			tmpl, _, err := image.Decode(bytes.NewReader(data))
-			if err != nil {
-				return nil, fmt.Errorf("template is not a PNG or JPEG image: %v", err)
+				return nil, err
 			}
 			threshold := in.Threshold
 			if threshold == 0 {
@@ -188,6 +175,9 @@ func (s *Server) findImageTool() toolDef {
 			if f, ok := s.frames.get(c.ss, d.ID); ok && f.Region == d.Bounds {
 				edge = f.Content.LongEdge()
 			}
+			if cfg.Width > edge || cfg.Height > edge { // before capturing: no side of the screenshot exceeds edge
+				return nil, fmt.Errorf("template is %dx%d pixels, larger than the screenshot (%d pixels on its long side) it is matched against: crop it to the element you look for", cfg.Width, cfg.Height, edge)
+			}
 			o := s.shotOptions(edge, "png", 0)
 			o.MaxBytes, o.KeepPixels = 64<<20, true
 			shot, err := s.capture(ctx, c, d, geom.Rect{}, o)
@@ -195,9 +185,11 @@ func (s *Server) findImageTool() toolDef {
 				return nil, err
 			}
 			rgba := shot.Pixels // match on the pixels that were encoded, without decoding them again
-			tb := tmpl.Bounds()
-			if tb.Dx() > rgba.Bounds().Dx() || tb.Dy() > rgba.Bounds().Dy() {
-				return nil, fmt.Errorf("template %dx%d is larger than the %dx%d screenshot", tb.Dx(), tb.Dy(), rgba.Bounds().Dx(), rgba.Bounds().Dy())
+			tmpl, err := imaging.DecodeLimited(data, rgba.Bounds().Dx(), rgba.Bounds().Dy())
+			if errors.Is(err, imaging.ErrImageTooLarge) {
+				return nil, fmt.Errorf("template %dx%d is larger than the %dx%d screenshot: crop it to the element you look for", cfg.Width, cfg.Height, rgba.Bounds().Dx(), rgba.Bounds().Dy())
+			} else if err != nil {
+				return nil, fmt.Errorf("template: %w", err)
 			}
 			found := imaging.FindTemplate(rgba, tmpl, threshold, 10)
 			f := shot.Frame
@@ -215,4 +207,26 @@ func (s *Server) findImageTool() toolDef {
 			return jsonResult(map[string]any{"frame_id": f.ID, "display": d.ID, "threshold": threshold, "matches": matches,
 				"image_width": f.ImageSize().W, "image_height": f.ImageSize().H})
 		})
+}
+
+// templateData decodes gui_find_image's base64 template (a data URL prefix is
+// allowed) and reads its image header, refusing more than MaxTemplateBytes
+// and anything but PNG or JPEG before decoding pixels.
+func templateData(b64 string) ([]byte, image.Config, error) {
+	raw := strings.TrimSpace(b64)
+	if i := strings.Index(raw, ";base64,"); strings.HasPrefix(raw, "data:") && i >= 0 {
+		raw = raw[i+len(";base64,"):]
+	}
+	if base64.StdEncoding.DecodedLen(len(raw)) > MaxTemplateBytes {
+		return nil, image.Config{}, fmt.Errorf("template is larger than %d bytes: crop it to the element you look for", MaxTemplateBytes)
+	}
+	data, err := base64.StdEncoding.DecodeString(raw)
+	if err != nil {
+		return nil, image.Config{}, fmt.Errorf("template is not valid base64: %v", err)
+	}
+	cfg, _, err := imaging.DecodeConfig(data)
+	if err != nil {
+		return nil, image.Config{}, fmt.Errorf("template is %w", err)
+	}
+	return data, cfg, nil
 }

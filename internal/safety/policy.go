@@ -139,6 +139,27 @@ func shortSet(keys []desktop.Key) []string {
 	return slices.Compact(s)
 }
 
+// actsAs lists, for keys that some backend presses as another key or that
+// some systems treat as another modifier, the short names they may act as.
+// The policy counts a pressed key as each of them, so a chord is judged as
+// it will be sent on any backend.
+var actsAs = map[desktop.Key][]string{
+	"ISO_Level3_Shift": {"alt"},          // Windows and macOS press AltGr as right Alt
+	"Meta_L":           {"super", "alt"}, // Win/Command on Windows and macOS; X keymaps often put Meta on Mod1 with Alt
+	"KP_Enter":         {"return"},       // Windows presses it as VK_RETURN
+	" ":                {"space"},        // the space character is the space key
+}
+
+// pressedSet returns the sorted unique short names keys act as when pressed.
+func pressedSet(keys []desktop.Key) []string {
+	s := shortSet(keys)
+	for _, k := range keys {
+		s = append(s, actsAs[k]...)
+	}
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
 var modOrder = map[string]int{"ctrl": 0, "super": 1, "alt": 2, "shift": 3}
 
 // orderModsFirst renders a set the way people write combinations: modifiers
@@ -175,12 +196,21 @@ func (p *KeyPolicy) Blocked() []string {
 
 // Check returns nil when keys, pressed together, are allowed, and otherwise an
 // error wrapping ErrBlockedHotkey that names the blocked combination and how to
-// allow it. A nil policy allows everything.
+// allow it. It judges the chord as backends send it: letters in any case,
+// right-hand and left-hand modifiers, and keys that act as a modifier on some
+// system (see actsAs) count as the same keys. A key that is not a valid name
+// (a control character, such as U+0008 that backends press as BackSpace) is
+// an error. A nil policy allows everything.
 func (p *KeyPolicy) Check(keys []desktop.Key) error {
 	if p == nil || len(keys) == 0 {
 		return nil
 	}
-	pressed := shortSet(keys)
+	for _, k := range keys {
+		if err := k.Validate(); err != nil {
+			return err
+		}
+	}
+	pressed := pressedSet(keys)
 	for _, c := range p.blocked {
 		if containsAll(pressed, c.keys) {
 			return fmt.Errorf("%w: %s is blocked by the key policy on %s (it matches %q); to allow it, add %q to GUI_AGENT_ALLOWED_HOTKEYS",

@@ -377,6 +377,7 @@ func (r *Run) write(it item) {
 		}
 	case string(agent.EvModel):
 		ln.Files = r.writeModelFiles(ln.Step, ln.Decision, it.req, it.resp)
+		ln.Decision = clipRecord(ln.Decision, MaxRecordLineBytes)
 	case string(agent.EvStep):
 		r.appendLine(ln)
 		r.stepDone(ln)
@@ -522,7 +523,7 @@ func (r *Run) writeModelFiles(step int, decision json.RawMessage, req, resp []by
 			return
 		}
 		name = name + suffix + ".json"
-		b = r.scrub.Bytes(prettyJSON(b))
+		b = r.scrub.Bytes(clipRecord(prettyJSON(b), MaxRecordFileBytes))
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			r.fail("write "+name, err)
 			return
@@ -737,8 +738,8 @@ func (r *Run) finalize() {
 		r.events = nil
 	}
 	r.fail("write "+MetaFile, r.writeMeta())
-	r.store.release(r.id)
 	r.fail("write "+ReportFile, writeReport(r.dir, r.scrub, false))
+	r.store.release(r.id) // after the last write: retention may remove the run from now on
 	r.shots = nil
 	r.store.prune()
 }

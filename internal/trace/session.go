@@ -14,6 +14,12 @@ import (
 // tool call before refreshing the session's report.html.
 const SessionReportDelay = 2 * time.Second
 
+// MaxSessionCallsPerRun bounds one session record: after this many calls the
+// session goes on in a new run directory ("...-part2"), and the full one is
+// closed, so retention (Options.MaxRuns, MaxBytes) can remove it in time. A
+// long-lived session thus never grows one directory without limit.
+const MaxSessionCallsPerRun = 500
+
 // Call is one atomic tool call of an MCP session.
 type Call struct {
 	// Tool is the MCP tool name; Args its arguments, already redacted by the caller.
@@ -45,9 +51,12 @@ type SessionRecorder struct {
 
 	mu     sync.Mutex
 	run    *Run
-	n      int
+	n      int // calls recorded in the current run directory
+	part   int // run directories begun
 	closed bool
-	failed bool
+	// closing tracks full parts being closed, which Close waits for.
+	closing sync.WaitGroup
+	failed  bool
 }
 
 // Session returns the recorder of MCP session sessionID, creating it on first
@@ -70,8 +79,17 @@ func (sr *SessionRecorder) RecordCall(c Call) {
 	if sr.closed || sr.failed {
 		return
 	}
+	if sr.run != nil && sr.n >= MaxSessionCallsPerRun {
+		full := sr.run
+		sr.run, sr.n = nil, 0
+		sr.closing.Go(func() { _ = full.Close() }) // writes its report; errors are logged by the run
+	}
 	if sr.run == nil {
+		sr.part++
 		id := fmt.Sprintf("%s-session-%s", time.Now().UTC().Format("20060102-150405"), sanitizeID(sr.sessionID))
+		if sr.part > 1 {
+			id += fmt.Sprintf("-part%d", sr.part)
+		}
 		r, err := sr.store.begin(KindSession, id, "", sr.sessionID, nil)
 		if err != nil {
 			sr.failed = true
@@ -134,6 +152,7 @@ func (sr *SessionRecorder) Close() error {
 		delete(sr.store.sessions, sr.sessionID)
 	}
 	sr.store.mu.Unlock()
+	defer sr.closing.Wait()
 	if r == nil {
 		return nil
 	}

@@ -71,11 +71,13 @@ type Options struct {
 	// DebugImages stores the screenshots sent and action overlays; false keeps
 	// text only. The zero value is false: DefaultOptions sets it to true.
 	DebugImages bool
-	// MaxRuns keeps at most this many run directories, removing the oldest
-	// first; 0 means DefaultMaxRuns, negative means no limit.
+	// MaxRuns keeps at most this many finished run directories (besides those
+	// being recorded), removing the oldest first; 0 means DefaultMaxRuns,
+	// negative means no limit. GUI_AGENT_RUNS_KEEP.
 	MaxRuns int
-	// MaxBytes caps the runs folder's total size in bytes, removing the oldest
-	// runs first; 0 means DefaultMaxBytes, negative means no limit.
+	// MaxBytes caps the total size in bytes of the finished runs, removing the
+	// oldest first; 0 means DefaultMaxBytes, negative means no limit.
+	// GUI_AGENT_RUNS_MAX_MB.
 	MaxBytes int64
 	// MaxRunImageBytes caps the bytes of images one run stores: past 60% of it
 	// overlays are made smaller, and images that would exceed it are not
@@ -357,7 +359,10 @@ func (s *Store) EnsureReport(id string) (string, error) {
 	return p, nil
 }
 
-// prune removes the oldest inactive runs beyond MaxRuns or MaxBytes. Only
+// prune removes the oldest finished runs beyond MaxRuns or MaxBytes. Runs
+// being recorded are neither counted nor removed (each has its own caps, and
+// a long-lived MCP session must not make retention delete newer records);
+// they are counted once finished, when their own finalize prunes again. Only
 // directories holding a run.json are ever removed.
 func (s *Store) prune() {
 	runs, err := s.List()
@@ -370,21 +375,24 @@ func (s *Store) prune() {
 		RunInfo
 		bytes int64
 	}
-	var all []sized
+	var done []sized
 	var total int64
 	for _, r := range runs {
+		if s.isActive(r.ID) {
+			continue
+		}
 		n := dirSize(r.Dir)
-		all = append(all, sized{r, n})
+		done = append(done, sized{r, n})
 		total += n
 	}
-	count := len(all)
-	for i := len(all) - 1; i >= 0; i-- {
+	count := len(done)
+	for i := len(done) - 1; i >= 0; i-- {
 		overCount := s.opts.MaxRuns > 0 && count > s.opts.MaxRuns
 		overBytes := s.opts.MaxBytes > 0 && total > s.opts.MaxBytes
 		if !overCount && !overBytes {
 			break
 		}
-		r := all[i]
+		r := done[i]
 		if s.isActive(r.ID) {
 			continue
 		}

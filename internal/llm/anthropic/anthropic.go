@@ -142,6 +142,7 @@ func newClient(cfg llm.Config) (llm.Config, sdk.Client) {
 		// timeout is only a backstop and must not race it.
 		hc = &http.Client{Timeout: cfg.Timeout + 10*time.Second}
 	}
+	hc = llm.LimitResponses(hc, llm.MaxResponseBytes)
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
 		option.WithAPIKey(cfg.APIKey),

@@ -90,6 +90,7 @@ func newClient(cfg llm.Config) (*client, error) {
 		// timeout is only a backstop and must not race it.
 		hc = &http.Client{Timeout: cfg.Timeout + 10*time.Second}
 	}
+	hc = llm.LimitResponses(hc, llm.MaxResponseBytes)
 	opts := []option.RequestOption{
 		option.WithBaseURL(base),
 		option.WithHTTPClient(hc),

@@ -77,6 +77,7 @@ func New(cfg llm.Config) (llm.Adapter, error) {
 		// timeout is only a backstop and must not race it.
 		hc = &http.Client{Timeout: cfg.Timeout + 10*time.Second}
 	}
+	hc = llm.LimitResponses(hc, llm.MaxResponseBytes)
 	base := cfg.BaseURL
 	if base == "" {
 		base = DefaultBaseURL

@@ -1,0 +1,72 @@
+package mcpserver
+
+import (
+	"encoding/base64"
+	"fmt"
+	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Argument caps. Every string and array argument of every tool carries one in
+// its input schema (maxLength in characters, maxItems), so a client can read
+// it and the SDK refuses a larger value, with an error naming the property
+// and the cap, before the tool does any work. Messages are also bounded as a
+// whole: MaxStdioMessageBytes over stdio, HTTPOptions.MaxBodyBytes over HTTP.
+const (
+	// MaxTypeChars caps gui_type's text.
+	MaxTypeChars = 100_000
+	// MaxClipboardChars caps the text gui_clipboard sets.
+	MaxClipboardChars = 4 << 20
+	// MaxTaskChars caps gui_execute_task's task.
+	MaxTaskChars = 32 << 10
+	// MaxTemplateBytes caps gui_find_image's decoded template file; its
+	// pixels are capped by the display image it is matched against.
+	MaxTemplateBytes = 4 << 20
+	// maxNameChars caps every other string (display ids, spaces, key names).
+	maxNameChars = 256
+	// maxListItems caps every array (keys, modifiers).
+	maxListItems = 32
+)
+
+// dataURLPrefix allows for a "data:image/png;base64," before a template.
+const dataURLPrefix = 64
+
+// argCaps are the caps of the string arguments larger than maxNameChars, by
+// tool and property.
+var argCaps = map[string]map[string]int{
+	"gui_type":         {"text": MaxTypeChars},
+	"gui_clipboard":    {"text": MaxClipboardChars},
+	"gui_execute_task": {"task": MaxTaskChars},
+	"gui_find_image":   {"template": base64.StdEncoding.EncodedLen(MaxTemplateBytes) + dataURLPrefix},
+}
+
+// capArguments sets maxLength on every string property of a tool's input
+// schema (and of array items) and maxItems on every array, keeping a cap the
+// tool set itself.
+func capArguments(tool string, s *jsonschema.Schema) {
+	for name, p := range s.Properties {
+		switch {
+		case p.Type == "string":
+			if p.MaxLength == nil {
+				n, ok := argCaps[tool][name]
+				if !ok {
+					n = maxNameChars
+				}
+				p.MaxLength = &n
+			}
+		case p.Type == "array" || slices.Contains(p.Types, "array"):
+			if p.MaxItems == nil {
+				p.MaxItems = new(maxListItems)
+			}
+			if p.Items != nil && p.Items.Type == "string" && p.Items.MaxLength == nil {
+				p.Items.MaxLength = new(maxNameChars)
+			}
+		}
+	}
+	for name := range argCaps[tool] {
+		if _, ok := s.Properties[name]; !ok {
+			panic(fmt.Sprintf("tool %s: argCaps names a property %s it does not have", tool, name))
+		}
+	}
+}

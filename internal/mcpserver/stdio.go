@@ -1,0 +1,236 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+)
+
+// MaxStdioMessageBytes is the largest JSON-RPC message (one line) the stdio
+// transport accepts, the same as the HTTP body limit. A longer line is
+// skipped and answered with a JSON-RPC error; the server goes on serving.
+const MaxStdioMessageBytes = DefaultMaxBodyBytes
+
+// errCodeTooLarge is the JSON-RPC error code of an oversized message
+// (invalid request).
+const errCodeTooLarge = -32600
+
+// idPrefixBytes is how much of an oversized line is kept to recover the
+// request id from; idTailBytes how much of its end.
+const (
+	idPrefixBytes = 64 << 10
+	idTailBytes   = 4 << 10
+)
+
+// lockedWriter serializes writes to w: the SDK writes one message per Write
+// call, and lineLimiter writes its error responses through the same lock.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Close does nothing: stdout stays open for the process.
+func (l *lockedWriter) Close() error { return nil }
+
+// lineLimiter reads newline-delimited JSON-RPC messages from r and passes on
+// only the lines of at most max bytes. A longer line is consumed without
+// being held in memory, and answered on out with a JSON-RPC error carrying
+// its id (recovered from its beginning or end); a line whose id cannot be
+// found is logged and dropped, since a response without a usable id would
+// break a client. It is used by a single reader goroutine (the SDK's).
+type lineLimiter struct {
+	r       *bufio.Reader
+	closer  io.Closer
+	max     int
+	out     io.Writer
+	log     *slog.Logger
+	pending []byte // the rest of an accepted line not yet returned by Read
+	line    []byte // the buffer lines are assembled in
+}
+
+func newLineLimiter(r io.ReadCloser, out io.Writer, max int, log *slog.Logger) *lineLimiter {
+	return &lineLimiter{r: bufio.NewReaderSize(r, 64<<10), closer: r, max: max, out: out, log: log}
+}
+
+// Close closes the underlying reader.
+func (l *lineLimiter) Close() error { return l.closer.Close() }
+
+// Read returns bytes of accepted lines, each with its newline.
+func (l *lineLimiter) Read(p []byte) (int, error) {
+	for len(l.pending) == 0 {
+		line, err := l.nextLine()
+		if len(line) > 0 {
+			l.pending = line
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, l.pending)
+	l.pending = l.pending[n:]
+	return n, nil
+}
+
+// nextLine returns the next line of at most max bytes (with its newline, or
+// without one at the end of input), answering oversized lines on its way.
+// It returns an empty line and nil error after skipping one.
+func (l *lineLimiter) nextLine() ([]byte, error) {
+	l.line = l.line[:0]
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		content := len(l.line) + len(chunk)
+		if bytes.HasSuffix(chunk, []byte{'\n'}) {
+			content-- // the newline does not count
+		}
+		if content > l.max {
+			return nil, l.skip(append(l.line, chunk...), err)
+		}
+		l.line = append(l.line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return l.line, err
+	}
+}
+
+// skip consumes the rest of an oversized line (read the part read so far,
+// err the last read's error) and answers it.
+func (l *lineLimiter) skip(read []byte, err error) error {
+	prefix := bytes.Clone(read[:min(len(read), idPrefixBytes)])
+	n := len(read)
+	tail := newTailBuffer(idTailBytes)
+	tail.write(read)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		var chunk []byte
+		chunk, err = l.r.ReadSlice('\n')
+		n += len(chunk)
+		tail.write(chunk)
+	}
+	l.line = l.line[:0]
+	id := requestID(prefix, tail.bytes())
+	msg := fmt.Sprintf("message of %d bytes exceeds the stdio limit of %d bytes (%d MiB): send smaller arguments (crop a template, split long text) or use the HTTP transport's limits", n, l.max, l.max>>20)
+	if id == nil {
+		l.log.Warn("dropped an oversized stdio message without a request id", "bytes", n, "limit", l.max)
+	} else if werr := l.answer(id, msg); werr != nil {
+		return werr
+	} else {
+		l.log.Warn("refused an oversized stdio message", "bytes", n, "limit", l.max, "id", string(id))
+	}
+	if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+		return err
+	}
+	return nil
+}
+
+func (l *lineLimiter) answer(id json.RawMessage, msg string) error {
+	resp, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": errCodeTooLarge, "message": msg},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = l.out.Write(append(resp, '\n'))
+	return err
+}
+
+// requestID returns the "id" member of the top-level JSON object a line
+// starts with (prefix) or ends with (tail), or nil when neither shows one.
+func requestID(prefix, tail []byte) json.RawMessage {
+	if id := idFromPrefix(prefix); id != nil {
+		return id
+	}
+	return idFromTail(tail)
+}
+
+// idFromPrefix walks the top-level members of a truncated JSON object until
+// it finds "id" or the data ends.
+func idFromPrefix(prefix []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+		if key == "id" {
+			return validID(v)
+		}
+	}
+	return nil
+}
+
+// idFromTail finds `"id": value }` at the end of a line: the last member of
+// the top-level object.
+func idFromTail(tail []byte) json.RawMessage {
+	t := bytes.TrimRight(tail, " \t\r\n")
+	if !bytes.HasSuffix(t, []byte("}")) {
+		return nil
+	}
+	t = bytes.TrimRight(t[:len(t)-1], " \t\r\n")
+	i := bytes.LastIndex(t, []byte(`"id"`))
+	if i < 0 {
+		return nil
+	}
+	rest := bytes.TrimLeft(t[i+len(`"id"`):], " \t\r\n")
+	if !bytes.HasPrefix(rest, []byte(":")) {
+		return nil
+	}
+	before := bytes.TrimRight(t[:i], " \t\r\n")
+	if !bytes.HasSuffix(before, []byte(",")) {
+		return nil
+	}
+	return validID(bytes.TrimSpace(rest[1:]))
+}
+
+// validID returns v when it is a JSON-RPC id (a number or a string).
+func validID(v json.RawMessage) json.RawMessage {
+	var x any
+	if err := json.Unmarshal(v, &x); err != nil {
+		return nil
+	}
+	switch x.(type) {
+	case float64, string:
+		return bytes.Clone(v)
+	}
+	return nil
+}
+
+// tailBuffer keeps the last n bytes written to it.
+type tailBuffer struct {
+	buf []byte
+	n   int
+}
+
+func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n} }
+
+func (t *tailBuffer) write(p []byte) {
+	if len(p) >= t.n {
+		t.buf = append(t.buf[:0], p[len(p)-t.n:]...)
+		return
+	}
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.n {
+		t.buf = t.buf[len(t.buf)-t.n:]
+	}
+}
+
+func (t *tailBuffer) bytes() []byte { return t.buf }
