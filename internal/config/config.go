@@ -75,6 +75,7 @@ type Config struct {
 
 	// Records and logs.
 	RunsDir     string `json:"runs_dir"`     // GUI_AGENT_RUNS_DIR, default $XDG_STATE_HOME/guiagent/runs
+	StateDir    string `json:"state_dir"`    // GUI_AGENT_STATE_DIR (held-input ledgers), default $XDG_STATE_HOME/guiagent
 	DebugImages bool   `json:"debug_images"` // GUI_AGENT_DEBUG_IMAGES, default true
 	LogLevel    string `json:"log_level"`    // GUI_AGENT_LOG_LEVEL debug | info | warn | error
 	LogFile     string `json:"log_file"`     // GUI_AGENT_LOG_FILE ("" = stderr)
@@ -141,6 +142,9 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	}
 	if c.RunsDir == "" {
 		c.RunsDir = DefaultRunsDir(getenv)
+	}
+	if c.StateDir == "" {
+		c.StateDir = filepath.Dir(DefaultRunsDir(getenv))
 	}
 	// Validate normalizes c (the provider's case), so it must run before c is
 	// copied into the results: within one return statement Go leaves the order
@@ -269,6 +273,7 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.str("HTTP_TOKEN", &c.HTTPToken)
 	r.bool("ALLOW_REMOTE", &c.AllowRemote)
 	r.str("RUNS_DIR", &c.RunsDir)
+	r.str("STATE_DIR", &c.StateDir)
 	r.bool("DEBUG_IMAGES", &c.DebugImages)
 	r.str("LOG_LEVEL", &c.LogLevel)
 	r.str("LOG_FILE", &c.LogFile)
