@@ -16,6 +16,7 @@ import (
 type atoms struct {
 	clipboard, utf8String, targets, text, textPlain, incr, property xproto.Atom
 	multiple, timestamp, atomPair, saveTargets, clipboardManager    xproto.Atom
+	delete, insertSelection, insertProperty                         xproto.Atom
 	netActiveWindow, netWMName                                      xproto.Atom
 }
 
@@ -28,6 +29,7 @@ func (a *atoms) intern(conn *xgb.Conn) error {
 		{&a.text, "TEXT"}, {&a.textPlain, "text/plain;charset=utf-8"}, {&a.incr, "INCR"},
 		{&a.property, "GUIAGENT_SELECTION"}, {&a.multiple, "MULTIPLE"}, {&a.timestamp, "TIMESTAMP"},
 		{&a.atomPair, "ATOM_PAIR"}, {&a.saveTargets, "SAVE_TARGETS"}, {&a.clipboardManager, "CLIPBOARD_MANAGER"},
+		{&a.delete, "DELETE"}, {&a.insertSelection, "INSERT_SELECTION"}, {&a.insertProperty, "INSERT_PROPERTY"},
 		{&a.netActiveWindow, "_NET_ACTIVE_WINDOW"}, {&a.netWMName, "_NET_WM_NAME"},
 	}
 	cookies := make([]xproto.InternAtomCookie, len(names))

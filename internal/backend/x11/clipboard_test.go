@@ -32,6 +32,7 @@ type xclient struct {
 	manager bool
 	saved   map[string][]byte // what the manager saved, by target name
 	saveReq chan struct{}     // closed when the manager answered SAVE_TARGETS
+	deleted bool              // someone converted the ICCCM DELETE target
 }
 
 func newXClient(t testing.TB, display string) *xclient {
@@ -120,7 +121,12 @@ func (x *xclient) serve(e xproto.SelectionRequestEvent) {
 	offer, owns := x.offer, x.owns
 	x.mu.Unlock()
 	reply := xproto.SelectionNotifyEvent{Time: e.Time, Requestor: e.Requestor, Selection: e.Selection, Target: e.Target, Property: e.Property}
-	if e.Target == x.atom("TARGETS") && owns {
+	if e.Target == x.atom("DELETE") && owns {
+		x.mu.Lock()
+		x.deleted = true // an editor would delete the selected text now
+		x.mu.Unlock()
+		xproto.ChangeProperty(x.conn, xproto.PropModeReplace, e.Requestor, e.Property, x.atom("NULL"), 8, 0, nil)
+	} else if e.Target == x.atom("TARGETS") && owns {
 		buf := make([]byte, 4, 4*(len(offer)+1))
 		xgb.Put32(buf, uint32(x.atom("TARGETS")))
 		for a := range offer {
@@ -253,7 +259,7 @@ func TestHTMLAndTextBothRestoredByteExact(t *testing.T) {
 	html := []byte(`<meta charset="utf-8"><b>Grüße</b> <i>世界</i> &amp; more`)
 	text := []byte("Grüße 世界 & more")
 	owner := newXClient(t, vd.Display)
-	owner.own(map[string][]byte{"text/html": html, "UTF8_STRING": text})
+	owner.own(map[string][]byte{"text/html": html, "UTF8_STRING": text, "DELETE": nil})
 	h.ResetText(t)
 	if err := h.b.TypeText(ctxT(t), longText); err != nil {
 		t.Fatal(err)
@@ -261,6 +267,11 @@ func TestHTMLAndTextBothRestoredByteExact(t *testing.T) {
 	if got := h.Text(t, longText, 10*time.Second); got != longText {
 		t.Fatalf("the pasted text arrived as %q", got)
 	}
+	owner.mu.Lock()
+	if owner.deleted {
+		t.Error("saving the clipboard converted the DELETE target, which deletes the user's selected data")
+	}
+	owner.mu.Unlock()
 	app := userApp(t, vd.Display)
 	wantTarget(t, app, "text/html", html, "after the paste")
 	wantTarget(t, app, "UTF8_STRING", text, "after the paste")

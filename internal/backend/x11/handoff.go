@@ -192,13 +192,25 @@ func runKeeper(display string, r io.Reader, w io.Writer) int {
 		lost, change := !b.sel.owned || b.sel.gen != gen, b.sel.change
 		b.sel.mu.Unlock()
 		if lost {
-			time.Sleep(incrIdle) // let INCR transfers in progress finish
+			b.finishIncr()
 			return 0
 		}
 		select {
 		case <-change:
 		case <-b.loopDone:
 			return 0
+		}
+	}
+}
+
+// finishIncr waits (up to incrIdle) until INCR serves in progress ended.
+func (b *Backend) finishIncr() {
+	for deadline := time.Now().Add(incrIdle); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b.sel.mu.Lock()
+		n := len(b.sel.out)
+		b.sel.mu.Unlock()
+		if n == 0 {
+			return
 		}
 	}
 }

@@ -19,11 +19,13 @@ const (
 	incrIdle = 5 * time.Second
 )
 
-// metaTargets are answered by every owner about the selection itself; a
-// snapshot does not save them.
+// metaTarget reports targets a snapshot must not save: those about the
+// selection itself, and those whose conversion acts on the owner (ICCCM
+// DELETE deletes the selected data, INSERT_* insert into it).
 func (b *Backend) metaTarget(a xproto.Atom) bool {
 	switch a {
-	case b.atoms.targets, b.atoms.multiple, b.atoms.timestamp, b.atoms.saveTargets, 0:
+	case b.atoms.targets, b.atoms.multiple, b.atoms.timestamp, b.atoms.saveTargets, 0,
+		b.atoms.delete, b.atoms.insertSelection, b.atoms.insertProperty:
 		return true
 	}
 	return false
