@@ -163,3 +163,29 @@ func TestRecoverInputReleasesWhatADeadProcessHeldAndLeavesLiveOnes(t *testing.T)
 		}
 	}
 }
+
+// BenchmarkKeyTap measures what the durable ledger adds to a key tap (one
+// press and one release, each writing or removing the ledger file).
+func BenchmarkKeyTap(b *testing.B) {
+	for _, ledgered := range []bool{false, true} {
+		b.Run(fmt.Sprintf("ledger=%v", ledgered), func(b *testing.B) {
+			in := desktop.NewInput(fake.New(fake.Options{}))
+			if ledgered {
+				led, err := desktop.NewLedger(b.TempDir(), ":1")
+				if err != nil {
+					b.Fatal(err)
+				}
+				in.Ledger = led
+			}
+			ctx := context.Background()
+			for b.Loop() {
+				if err := in.KeyDown(ctx, "a"); err != nil {
+					b.Fatal(err)
+				}
+				if err := in.KeyUp(ctx, "a"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
