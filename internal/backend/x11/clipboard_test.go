@@ -313,6 +313,13 @@ func TestOneMegabyteClipboardRoundTripsWhole(t *testing.T) {
 	if got, err := app.ReadClipboard(ctxT(t)); err != nil || got != big2 {
 		t.Errorf("the app reads %d bytes of guiagent's 1 MiB clipboard, %v; want %d exact", len(got), err, len(big2))
 	}
+	// After guiagent exits, the keeper serves the same 1 MiB.
+	if err := h.b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := app.ReadClipboard(ctxT(t)); err != nil || got != big2 {
+		t.Errorf("after guiagent closed, the app reads %d bytes, %v; want %d exact", len(got), err, len(big2))
+	}
 }
 
 func TestClipboardManagerReceivesSaveTargetsAtExit(t *testing.T) {

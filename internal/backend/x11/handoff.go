@@ -119,7 +119,14 @@ func (b *Backend) startKeeper(items []clipItem) error {
 		return fmt.Errorf("find this executable to start a clipboard keeper: %w", err)
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), keeperEnv+"=1", "DISPLAY="+b.DisplayName())
+	// Only what connecting to the display needs: the keeper gets no API keys.
+	cmd.Env = []string{keeperEnv + "=1", "DISPLAY=" + b.DisplayName()}
+	for _, k := range []string{"XAUTHORITY", "HOME"} {
+		if v, ok := os.LookupEnv(k); ok {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	cmd.Dir = os.TempDir() // do not keep the caller's directory busy
 	cmd.SysProcAttr = detached()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

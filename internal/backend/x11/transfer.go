@@ -77,9 +77,11 @@ func (b *Backend) snapshot(ctx context.Context) (items []clipItem, present bool,
 // the answer whole, following INCR for large data; ok is false when the owner
 // refused the target. Caller holds sel.opMu.
 func (b *Backend) convert(ctx context.Context, selection, target xproto.Atom) (clipItem, bool, error) {
-	for { // drop answers to earlier, abandoned requests
+	for { // drop answers to earlier, abandoned requests and stale property notices
 		select {
 		case <-b.sel.notify:
+			continue
+		case <-b.sel.props:
 			continue
 		default:
 		}
