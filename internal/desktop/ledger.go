@@ -24,7 +24,6 @@ import (
 type Ledger struct {
 	dir, display, path string
 	pid                int
-	backend            string
 }
 
 // ledgerFile is the file's JSON form.
