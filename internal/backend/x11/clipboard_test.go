@@ -232,6 +232,7 @@ var longText = strings.Repeat("a long paste, ü and 世界, ", 40)
 func TestImageOnlyClipboardSurvivesALongPasteAndOurExit(t *testing.T) {
 	vd := xvfbtest.Start(t, 800, 600)
 	h := newHarness(t, vd.Display)
+	app := userApp(t, vd.Display) // before the owner connects: xgb's extension set-up writes globals its reader reads
 	png := append([]byte("\x89PNG\r\n\x1a\n"), randomBytes(120_000)...)
 	owner := newXClient(t, vd.Display)
 	owner.own(map[string][]byte{"image/png": png})
@@ -242,7 +243,6 @@ func TestImageOnlyClipboardSurvivesALongPasteAndOurExit(t *testing.T) {
 	if got := h.Text(t, longText, 10*time.Second); got != longText {
 		t.Fatalf("the pasted text arrived as %q", got)
 	}
-	app := userApp(t, vd.Display)
 	wantTarget(t, app, "image/png", png, "after the paste")
 	if _, err := h.b.ReadClipboard(ctxT(t)); err == nil || !strings.Contains(err.Error(), "no text") {
 		t.Errorf("ReadClipboard of an image-only clipboard: %v, want an error saying it holds no text", err)
@@ -256,6 +256,7 @@ func TestImageOnlyClipboardSurvivesALongPasteAndOurExit(t *testing.T) {
 func TestHTMLAndTextBothRestoredByteExact(t *testing.T) {
 	vd := xvfbtest.Start(t, 800, 600)
 	h := newHarness(t, vd.Display)
+	app := userApp(t, vd.Display)
 	html := []byte(`<meta charset="utf-8"><b>Grüße</b> <i>世界</i> &amp; more`)
 	text := []byte("Grüße 世界 & more")
 	owner := newXClient(t, vd.Display)
@@ -272,7 +273,6 @@ func TestHTMLAndTextBothRestoredByteExact(t *testing.T) {
 		t.Error("saving the clipboard converted the DELETE target, which deletes the user's selected data")
 	}
 	owner.mu.Unlock()
-	app := userApp(t, vd.Display)
 	wantTarget(t, app, "text/html", html, "after the paste")
 	wantTarget(t, app, "UTF8_STRING", text, "after the paste")
 	if got, err := app.ReadClipboard(ctxT(t)); err != nil || got != string(text) {
@@ -325,6 +325,7 @@ func TestOneMegabyteClipboardRoundTripsWhole(t *testing.T) {
 func TestClipboardManagerReceivesSaveTargetsAtExit(t *testing.T) {
 	vd := xvfbtest.Start(t, 800, 600)
 	h := newHarness(t, vd.Display)
+	app := userApp(t, vd.Display)
 	manager := newXClient(t, vd.Display)
 	manager.beManager()
 	html := []byte("<p>kept by the manager ✓</p>")
@@ -352,7 +353,6 @@ func TestClipboardManagerReceivesSaveTargetsAtExit(t *testing.T) {
 	if !bytes.Equal(saved["text/html"], html) || !bytes.Equal(saved["UTF8_STRING"], text) {
 		t.Errorf("the manager saved html %q and text %q; want %q and %q", saved["text/html"], saved["UTF8_STRING"], html, text)
 	}
-	app := userApp(t, vd.Display)
 	wantTarget(t, app, "text/html", html, "after guiagent exited")
 }
 
