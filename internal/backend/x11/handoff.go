@@ -149,7 +149,8 @@ func (b *Backend) startKeeper(items []clipItem) error {
 	select {
 	case line := <-ready:
 		if line == "owned" && werr == nil {
-			return cmd.Process.Release()
+			go cmd.Wait() // reap it if this process outlives it
+			return nil
 		}
 		err = fmt.Errorf("the clipboard keeper failed: %s", errors.Join(werr, errors.New(line)))
 	case <-time.After(keeperStartTimeout):
