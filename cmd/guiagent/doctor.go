@@ -48,6 +48,7 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	} else {
 		defer closeScreen()
 		checkDesktop(ctx, screen, add)
+		checkHeldInput(ctx, c, screen, add)
 	}
 	if _, err := exec.LookPath("Xvfb"); err != nil && runtime.GOOS == "linux" {
 		add("warn", "virtual display", "Xvfb is not installed, so --virtual-display and `guiagent demo` cannot start a private desktop", "apt-get install xvfb")

@@ -26,6 +26,7 @@ Usage:
   guiagent serve --http [flags] serve MCP over Streamable HTTP on 127.0.0.1:60008 (/mcp) + dashboard (/)
   guiagent demo [flags]         run a task on a sample app in a private virtual desktop (offline)
   guiagent doctor               check display, input, clipboard and model configuration
+  guiagent release [--display :N]  release keys and buttons a killed guiagent left held
   guiagent bench capture [--size WxH] [--max-long-edge N] [--format jpeg|png] [-n N]
   guiagent runs                 list recorded task runs
   guiagent report ID            print the path of a run's HTML report
@@ -56,6 +57,8 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		err = cmdDemo(ctx, args, getenv, stdout, stderr)
 	case "doctor":
 		return cmdDoctor(ctx, args, getenv, stdout)
+	case "release":
+		err = cmdRelease(ctx, args, getenv, stdout, stderr)
 	case "bench":
 		err = cmdBench(ctx, args, getenv, stdout, stderr)
 	case "runs":

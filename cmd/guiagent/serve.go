@@ -61,6 +61,10 @@ func newApp(ctx context.Context, c config.Config, stderr io.Writer) (*app, error
 		return nil, fmt.Errorf("GUI_AGENT_BLOCKED_HOTKEYS/GUI_AGENT_ALLOWED_HOTKEYS: %w", err)
 	}
 	a.input = desktop.NewInput(screen)
+	if err := a.attachLedger(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
 	if c.KillSwitchFile != "" {
 		a.kill = safety.NewKillSwitch(c.KillSwitchFile)
 		a.input.Gate = a.kill.Gate

@@ -78,6 +78,7 @@ type Config struct {
 	RunsDir     string `json:"runs_dir"`     // GUI_AGENT_RUNS_DIR, default $XDG_STATE_HOME/guiagent/runs
 	RunsKeep    int    `json:"runs_keep"`    // GUI_AGENT_RUNS_KEEP: finished run records kept, 1-100000, default 200
 	RunsMaxMB   int    `json:"runs_max_mb"`  // GUI_AGENT_RUNS_MAX_MB: total size of finished run records, 1-1048576 MB, default 2048
+	StateDir    string `json:"state_dir"`    // GUI_AGENT_STATE_DIR (held-input ledgers), default $XDG_STATE_HOME/guiagent
 	DebugImages bool   `json:"debug_images"` // GUI_AGENT_DEBUG_IMAGES, default true
 	LogLevel    string `json:"log_level"`    // GUI_AGENT_LOG_LEVEL debug | info | warn | error
 	LogFile     string `json:"log_file"`     // GUI_AGENT_LOG_FILE ("" = stderr)
@@ -146,6 +147,9 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	}
 	if c.RunsDir == "" {
 		c.RunsDir = DefaultRunsDir(getenv)
+	}
+	if c.StateDir == "" {
+		c.StateDir = filepath.Dir(DefaultRunsDir(getenv))
 	}
 	// Validate normalizes c (the provider's case), so it must run before c is
 	// copied into the results: within one return statement Go leaves the order
@@ -289,6 +293,7 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.str("RUNS_DIR", &c.RunsDir)
 	r.int("RUNS_KEEP", &c.RunsKeep, 1, 100_000)
 	r.int("RUNS_MAX_MB", &c.RunsMaxMB, 1, 1<<20)
+	r.str("STATE_DIR", &c.StateDir)
 	r.bool("DEBUG_IMAGES", &c.DebugImages)
 	r.str("LOG_LEVEL", &c.LogLevel)
 	r.str("LOG_FILE", &c.LogFile)

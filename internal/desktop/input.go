@@ -27,6 +27,9 @@ type Input struct {
 	// Gate, when set, is called before every primitive; an error (kill switch,
 	// policy) stops the action and releases what it pressed.
 	Gate func(ctx context.Context) error
+	// Ledger, when set, keeps the held keys and buttons in a file written
+	// before each press, so a killed process's next start can release them.
+	Ledger *Ledger
 
 	mu      sync.Mutex
 	keys    []Key
@@ -34,6 +37,7 @@ type Input struct {
 	last    geom.GlobalPoint
 	lastSet bool
 	lastAt  time.Time
+	typing  bool
 }
 
 // ErrNoInput is returned when the backend cannot inject input.
@@ -90,6 +94,14 @@ func (in *Input) do(ctx context.Context, needPtr, needKbd bool, fn func(ctx cont
 	return fn(ctx)
 }
 
+// persist writes the ledger file (when there is one). Caller holds mu.
+func (in *Input) persist() error {
+	if in.Ledger == nil {
+		return nil
+	}
+	return in.Ledger.save(in.screen.Name(), in.keys, in.buttons, in.typing)
+}
+
 func (in *Input) gate(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -120,6 +132,10 @@ func (in *Input) releaseFrom(nKeys, nButtons int) error {
 			errs = append(errs, in.kbd.KeyUp(bg, k))
 		}
 	}
+	if nKeys == 0 && nButtons == 0 {
+		in.typing = false
+	}
+	errs = append(errs, in.persist())
 	return errors.Join(errs...)
 }
 
@@ -137,6 +153,10 @@ func (in *Input) keyDown(ctx context.Context, k Key) error {
 	}
 	// Enter the ledger first, so a backend that panics after pressing is still released.
 	in.keys = append(in.keys, k)
+	if err := in.persist(); err != nil {
+		in.keys = in.keys[:len(in.keys)-1]
+		return err
+	}
 	if err := in.kbd.KeyDown(ctx, k); err != nil {
 		in.keys = in.keys[:len(in.keys)-1]
 		return err
@@ -153,7 +173,7 @@ func (in *Input) keyUp(ctx context.Context, k Key) error {
 	if i := slices.Index(in.keys, k); i >= 0 {
 		in.keys = slices.Delete(in.keys, i, i+1)
 	}
-	return nil
+	return in.persist()
 }
 
 func (in *Input) buttonDown(ctx context.Context, b Button) error {
@@ -161,6 +181,10 @@ func (in *Input) buttonDown(ctx context.Context, b Button) error {
 		return err
 	}
 	in.buttons = append(in.buttons, b)
+	if err := in.persist(); err != nil {
+		in.buttons = in.buttons[:len(in.buttons)-1]
+		return err
+	}
 	if err := in.ptr.ButtonDown(ctx, b); err != nil {
 		in.buttons = in.buttons[:len(in.buttons)-1]
 		return err
@@ -176,7 +200,7 @@ func (in *Input) buttonUp(ctx context.Context, b Button) error {
 	if i := slices.Index(in.buttons, b); i >= 0 {
 		in.buttons = slices.Delete(in.buttons, i, i+1)
 	}
-	return nil
+	return in.persist()
 }
 
 func (in *Input) moveTo(ctx context.Context, p geom.GlobalPoint) error {
@@ -354,7 +378,14 @@ func (in *Input) Type(ctx context.Context, text string) error {
 		if err := in.gate(ctx); err != nil {
 			return err
 		}
-		return in.kbd.TypeText(ctx, text)
+		in.typing = true // TypeText presses keys of its own
+		if err := in.persist(); err != nil {
+			in.typing = false
+			return err
+		}
+		err := in.kbd.TypeText(ctx, text)
+		in.typing = false
+		return errors.Join(err, in.persist())
 	})
 }
 

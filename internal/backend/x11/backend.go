@@ -279,9 +279,10 @@ func (b *Backend) createHiddenWindow() error {
 	return nil
 }
 
-// Close releases any key KeyDown still holds, the X connection and the shared
-// memory segment, restores any keycodes the backend remapped, and stops the
-// event loop. It is safe after a
+// Close releases any key KeyDown still holds, hands a clipboard the backend
+// owns to the clipboard manager or a keeper process (so it outlives us), then
+// the X connection and the shared memory segment, restores any keycodes the
+// backend remapped, and stops the event loop. It is safe after a
 // partial Start and when called more than once.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
@@ -308,6 +309,9 @@ func (b *Backend) Close() error {
 			b.shm = nil
 		}
 		b.capMu.Unlock()
+		if b.hidden != 0 && b.loopDone != nil {
+			errs = append(errs, b.handOff())
+		}
 		if b.hidden != 0 {
 			xproto.DestroyWindow(b.conn, b.hidden)
 		}

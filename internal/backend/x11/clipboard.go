@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/jezek/xgb"
@@ -16,6 +15,8 @@ import (
 // atoms the backend uses.
 type atoms struct {
 	clipboard, utf8String, targets, text, textPlain, incr, property xproto.Atom
+	multiple, timestamp, atomPair, saveTargets, clipboardManager    xproto.Atom
+	delete, insertSelection, insertProperty                         xproto.Atom
 	netActiveWindow, netWMName                                      xproto.Atom
 }
 
@@ -26,8 +27,10 @@ func (a *atoms) intern(conn *xgb.Conn) error {
 	}{
 		{&a.clipboard, "CLIPBOARD"}, {&a.utf8String, "UTF8_STRING"}, {&a.targets, "TARGETS"},
 		{&a.text, "TEXT"}, {&a.textPlain, "text/plain;charset=utf-8"}, {&a.incr, "INCR"},
-		{&a.property, "GUIAGENT_SELECTION"}, {&a.netActiveWindow, "_NET_ACTIVE_WINDOW"},
-		{&a.netWMName, "_NET_WM_NAME"},
+		{&a.property, "GUIAGENT_SELECTION"}, {&a.multiple, "MULTIPLE"}, {&a.timestamp, "TIMESTAMP"},
+		{&a.atomPair, "ATOM_PAIR"}, {&a.saveTargets, "SAVE_TARGETS"}, {&a.clipboardManager, "CLIPBOARD_MANAGER"},
+		{&a.delete, "DELETE"}, {&a.insertSelection, "INSERT_SELECTION"}, {&a.insertProperty, "INSERT_PROPERTY"},
+		{&a.netActiveWindow, "_NET_ACTIVE_WINDOW"}, {&a.netWMName, "_NET_WM_NAME"},
 	}
 	cookies := make([]xproto.InternAtomCookie, len(names))
 	for i, n := range names {
@@ -43,22 +46,45 @@ func (a *atoms) intern(conn *xgb.Conn) error {
 	return nil
 }
 
+// clipItem is one target of a clipboard's content, as its owner answered it:
+// the property type, format (8, 16 or 32) and raw bytes.
+type clipItem struct {
+	target, typ xproto.Atom
+	format      byte
+	data        []byte
+}
+
+// textItems is the content WriteClipboard and paste serve for text.
+func (b *Backend) textItems(text string) []clipItem {
+	u := []byte(text)
+	return []clipItem{
+		{b.atoms.utf8String, b.atoms.utf8String, 8, u},
+		{b.atoms.textPlain, b.atoms.textPlain, 8, u},
+		{b.atoms.text, b.atoms.utf8String, 8, u},
+		{xproto.AtomString, xproto.AtomString, 8, toLatin1(text)},
+	}
+}
+
 // selection is the state of the CLIPBOARD selection as this backend owns it.
 type selection struct {
 	mu     sync.Mutex
 	owned  bool
-	text   string
+	items  []clipItem
 	gen    int           // incremented at every ownership change
-	served int           // generation whose text a client last fetched
+	served int           // generation whose content a client last fetched
 	change chan struct{} // closed and replaced when served or ownership changes
+	out    map[incrKey]*incrOut
 
 	opMu   sync.Mutex                       // one clipboard read or paste at a time
 	notify chan xproto.SelectionNotifyEvent // conversions answered to our window
+	props  chan struct{}                    // a new value of our GUIAGENT_SELECTION property (INCR reads)
 }
 
 func (s *selection) init() {
 	s.change = make(chan struct{})
 	s.notify = make(chan xproto.SelectionNotifyEvent, 4)
+	s.props = make(chan struct{}, 64)
+	s.out = map[incrKey]*incrOut{}
 }
 
 // signal wakes waiters. Caller holds mu.
@@ -97,6 +123,8 @@ func (b *Backend) eventLoop() {
 			default:
 				b.log.Debug("x11 dropped a stale SelectionNotify")
 			}
+		case xproto.PropertyNotifyEvent:
+			b.propertyChanged(e)
 		case xproto.MappingNotifyEvent:
 			if e.Request == xproto.MappingKeyboard {
 				b.keymap.stale.Store(true)
@@ -105,50 +133,120 @@ func (b *Backend) eventLoop() {
 	}
 }
 
-// maxPropertyBytes is the most text one ChangeProperty request can carry.
+// propertyChanged feeds INCR transfers: a new chunk for our reads, a deleted
+// chunk (the requestor's go-ahead) for our serves.
+func (b *Backend) propertyChanged(e xproto.PropertyNotifyEvent) {
+	if e.Window == b.hidden && e.Atom == b.atoms.property && e.State == xproto.PropertyNewValue {
+		select {
+		case b.sel.props <- struct{}{}:
+		default:
+		}
+		return
+	}
+	if e.State == xproto.PropertyDelete {
+		b.incrNext(incrKey{e.Window, e.Atom})
+	}
+}
+
+// maxPropertyBytes is the most data one ChangeProperty request can carry;
+// larger targets are served with INCR.
 func (b *Backend) maxPropertyBytes() int { return int(b.setup.MaximumRequestLength)*4 - 64 }
 
-// serveSelection answers a client's request for our CLIPBOARD text.
+// serveSelection answers a client's request for our CLIPBOARD content.
 func (b *Backend) serveSelection(e xproto.SelectionRequestEvent) {
 	b.sel.mu.Lock()
-	owned, text, gen := b.sel.owned, b.sel.text, b.sel.gen
+	owned, items, gen := b.sel.owned, b.sel.items, b.sel.gen
 	b.sel.mu.Unlock()
 	prop := e.Property
 	if prop == 0 { // obsolete client: use the target as the property
 		prop = e.Target
 	}
 	reply := xproto.SelectionNotifyEvent{Time: e.Time, Requestor: e.Requestor, Selection: e.Selection, Target: e.Target, Property: prop}
-	servedText := false
+	served := false
 	switch {
 	case !owned || e.Selection != b.atoms.clipboard:
 		reply.Property = 0
-	case e.Target == b.atoms.targets:
-		list := []xproto.Atom{b.atoms.targets, b.atoms.utf8String, xproto.AtomString, b.atoms.text, b.atoms.textPlain}
+	case e.Target == b.atoms.multiple:
+		served = b.serveMultiple(e.Requestor, prop, items)
+	default:
+		ok, data := b.serveTarget(e.Requestor, e.Target, prop, items)
+		if !ok {
+			reply.Property = 0
+		}
+		served = data
+	}
+	xproto.SendEvent(b.conn, false, e.Requestor, xproto.EventMaskNoEvent, string(reply.Bytes()))
+	if served {
+		b.markServed(gen)
+	}
+}
+
+// markServed records that a client fetched generation gen's content.
+func (b *Backend) markServed(gen int) {
+	b.sel.mu.Lock()
+	if b.sel.gen == gen {
+		b.sel.served = gen
+		b.sel.signal()
+	}
+	b.sel.mu.Unlock()
+}
+
+// serveTarget writes target into the requestor's property; data reports
+// whether content (not TARGETS or TIMESTAMP) was delivered whole. A target too
+// large for one request is served with INCR, and counts as delivered when the
+// transfer ends.
+func (b *Backend) serveTarget(win xproto.Window, target, prop xproto.Atom, items []clipItem) (ok, data bool) {
+	switch target {
+	case b.atoms.targets:
+		list := []xproto.Atom{b.atoms.targets, b.atoms.multiple, b.atoms.timestamp}
+		for _, it := range items {
+			list = append(list, it.target)
+		}
 		buf := make([]byte, 4*len(list))
 		for i, a := range list {
 			xgb.Put32(buf[4*i:], uint32(a))
 		}
-		xproto.ChangeProperty(b.conn, xproto.PropModeReplace, e.Requestor, prop, xproto.AtomAtom, 32, uint32(len(list)), buf)
-	case e.Target == b.atoms.utf8String || e.Target == b.atoms.text || e.Target == b.atoms.textPlain:
-		data := []byte(text)
-		xproto.ChangeProperty(b.conn, xproto.PropModeReplace, e.Requestor, prop, b.atoms.utf8String, 8, uint32(len(data)), data)
-		servedText = true
-	case e.Target == xproto.AtomString:
-		data := toLatin1(text)
-		xproto.ChangeProperty(b.conn, xproto.PropModeReplace, e.Requestor, prop, xproto.AtomString, 8, uint32(len(data)), data)
-		servedText = true
-	default:
-		reply.Property = 0
+		xproto.ChangeProperty(b.conn, xproto.PropModeReplace, win, prop, xproto.AtomAtom, 32, uint32(len(list)), buf)
+		return true, false
+	case b.atoms.timestamp:
+		buf := make([]byte, 4) // CurrentTime: we do not track the ownership timestamp
+		xproto.ChangeProperty(b.conn, xproto.PropModeReplace, win, prop, xproto.AtomInteger, 32, 1, buf)
+		return true, false
 	}
-	xproto.SendEvent(b.conn, false, e.Requestor, xproto.EventMaskNoEvent, string(reply.Bytes()))
-	if servedText {
-		b.sel.mu.Lock()
-		if b.sel.gen == gen {
-			b.sel.served = gen
-			b.sel.signal()
+	for _, it := range items {
+		if it.target != target {
+			continue
 		}
-		b.sel.mu.Unlock()
+		if len(it.data) > b.maxPropertyBytes() {
+			b.startIncr(win, prop, it)
+			return true, false
+		}
+		unit := max(int(it.format)/8, 1)
+		xproto.ChangeProperty(b.conn, xproto.PropModeReplace, win, prop, it.typ, it.format, uint32(len(it.data)/unit), it.data)
+		return true, true
 	}
+	return false, false
+}
+
+// serveMultiple answers a MULTIPLE request: prop holds (target, property)
+// pairs; a pair the owner cannot convert gets its property set to None.
+func (b *Backend) serveMultiple(win xproto.Window, prop xproto.Atom, items []clipItem) bool {
+	rep, err := xproto.GetProperty(b.conn, false, win, prop, b.atoms.atomPair, 0, 1<<16).Reply()
+	if err != nil || rep.Format != 32 {
+		return false
+	}
+	pairs := rep.Value
+	served := false
+	for i := 0; i+8 <= len(pairs); i += 8 {
+		target, p := xproto.Atom(xgb.Get32(pairs[i:])), xproto.Atom(xgb.Get32(pairs[i+4:]))
+		ok, data := b.serveTarget(win, target, p, items)
+		if !ok {
+			xgb.Put32(pairs[i+4:], 0)
+		}
+		served = served || data
+	}
+	xproto.ChangeProperty(b.conn, xproto.PropModeReplace, win, prop, b.atoms.atomPair, 32, uint32(len(pairs)/4), pairs)
+	return served
 }
 
 func toLatin1(s string) []byte {
@@ -171,14 +269,11 @@ func fromLatin1(b []byte) string {
 	return sb.String()
 }
 
-// own makes the backend the CLIPBOARD owner serving text and returns the
+// own makes the backend the CLIPBOARD owner serving items and returns the
 // ownership generation.
-func (b *Backend) own(text string) (int, error) {
-	if len(text) > b.maxPropertyBytes() {
-		return 0, fmt.Errorf("x11 clipboard: %d bytes of text exceed the %d bytes this backend can serve in one piece (INCR transfers are not supported)", len(text), b.maxPropertyBytes())
-	}
+func (b *Backend) own(items []clipItem) (int, error) {
 	b.sel.mu.Lock()
-	b.sel.owned, b.sel.text = true, text
+	b.sel.owned, b.sel.items = true, items
 	b.sel.gen++
 	gen := b.sel.gen
 	b.sel.signal()
@@ -203,7 +298,7 @@ func (b *Backend) disown(gen int) error {
 		b.sel.mu.Unlock()
 		return nil
 	}
-	b.sel.owned, b.sel.text = false, ""
+	b.sel.owned, b.sel.items = false, nil
 	b.sel.gen++
 	b.sel.signal()
 	b.sel.mu.Unlock()
@@ -211,7 +306,8 @@ func (b *Backend) disown(gen int) error {
 }
 
 // WriteClipboard puts text on the CLIPBOARD; the backend serves it until
-// another client takes the clipboard or the backend closes.
+// another client takes the clipboard, and at Close hands it to the clipboard
+// manager or a keeper process (see handOff).
 func (b *Backend) WriteClipboard(ctx context.Context, text string) error {
 	if err := b.ready(); err != nil {
 		return err
@@ -222,94 +318,58 @@ func (b *Backend) WriteClipboard(ctx context.Context, text string) error {
 	if !utf8.ValidString(text) {
 		return errors.New("x11 clipboard: text is not valid UTF-8")
 	}
+	if len(text) > maxClipboardBytes {
+		return fmt.Errorf("x11 clipboard: %d bytes of text exceed the %d-byte clipboard limit", len(text), maxClipboardBytes)
+	}
 	b.sel.opMu.Lock()
 	defer b.sel.opMu.Unlock()
-	_, err := b.own(text)
+	_, err := b.own(b.textItems(text))
 	return err
 }
 
 // ReadClipboard returns the CLIPBOARD text ("" when nobody owns it). It asks for
-// UTF8_STRING, then STRING, and waits up to 2 s for the owner's answer.
+// UTF8_STRING, then STRING, waits up to 2 s for each answer (and each INCR
+// chunk), and returns the whole text or an error, never part of it.
 func (b *Backend) ReadClipboard(ctx context.Context) (string, error) {
 	if err := b.ready(); err != nil {
 		return "", err
 	}
 	b.sel.opMu.Lock()
 	defer b.sel.opMu.Unlock()
-	text, _, err := b.readClipboard(ctx)
-	return text, err
-}
-
-// readClipboard reads the clipboard; present is false when nobody owns it.
-// Caller holds sel.opMu.
-func (b *Backend) readClipboard(ctx context.Context) (text string, present bool, err error) {
 	b.sel.mu.Lock()
 	if b.sel.owned {
-		t := b.sel.text
+		items := b.sel.items
 		b.sel.mu.Unlock()
-		return t, true, nil
+		for _, it := range items {
+			if it.target == b.atoms.utf8String {
+				return string(it.data), nil
+			}
+		}
+		return "", errors.New("x11 clipboard: the clipboard holds no text (only other formats such as images)")
 	}
 	b.sel.mu.Unlock()
-	owner, err := xproto.GetSelectionOwner(b.conn, b.atoms.clipboard).Reply()
-	if err != nil {
-		return "", false, fmt.Errorf("x11 clipboard: %w", err)
-	}
-	if owner.Owner == xproto.WindowNone {
-		return "", false, nil
+	if owner, err := b.clipboardOwner(); err != nil || owner == xproto.WindowNone {
+		return "", err
 	}
 	for _, target := range []xproto.Atom{b.atoms.utf8String, xproto.AtomString} {
-		text, ok, err := b.convert(ctx, target)
+		it, ok, err := b.convert(ctx, b.atoms.clipboard, target)
 		if err != nil {
-			return "", true, err
+			return "", err
+		}
+		if ok && it.typ == xproto.AtomString {
+			return fromLatin1(it.data), nil
 		}
 		if ok {
-			return text, true, nil
+			return string(it.data), nil
 		}
 	}
-	return "", true, errors.New("x11 clipboard: the owner offers no text (neither UTF8_STRING nor STRING)")
+	return "", errors.New("x11 clipboard: the owner offers no text (neither UTF8_STRING nor STRING)")
 }
 
-// convert asks the owner for target and returns the text; ok is false when the
-// owner refused that target.
-func (b *Backend) convert(ctx context.Context, target xproto.Atom) (string, bool, error) {
-	for { // drop answers to earlier, abandoned requests
-		select {
-		case <-b.sel.notify:
-			continue
-		default:
-		}
-		break
+func (b *Backend) clipboardOwner() (xproto.Window, error) {
+	owner, err := xproto.GetSelectionOwner(b.conn, b.atoms.clipboard).Reply()
+	if err != nil {
+		return 0, fmt.Errorf("x11 clipboard: %w", err)
 	}
-	xproto.DeleteProperty(b.conn, b.hidden, b.atoms.property)
-	if err := xproto.ConvertSelectionChecked(b.conn, b.hidden, b.atoms.clipboard, target, b.atoms.property, xproto.TimeCurrentTime).Check(); err != nil {
-		return "", false, fmt.Errorf("x11 clipboard: ConvertSelection: %w", err)
-	}
-	timer := time.NewTimer(2 * time.Second)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return "", false, ctx.Err()
-		case <-timer.C:
-			return "", false, errors.New("x11 clipboard: the clipboard owner did not answer within 2s; the application holding the clipboard may be frozen")
-		case e := <-b.sel.notify:
-			if e.Selection != b.atoms.clipboard || e.Target != target {
-				continue
-			}
-			if e.Property == xproto.AtomNone {
-				return "", false, nil
-			}
-			rep, err := xproto.GetProperty(b.conn, true, b.hidden, e.Property, xproto.GetPropertyTypeAny, 0, uint32(b.maxPropertyBytes()/4)).Reply()
-			if err != nil {
-				return "", false, fmt.Errorf("x11 clipboard: read the answer: %w", err)
-			}
-			if rep.Type == b.atoms.incr {
-				return "", false, errors.New("x11 clipboard: the owner sends the text incrementally (INCR, large text), which is not supported")
-			}
-			if rep.Type == xproto.AtomString {
-				return fromLatin1(rep.Value), true, nil
-			}
-			return string(rep.Value), true, nil
-		}
-	}
+	return owner.Owner, nil
 }

@@ -1,6 +1,9 @@
 package x11
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/jezek/xgb/xproto"
 
 	"github.com/guiagent/guiagent/internal/desktop"
@@ -44,4 +47,38 @@ func (b *Backend) KeycodeOf(k desktop.Key) (xproto.Keycode, bool, error) {
 	b.kbdMu.Lock()
 	defer b.kbdMu.Unlock()
 	return b.resolveKey(k)
+}
+
+// ReadTarget reads one target of the CLIPBOARD as its owner answers it
+// (following INCR), as an application pasting that format would.
+func (b *Backend) ReadTarget(ctx context.Context, target string) (data []byte, typ string, err error) {
+	a, err := internAtom(b.conn, target)
+	if err != nil {
+		return nil, "", err
+	}
+	b.sel.opMu.Lock()
+	defer b.sel.opMu.Unlock()
+	it, ok, err := b.convert(ctx, b.atoms.clipboard, a)
+	if err != nil {
+		return nil, "", err
+	}
+	if !ok {
+		return nil, "", fmt.Errorf("the clipboard owner refused %s", target)
+	}
+	return it.data, b.atomName(it.typ), nil
+}
+
+// TypeAsKeys types text as key strokes whatever its length (no paste).
+func (b *Backend) TypeAsKeys(ctx context.Context, text string) error {
+	syms := make([]xproto.Keysym, 0, len(text))
+	for _, r := range text {
+		s, ok := runeKeysym(r)
+		if !ok {
+			return fmt.Errorf("cannot type %U", r)
+		}
+		syms = append(syms, s)
+	}
+	b.kbdMu.Lock()
+	defer b.kbdMu.Unlock()
+	return b.typeKeys(ctx, syms)
 }

@@ -33,8 +33,9 @@ type stroke struct {
 // characters it lacks each get their own spare keycode for the whole call (and
 // the mapping is restored afterwards). Text longer than 50 characters, or with
 // more distinct missing characters than spare keycodes, is pasted through the
-// clipboard with ctrl+v, and the user's clipboard text is restored when the
-// clipboard still holds ours. Nothing stays pressed, even on error.
+// clipboard with ctrl+v, and the user's clipboard (every target it offered:
+// text, HTML, images...) is restored when the clipboard still holds ours.
+// Nothing stays pressed, even on error.
 func (b *Backend) TypeText(ctx context.Context, text string) error {
 	if err := b.ready(); err != nil {
 		return err
@@ -60,8 +61,41 @@ func (b *Backend) TypeText(ctx context.Context, text string) error {
 		return err
 	}
 	if len(runes) > typeKeysMaxRunes {
-		return b.paste(ctx, text)
+		return b.pasteOrType(ctx, text, syms)
 	}
+	if err := b.typeKeys(ctx, syms); !errors.Is(err, errTooManyMissing) {
+		return err
+	}
+	return b.paste(ctx, text)
+}
+
+var (
+	// errTooManyMissing: the text has more distinct characters missing from
+	// the keymap than there are spare keycodes to map them onto.
+	errTooManyMissing = errors.New("x11 type: more distinct characters missing from the keyboard map than spare keycodes")
+	// errCannotSave: the clipboard could not be saved whole before a paste.
+	errCannotSave = errors.New("x11 type: the clipboard could not be saved before pasting, so it was left alone")
+)
+
+// pasteOrType pastes text; when the user's clipboard cannot be saved whole
+// (a frozen owner, a target over the size limit), it types the text as keys
+// instead, so the clipboard is never clobbered. Caller holds kbdMu.
+func (b *Backend) pasteOrType(ctx context.Context, text string, syms []xproto.Keysym) error {
+	err := b.paste(ctx, text)
+	if !errors.Is(err, errCannotSave) {
+		return err
+	}
+	b.log.Warn("x11 type: typing long text as keys because the clipboard cannot be saved", "err", err)
+	if terr := b.typeKeys(ctx, syms); terr != nil {
+		return errors.Join(err, terr)
+	}
+	return nil
+}
+
+// typeKeys types syms as key strokes, mapping characters the keymap lacks
+// onto spare keycodes for the call (errTooManyMissing when they do not fit).
+// Caller holds kbdMu.
+func (b *Backend) typeKeys(ctx context.Context, syms []xproto.Keysym) error {
 	strokes := make([]stroke, len(syms))
 	missing := map[xproto.Keysym]xproto.Keycode{}
 	var order []xproto.Keysym
@@ -81,7 +115,7 @@ func (b *Backend) TypeText(ctx context.Context, text string) error {
 	}
 	spare := b.spareCodes()
 	if len(order) > len(spare) {
-		return b.paste(ctx, text)
+		return errTooManyMissing
 	}
 	assign := make(map[xproto.Keycode]xproto.Keysym, len(order))
 	mapped := make([]xproto.Keycode, 0, len(order))
@@ -149,17 +183,18 @@ func (b *Backend) typeStrokes(ctx context.Context, strokes []stroke) (err error)
 }
 
 // paste puts text on the clipboard, presses ctrl+v, waits until the focused
-// window fetched the text, and restores the previous clipboard text if the
-// clipboard still holds ours. Caller holds kbdMu.
+// window fetched the text, and restores the previous clipboard content, every
+// target byte for byte, if the clipboard still holds ours. A clipboard that
+// cannot be saved whole is not clobbered: the text is then typed as keys.
+// Caller holds kbdMu.
 func (b *Backend) paste(ctx context.Context, text string) (err error) {
 	b.sel.opMu.Lock()
 	defer b.sel.opMu.Unlock()
-	prev, hadPrev, rerr := b.readClipboard(ctx)
+	prev, hadPrev, rerr := b.snapshot(ctx)
 	if rerr != nil {
-		b.log.Warn("x11 type: could not save the clipboard before pasting; it will not be restored", "err", rerr)
-		hadPrev = false
+		return fmt.Errorf("%w: %w", errCannotSave, rerr)
 	}
-	gen, err := b.own(text)
+	gen, err := b.own(b.textItems(text))
 	if err != nil {
 		return err
 	}
