@@ -49,7 +49,7 @@ func newApp(ctx context.Context, c config.Config, stderr io.Writer) (*app, error
 		return nil, err
 	}
 	a := &app{cfg: c, log: log, closes: []func() error{func() error { closeLog(); return nil }}}
-	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, VirtualDisplay: c.VirtualDisplay, VNC: c.VNC, VNCPassword: c.VNCPassword})
+	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, VNC: c.VNC, VNCPassword: c.VNCPassword})
 	if err != nil {
 		a.Close()
 		return nil, err

@@ -38,7 +38,7 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 	if *n < 1 || *n > 100000 {
 		return fmt.Errorf("-n %d: want 1 to 100000", *n)
 	}
-	po := platform.Options{Display: *display}
+	po := platform.Options{Display: *display, XAuthority: config.XAuthority(getenv)}
 	if *size != "" {
 		s, err := config.ParseSize(*size)
 		if err != nil {

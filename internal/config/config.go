@@ -43,6 +43,7 @@ type Config struct {
 	DisplayIndex   string    `json:"display_index"`   // GUI_AGENT_DISPLAY_INDEX: default display id ("" = primary)
 	CoordinateMode string    `json:"coordinate_mode"` // GUI_AGENT_COORDINATE_MODE (geom.CoordinateModes; "" = by model)
 	XDisplay       string    `json:"x_display"`       // --display / $DISPLAY
+	XAuthority     string    `json:"x_authority"`     // $XAUTHORITY, else ~/.Xauthority
 	VirtualDisplay geom.Size `json:"virtual_display"` // --virtual-display / GUI_AGENT_VIRTUAL_DISPLAY WxH: private Xvfb when no display is reachable (zero = none)
 	VNC            string    `json:"vnc"`             // --vnc / GUI_AGENT_VNC host:port: drive a remote desktop over VNC instead
 	VNCPassword    string    `json:"vnc_password"`    // GUI_AGENT_VNC_PASSWORD (never logged)
@@ -142,6 +143,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 		}
 		c.VirtualDisplay = s
 	}
+	c.XAuthority = XAuthority(getenv)
 	if c.XDisplay == "" {
 		c.XDisplay = XDisplay(getenv)
 	}
@@ -161,6 +163,18 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 // XDisplay is the X display of the session ($DISPLAY), the default of every
 // --display flag; packages below cmd get it through their options.
 func XDisplay(getenv func(string) string) string { return getenv("DISPLAY") }
+
+// XAuthority is the X authority file: $XAUTHORITY, else ~/.Xauthority when
+// HOME is set (what Xlib reads), else "".
+func XAuthority(getenv func(string) string) string {
+	if a := getenv("XAUTHORITY"); a != "" {
+		return a
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".Xauthority")
+	}
+	return ""
+}
 
 // RunsDir is where run records are kept for commands that take no other
 // configuration (runs, report): GUI_AGENT_RUNS_DIR, else DefaultRunsDir.

@@ -16,6 +16,9 @@ type Options struct {
 	// VirtualDisplay or ForceVirtual asks for one, else fails with
 	// ErrNoDisplay. Ignored outside X11.
 	Display string
+	// XAuthority is the X authority file of Display (config fills it from
+	// $XAUTHORITY or ~/.Xauthority). Ignored outside X11.
+	XAuthority string
 	// VirtualDisplay, when non-zero, is the size of a private Xvfb that Open
 	// starts when no display is reachable (or always, with ForceVirtual).
 	VirtualDisplay geom.Size

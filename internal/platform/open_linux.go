@@ -41,7 +41,7 @@ func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) 
 			return nil, nil, fmt.Errorf("%w: DISPLAY=%s: %v; check DISPLAY and XAUTHORITY, or pass --virtual-display 1280x800 (or set GUI_AGENT_VIRTUAL_DISPLAY=1280x800) to use a private Xvfb", ErrNoDisplay, display, err)
 		}
 	}
-	b := x11.New(x11.Options{Display: display})
+	b := x11.New(x11.Options{Display: display, XAuthority: o.XAuthority})
 	if err := b.Start(ctx); err != nil {
 		_ = b.Close()
 		return nil, nil, errors.Join(err, vd.Close())

@@ -40,6 +40,9 @@ type Options struct {
 	// Display is the X display name (":0", ":42", "host:1"). Required: the
 	// backend does not read $DISPLAY (config does, and cmd passes it here).
 	Display string
+	// XAuthority is the X authority file (config fills it from $XAUTHORITY or
+	// ~/.Xauthority); the clipboard keeper process is given it. "" means none.
+	XAuthority string
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
 }

@@ -34,8 +34,9 @@ import (
 // gui_clipboard set.
 
 const (
-	// keeperEnv makes a process that imports this package run as a keeper.
-	keeperEnv = "GUIAGENT_X11_CLIPBOARD_KEEPER"
+	// keeperArg, as the first argument, makes a process that imports this
+	// package run as a keeper of the display named by the second argument.
+	keeperArg = "__guiagent_x11_clipboard_keeper"
 	// saveTimeout bounds the clipboard manager's SAVE_TARGETS.
 	saveTimeout = 5 * time.Second
 	// keeperStartTimeout bounds the wait for the keeper to own the clipboard.
@@ -50,8 +51,8 @@ type keptItem struct {
 }
 
 func init() {
-	if os.Getenv(keeperEnv) == "1" {
-		os.Exit(runKeeper(os.Getenv("DISPLAY"), os.Stdin, os.Stdout))
+	if len(os.Args) == 3 && os.Args[1] == keeperArg {
+		os.Exit(runKeeper(os.Args[2], os.Stdin, os.Stdout))
 	}
 }
 
@@ -118,13 +119,11 @@ func (b *Backend) startKeeper(items []clipItem) error {
 	if err != nil {
 		return fmt.Errorf("find this executable to start a clipboard keeper: %w", err)
 	}
-	cmd := exec.Command(exe)
+	cmd := exec.Command(exe, keeperArg, b.DisplayName())
 	// Only what connecting to the display needs: the keeper gets no API keys.
-	cmd.Env = []string{keeperEnv + "=1", "DISPLAY=" + b.DisplayName()}
-	for _, k := range []string{"XAUTHORITY", "HOME"} {
-		if v, ok := os.LookupEnv(k); ok {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
+	cmd.Env = []string{}
+	if b.opts.XAuthority != "" {
+		cmd.Env = append(cmd.Env, "XAUTHORITY="+b.opts.XAuthority)
 	}
 	cmd.Dir = os.TempDir() // do not keep the caller's directory busy
 	cmd.SysProcAttr = detached()
