@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
@@ -116,12 +117,12 @@ func checkFormTrace(t *testing.T, r agent.Result) {
 	}
 	acts := r.Trace[0].Actions
 	targets := []string{"name", "email", "city", "submit"}
-	var clicks []agent.ActionTrace
+	var clicks []action.Trace
 	for _, a := range acts {
 		if a.Outcome != "ok" {
 			t.Errorf("action %s: outcome %q (%s)", a.Action.Kind, a.Outcome, a.Error)
 		}
-		if a.Action.Kind == llm.Click {
+		if a.Action.Kind == action.Click {
 			clicks = append(clicks, a)
 		}
 	}
@@ -129,7 +130,7 @@ func checkFormTrace(t *testing.T, r agent.Result) {
 		t.Fatalf("first step has %d clicks, want %d (trace: %+v)", len(clicks), len(targets), acts)
 	}
 	for i, c := range clicks {
-		if len(c.Action.At) != 2 || c.Image == nil || c.Global == nil {
+		if c.Action.At == nil || c.Image == nil || c.Global == nil {
 			t.Fatalf("click %d lacks model (%v), image (%v) or global (%v) coordinates", i, c.Action.At, c.Image, c.Global)
 		}
 		var rect image.Rectangle
@@ -143,7 +144,7 @@ func checkFormTrace(t *testing.T, r agent.Result) {
 			t.Errorf("click %d went to global %v, outside the %s widget %v (model point %v)", i, g, targets[i], rect, c.Action.At)
 		}
 		// The screenshot was sent at full size, so model pixels are screen pixels.
-		if dx, dy := c.Action.At[0]-float64(g.X), c.Action.At[1]-float64(g.Y); dx*dx+dy*dy > 2 {
+		if dx, dy := c.Action.At.X-float64(g.X), c.Action.At.Y-float64(g.Y); dx*dx+dy*dy > 2 {
 			t.Errorf("click %d: model point %v but global %v on an unscaled screenshot", i, c.Action.At, g)
 		}
 	}

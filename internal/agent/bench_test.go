@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -57,8 +58,8 @@ func BenchmarkStepOverhead(b *testing.B) {
 					return &llm.Decision{Status: llm.Done}, nil
 				}
 				x := float64(100 + (n*97)%1000)
-				return &llm.Decision{Status: llm.Continue, Actions: []llm.Action{
-					{Kind: llm.Click, At: []float64{x, 300}}, {Kind: llm.TypeText, Text: "hello"}}}, nil
+				return &llm.Decision{Status: llm.Continue, Actions: raws(
+					action.Raw{Kind: action.Click, At: []float64{x, 300}}, action.Raw{Kind: action.TypeText, Text: "hello"})}, nil
 			})
 			r, err := New(Options{Input: desktop.NewInput(fb), Adapter: script, MaxSteps: steps,
 				Settle: Settle{MaxWait: -1}, Stuck: Stuck{Steps: 1 << 30}, Logger: slog.New(slog.DiscardHandler)})

@@ -5,8 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
-	"github.com/guiagent/guiagent/internal/llm"
 )
 
 // loopRepeats is how many times the same action batch may be repeated in a row
@@ -57,12 +58,12 @@ func (d *stuckDetector) observe(diff float64, acted bool) (verdict, string) {
 
 // actionSig is an action reduced to what makes two actions "the same".
 type actionSig struct {
-	kind      llm.ActionKind
+	kind      action.Kind
 	at, to    *geom.GlobalPoint
 	text      string
 	keys      string
-	direction string
-	button    string
+	direction desktop.Direction
+	button    desktop.Button
 }
 
 func (a actionSig) same(b actionSig) bool {
@@ -85,10 +86,10 @@ type loopDetector struct {
 	repeats int
 }
 
-func sigOf(at ActionTrace) actionSig {
+func sigOf(at action.Trace) actionSig {
 	a := at.Action
 	s := actionSig{kind: a.Kind, at: at.Global, to: at.GlobalTo, text: a.Text,
-		keys: strings.ToLower(strings.Join(a.Keys, "+")), direction: a.Direction, button: a.Button}
+		keys: desktop.ComboString(a.Keys), direction: a.Direction, button: a.ButtonOrLeft()}
 	if s.at == nil && a.Target != "" {
 		s.text += "\x00" + a.Target
 	}
@@ -97,10 +98,10 @@ func sigOf(at ActionTrace) actionSig {
 
 // observe records a step's executed actions. Steps with only waits or zooms
 // neither count nor reset the streak.
-func (d *loopDetector) observe(actions []ActionTrace) (verdict, string) {
+func (d *loopDetector) observe(actions []action.Trace) (verdict, string) {
 	var sig []actionSig
 	for _, a := range actions {
-		if a.Action.Kind == llm.Wait || a.Action.Kind == llm.Zoom {
+		if !a.Action.Kind.ChangesScreen() {
 			continue
 		}
 		sig = append(sig, sigOf(a))

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -76,7 +77,7 @@ func (s *scriptAdapter) callCount() int {
 func reply(d llm.Decision) stepFunc {
 	return func(context.Context, llm.Observation) (*llm.Decision, error) {
 		cp := d
-		cp.Actions = append([]llm.Action(nil), d.Actions...)
+		cp.Actions = append([]action.Action(nil), d.Actions...)
 		if cp.Usage == (llm.Usage{}) {
 			cp.Usage = llm.Usage{Calls: 1, InputTokens: 100, OutputTokens: 20}
 		}
@@ -92,11 +93,25 @@ func block(ctx context.Context, _ llm.Observation) (*llm.Decision, error) {
 	return nil, ctx.Err()
 }
 
-func act(actions ...llm.Action) llm.Decision {
-	return llm.Decision{Status: llm.Continue, Actions: actions, Observation: "screen seen", ExpectedOutcome: "progress"}
+func act(actions ...action.Raw) llm.Decision {
+	return llm.Decision{Status: llm.Continue, Actions: raws(actions...), Observation: "screen seen", ExpectedOutcome: "progress"}
 }
 
-func click(x, y float64) llm.Action { return llm.Action{Kind: llm.Click, At: []float64{x, y}} }
+// raws parses actions written in image pixels, as an adapter would.
+func raws(rs ...action.Raw) []action.Action {
+	return rawsIn(geom.SpaceImage, rs...)
+}
+
+// rawsIn parses actions whose numbers are in space sp.
+func rawsIn(sp geom.Space, rs ...action.Raw) []action.Action {
+	acts, err := action.ParseModelAll(rs, sp)
+	if err != nil {
+		panic(err)
+	}
+	return acts
+}
+
+func click(x, y float64) action.Raw { return action.Raw{Kind: action.Click, At: []float64{x, y}} }
 
 // testDesk is a fake desktop with a patterned background, an Input and a Runner factory.
 type testDesk struct {

@@ -547,28 +547,18 @@ func (ru *run) validate(d *llm.Decision) error {
 	if d.Status == "" && len(d.Actions) > 0 {
 		d.Status = llm.Continue
 	}
-	if err := llm.ValidateDecision(d, ru.o.Adapter.Profile()); err != nil {
+	if err := llm.ValidateDecision(d); err != nil {
 		return err
 	}
 	if ru.o.Grounder == nil {
 		for i, a := range d.Actions {
-			if a.At == nil && strings.TrimSpace(a.Target) != "" && usesPoint(a.Kind) {
+			if a.At == nil && a.Target != "" && a.Kind.UsesPoint() {
 				return fmt.Errorf("%w: actions[%d] (%s) names target %q without coordinates, and no grounding model is configured: give the coordinates",
 					llm.ErrBadOutput, i, a.Kind, a.Target)
 			}
 		}
 	}
 	return nil
-}
-
-// usesPoint reports whether an action kind acts at a position (from At or a
-// grounded Target); the others (type, keys, wait) ignore a Target.
-func usesPoint(k llm.ActionKind) bool {
-	switch k {
-	case llm.Click, llm.DoubleClick, llm.TripleClick, llm.Move, llm.Drag, llm.Scroll, llm.MouseDown, llm.MouseUp:
-		return true
-	}
-	return false
 }
 
 // recentImages returns the earlier screenshots and the zoomed regions for the next call.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -54,12 +55,11 @@ func TestFormFilledInOneBatchedStep(t *testing.T) {
 	}
 	script := newScript(geom.ProfileFor("gpt-4o"),
 		func(_ context.Context, obs llm.Observation) (*llm.Decision, error) {
-			return &llm.Decision{Status: llm.Continue, MemoryUpdate: []string{"form has name, email, city"}, Actions: []llm.Action{
-				{Kind: llm.Click, At: find(t, obs, nameColor)}, {Kind: llm.TypeText, Text: "Ada Lovelace"},
-				{Kind: llm.Click, At: find(t, obs, emailColor)}, {Kind: llm.TypeText, Text: "ada@example.org"},
-				{Kind: llm.Click, At: find(t, obs, cityColor)}, {Kind: llm.TypeText, Text: "London"},
-				{Kind: llm.Click, At: find(t, obs, submitColor)},
-			}}, nil
+			return &llm.Decision{Status: llm.Continue, MemoryUpdate: []string{"form has name, email, city"}, Actions: raws(
+				action.Raw{Kind: action.Click, At: find(t, obs, nameColor)}, action.Raw{Kind: action.TypeText, Text: "Ada Lovelace"},
+				action.Raw{Kind: action.Click, At: find(t, obs, emailColor)}, action.Raw{Kind: action.TypeText, Text: "ada@example.org"},
+				action.Raw{Kind: action.Click, At: find(t, obs, cityColor)}, action.Raw{Kind: action.TypeText, Text: "London"},
+				action.Raw{Kind: action.Click, At: find(t, obs, submitColor)})}, nil
 		},
 		func(_ context.Context, obs llm.Observation) (*llm.Decision, error) {
 			if _, ok := findColor(decode(t, obs.Screenshot), doneColor, 10); !ok {
@@ -147,7 +147,7 @@ func TestCoordinateConventions(t *testing.T) {
 					f = geom.ScaleFromDeclared(f, *tc.declared)
 				}
 				return &llm.Decision{Status: llm.Done, ImageSize: tc.declared,
-					Actions: []llm.Action{{Kind: llm.Click, At: tc.prof.FromImage(ip, f)}}}, nil
+					Actions: rawsIn(tc.prof.Space(), action.Raw{Kind: action.Click, At: tc.prof.FromImage(ip, f)})}, nil
 			})
 			res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "click the yellow box"}, nil)
 			statusOf(t, res, Completed)
@@ -170,8 +170,8 @@ func TestPaddingPointIsNotClicked(t *testing.T) {
 			if f.Prepared == f.Content {
 				t.Fatalf("expected a padded frame, got %+v", f)
 			}
-			return &llm.Decision{Status: llm.Continue, Actions: []llm.Action{
-				{Kind: llm.Click, At: []float64{10, float64(f.Prepared.H - 2)}}, {Kind: llm.TypeText, Text: "never"}}}, nil
+			return &llm.Decision{Status: llm.Continue, Actions: raws(
+				action.Raw{Kind: action.Click, At: []float64{10, float64(f.Prepared.H - 2)}}, action.Raw{Kind: action.TypeText, Text: "never"})}, nil
 		},
 		done("ok"))
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
@@ -190,7 +190,7 @@ func TestStuckWarnsThenFails(t *testing.T) {
 	x := 100.0
 	script := newScript(geom.ProfileFor("gpt-4o"), func(context.Context, llm.Observation) (*llm.Decision, error) {
 		x += 50 // different targets, so it is not a loop
-		return &llm.Decision{Status: llm.Continue, Actions: []llm.Action{click(x, 300)}}, nil
+		return &llm.Decision{Status: llm.Continue, Actions: raws(click(x, 300))}, nil
 	})
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
 	statusOf(t, res, Failed)
@@ -236,7 +236,7 @@ func TestReAskOnceThenSucceed(t *testing.T) {
 		func(context.Context, llm.Observation) (*llm.Decision, error) {
 			return nil, fmt.Errorf("%w: actions[0] (clik): unknown action", llm.ErrBadOutput)
 		},
-		reply(llm.Decision{Status: llm.Done, Actions: []llm.Action{click(10, 10)}}))
+		reply(llm.Decision{Status: llm.Done, Actions: raws(click(10, 10))}))
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
 	statusOf(t, res, Completed)
 	obs := script.observations()
@@ -255,11 +255,13 @@ func TestReAskOnceThenSucceed(t *testing.T) {
 // answers in a row end the run.
 func TestPartlyValidAnswerNeverExecuted(t *testing.T) {
 	d := newDesk(t)
-	bad := llm.Decision{Status: llm.Continue, Actions: []llm.Action{click(10, 10), {Kind: llm.KeyPress, Keys: []string{"ctrl", "nosuchkey"}}}}
+	// An adapter parses its answer (action.Parse); a typed action can still be
+	// incomplete, which the loop's validation catches.
+	bad := llm.Decision{Status: llm.Continue, Actions: append(raws(click(10, 10)), action.Action{Kind: action.KeyPress})}
 	script := newScript(geom.ProfileFor("gpt-4o"), reply(bad))
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
 	statusOf(t, res, Failed)
-	if !strings.Contains(res.Summary, "invalid twice") || !strings.Contains(res.Summary, "nosuchkey") {
+	if !strings.Contains(res.Summary, "invalid twice") || !strings.Contains(res.Summary, "needs keys") {
 		t.Fatalf("summary %q", res.Summary)
 	}
 	if len(d.fb.Events()) != 0 {
@@ -306,7 +308,7 @@ func TestMaxStepsBudget(t *testing.T) {
 	x := 0.0
 	script := newScript(geom.ProfileFor("gpt-4o"), func(context.Context, llm.Observation) (*llm.Decision, error) {
 		x += 40
-		return &llm.Decision{Status: llm.Continue, Actions: []llm.Action{click(x, 100)}, MemoryUpdate: []string{fmt.Sprintf("fact %v", x)}}, nil
+		return &llm.Decision{Status: llm.Continue, Actions: raws(click(x, 100)), MemoryUpdate: []string{fmt.Sprintf("fact %v", x)}}, nil
 	})
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x", MaxSteps: 3}, nil)
 	statusOf(t, res, Failed)
@@ -321,7 +323,7 @@ func TestTokenBudget(t *testing.T) {
 	x := 0.0
 	script := newScript(geom.ProfileFor("gpt-4o"), func(context.Context, llm.Observation) (*llm.Decision, error) {
 		x += 40
-		return &llm.Decision{Status: llm.Continue, Actions: []llm.Action{click(x, 100)}, Usage: llm.Usage{Calls: 1, InputTokens: 1000, OutputTokens: 50}}, nil
+		return &llm.Decision{Status: llm.Continue, Actions: raws(click(x, 100)), Usage: llm.Usage{Calls: 1, InputTokens: 1000, OutputTokens: 50}}, nil
 	})
 	o := d.opts(script)
 	o.TokenBudget = 2500
@@ -365,8 +367,8 @@ func TestCallerDeadlineEndsAsTimeout(t *testing.T) {
 func TestCancelMidStepReleasesHeldKey(t *testing.T) {
 	d := newDesk(t)
 	script := newScript(geom.ProfileFor("gpt-4o"), reply(act(
-		llm.Action{Kind: llm.MouseDown, At: []float64{100, 100}},
-		llm.Action{Kind: llm.HoldKey, Keys: []string{"shift"}, DurationMS: 8000},
+		action.Raw{Kind: action.MouseDown, At: []float64{100, 100}},
+		action.Raw{Kind: action.HoldKey, Keys: []string{"shift"}, DurationMS: 8000},
 	)))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -397,7 +399,7 @@ func TestCancelDuringModelCallReleasesButton(t *testing.T) {
 	d := newDesk(t)
 	d.changeOnInput()
 	script := newScript(geom.ProfileFor("gpt-4o"),
-		reply(act(llm.Action{Kind: llm.MouseDown, At: []float64{100, 100}})), block)
+		reply(act(action.Raw{Kind: action.MouseDown, At: []float64{100, 100}})), block)
 	r := d.runner(d.opts(script))
 	done := make(chan Result)
 	go func() { done <- r.Run(context.Background(), Task{Task: "x"}, nil) }()
@@ -423,7 +425,7 @@ func TestHumanTakeoverBetweenSteps(t *testing.T) {
 		reply(act(click(100, 100))),
 		func(_ context.Context, obs llm.Observation) (*llm.Decision, error) {
 			d.fb.SetCursor(geom.GlobalPoint{X: 1700, Y: 900}) // a human grabs the mouse while the model thinks
-			return &llm.Decision{Status: llm.Continue, Actions: []llm.Action{click(500, 500)}}, nil
+			return &llm.Decision{Status: llm.Continue, Actions: raws(click(500, 500))}, nil
 		})
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
 	statusOf(t, res, Blocked)
@@ -437,7 +439,7 @@ func TestHumanTakeoverBetweenSteps(t *testing.T) {
 
 func TestHumanTakeoverDuringWait(t *testing.T) {
 	d := newDesk(t)
-	script := newScript(geom.ProfileFor("gpt-4o"), reply(act(click(100, 100), llm.Action{Kind: llm.Wait, DurationMS: 5000}, click(300, 300))))
+	script := newScript(geom.ProfileFor("gpt-4o"), reply(act(click(100, 100), action.Raw{Kind: action.Wait, DurationMS: 5000}, click(300, 300))))
 	go func() {
 		waitFor(t, "first click", func() bool { return len(d.clicks()) == 1 })
 		time.Sleep(100 * time.Millisecond)
@@ -456,7 +458,7 @@ func TestNoFalseTakeover(t *testing.T) {
 	d := newDesk(t)
 	d.changeOnInput()
 	d.fb.SetCursor(geom.GlobalPoint{X: 5, Y: 5})
-	script := newScript(geom.ProfileFor("gpt-4o"), reply(act(click(100, 100), llm.Action{Kind: llm.Move, At: []float64{600, 400}})), done("ok"))
+	script := newScript(geom.ProfileFor("gpt-4o"), reply(act(click(100, 100), action.Raw{Kind: action.Move, At: []float64{600, 400}})), done("ok"))
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
 	statusOf(t, res, Completed)
 }
@@ -479,7 +481,7 @@ func TestKillSwitchBlocks(t *testing.T) {
 		reply(act(click(100, 100))),
 		func(context.Context, llm.Observation) (*llm.Decision, error) {
 			ks.set()
-			return &llm.Decision{Status: llm.Continue, Actions: []llm.Action{click(500, 500)}}, nil
+			return &llm.Decision{Status: llm.Continue, Actions: raws(click(500, 500))}, nil
 		})
 	o := d.opts(script)
 	o.KillSwitch = ks
@@ -502,8 +504,8 @@ func (denyPolicy) Check(keys []desktop.Key) error {
 func TestKeyPolicyBlocks(t *testing.T) {
 	d := newDesk(t)
 	script := newScript(geom.ProfileFor("gpt-4o"), reply(act(
-		llm.Action{Kind: llm.KeyPress, Keys: []string{"ctrl", "s"}},
-		llm.Action{Kind: llm.KeyPress, Keys: []string{"alt", "F4"}})))
+		action.Raw{Kind: action.KeyPress, Keys: []string{"ctrl", "s"}},
+		action.Raw{Kind: action.KeyPress, Keys: []string{"alt", "F4"}})))
 	o := d.opts(script)
 	o.Policy = denyPolicy{}
 	res := d.runner(o).Run(context.Background(), Task{Task: "x"}, nil)
@@ -523,14 +525,13 @@ func TestKeyPolicyBlocks(t *testing.T) {
 
 func TestKeyActions(t *testing.T) {
 	d := newDesk(t)
-	script := newScript(geom.ProfileFor("gpt-4o"), reply(llm.Decision{Status: llm.Done, Actions: []llm.Action{
-		{Kind: llm.KeyPress, Keys: []string{"Down"}, Amount: 3},
-		{Kind: llm.KeyPress, Keys: []string{"ctrl+shift+t"}},
-		{Kind: llm.Scroll, At: []float64{200, 200}, Direction: "down", Amount: 2, Keys: []string{"shift"}},
-		{Kind: llm.Drag, At: []float64{100, 100}, To: []float64{300, 100}},
-		{Kind: llm.TripleClick, At: []float64{50, 60}},
-		{Kind: llm.Scroll, Direction: "up", Amount: 100000},
-	}}))
+	script := newScript(geom.ProfileFor("gpt-4o"), reply(llm.Decision{Status: llm.Done, Actions: raws(
+		action.Raw{Kind: action.KeyPress, Keys: []string{"Down"}, Amount: 3},
+		action.Raw{Kind: action.KeyPress, Keys: []string{"ctrl+shift+t"}},
+		action.Raw{Kind: action.Scroll, At: []float64{200, 200}, Direction: "down", Amount: 2, Keys: []string{"shift"}},
+		action.Raw{Kind: action.Drag, At: []float64{100, 100}, To: []float64{300, 100}},
+		action.Raw{Kind: action.TripleClick, At: []float64{50, 60}},
+		action.Raw{Kind: action.Scroll, Direction: "up", Amount: 100000})}))
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
 	statusOf(t, res, Completed)
 	var got []string
@@ -556,7 +557,7 @@ func TestKeyActions(t *testing.T) {
 func TestZoomFeedsNextObservation(t *testing.T) {
 	d := newDesk(t)
 	script := newScript(geom.ProfileFor("gpt-4o"),
-		reply(act(llm.Action{Kind: llm.Zoom, At: []float64{100, 100}, To: []float64{300, 200}})), done("seen"))
+		reply(act(action.Raw{Kind: action.Zoom, At: []float64{100, 100}, To: []float64{300, 200}})), done("seen"))
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
 	statusOf(t, res, Completed)
 	obs := script.observations()[1]
@@ -605,8 +606,8 @@ func TestGrounderResolvesSeveralTargetsInOneCall(t *testing.T) {
 		}
 		return geom.ProfileFor("qwen3-vl").FromImage(geom.ImagePoint{X: float64(p.X), Y: float64(p.Y)}, img.Frame)
 	}}
-	script := newScript(geom.ProfileFor("gpt-4o"), reply(llm.Decision{Status: llm.Done, Actions: []llm.Action{
-		{Kind: llm.Click, Target: "red box"}, {Kind: llm.Click, Target: "blue box"}}}))
+	script := newScript(geom.ProfileFor("gpt-4o"), reply(llm.Decision{Status: llm.Done, Actions: raws(
+		action.Raw{Kind: action.Click, Target: "red box"}, action.Raw{Kind: action.Click, Target: "blue box"})}))
 	o := d.opts(script)
 	o.Grounder = g
 	res := d.runner(o).Run(context.Background(), Task{Task: "x"}, nil)
@@ -623,7 +624,7 @@ func TestGrounderResolvesSeveralTargetsInOneCall(t *testing.T) {
 func TestTargetWithoutGrounderIsReAsked(t *testing.T) {
 	d := newDesk(t)
 	script := newScript(geom.ProfileFor("gpt-4o"),
-		reply(llm.Decision{Status: llm.Continue, Actions: []llm.Action{{Kind: llm.Click, Target: "OK button"}}}),
+		reply(llm.Decision{Status: llm.Continue, Actions: raws(action.Raw{Kind: action.Click, Target: "OK button"})}),
 		done("ok"))
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
 	statusOf(t, res, Completed)
@@ -639,11 +640,10 @@ func TestTargetWithoutGrounderIsReAsked(t *testing.T) {
 func TestTargetWithoutGrounderOnOtherActions(t *testing.T) {
 	d := newDesk(t)
 	script := newScript(geom.ProfileFor("gpt-4o"),
-		reply(llm.Decision{Status: llm.Continue, Actions: []llm.Action{
-			{Kind: llm.TypeText, Text: "hello", Target: "search box"},
-			{Kind: llm.Scroll, Direction: "down", Target: "result list"},
-		}}),
-		reply(llm.Decision{Status: llm.Done, Actions: []llm.Action{{Kind: llm.TypeText, Text: "world", Target: "search box"}}}))
+		reply(llm.Decision{Status: llm.Continue, Actions: raws(
+			action.Raw{Kind: action.TypeText, Text: "hello", Target: "search box"},
+			action.Raw{Kind: action.Scroll, Direction: "down", Target: "result list"})}),
+		reply(llm.Decision{Status: llm.Done, Actions: raws(action.Raw{Kind: action.TypeText, Text: "world", Target: "search box"})}))
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
 	statusOf(t, res, Completed)
 	obs := script.observations()
@@ -730,7 +730,7 @@ func TestProgressEvents(t *testing.T) {
 	script := newScript(geom.ProfileFor("gpt-4o"),
 		func(ctx context.Context, obs llm.Observation) (*llm.Decision, error) {
 			time.Sleep(130 * time.Millisecond) // a slow model: "still waiting" fires
-			return &llm.Decision{Status: llm.Continue, Actions: []llm.Action{click(10, 10), {Kind: llm.TypeText, Text: "hi"}}}, nil
+			return &llm.Decision{Status: llm.Continue, Actions: raws(click(10, 10), action.Raw{Kind: action.TypeText, Text: "hi"})}, nil
 		}, done("ok"))
 	o := d.opts(script)
 	o.ProgressEvery = 50 * time.Millisecond
@@ -856,7 +856,7 @@ func TestSecondDisplayNegativeOrigin(t *testing.T) {
 		if !ok {
 			t.Fatal("box not on display 1's screenshot")
 		}
-		return &llm.Decision{Status: llm.Done, Actions: []llm.Action{click(float64(p.X), float64(p.Y))}}, nil
+		return &llm.Decision{Status: llm.Done, Actions: raws(click(float64(p.X), float64(p.Y)))}, nil
 	})
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x", Display: "1"}, nil)
 	statusOf(t, res, Completed)
@@ -871,7 +871,7 @@ func TestDoneWithRefusedActionAsksAgain(t *testing.T) {
 	script := newScript(geom.ProfileFor("qwen2.5-vl-7b"),
 		func(_ context.Context, obs llm.Observation) (*llm.Decision, error) {
 			f := obs.Screenshot.Frame
-			return &llm.Decision{Status: llm.Done, Result: "clicked", Actions: []llm.Action{{Kind: llm.Click, At: []float64{5, float64(f.Prepared.H - 1)}}}}, nil
+			return &llm.Decision{Status: llm.Done, Result: "clicked", Actions: raws(action.Raw{Kind: action.Click, At: []float64{5, float64(f.Prepared.H - 1)}})}, nil
 		},
 		done("really done"))
 	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 )
@@ -140,7 +141,7 @@ func runLong(t testing.TB, n int) []int {
 		return &llm.Decision{Status: llm.Continue, Observation: "a form with many fields",
 			MemoryUpdate:    []string{fmt.Sprintf("field %d holds value-%d", i, i)},
 			ExpectedOutcome: fmt.Sprintf("field %d shows the text", i),
-			Actions:         []llm.Action{click(float64(20+(i*37)%1200), float64(20+(i*53)%700)), {Kind: llm.TypeText, Text: fmt.Sprintf("value-%d", i)}}}, nil
+			Actions:         raws(click(float64(20+(i*37)%1200), float64(20+(i*53)%700)), action.Raw{Kind: action.TypeText, Text: fmt.Sprintf("value-%d", i)})}, nil
 	})
 	o := d.opts(script)
 	o.MaxSteps = n

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
@@ -25,7 +26,7 @@ func (s *twoSteps) NewSession(string) llm.Session { return s }
 func (s *twoSteps) Next(context.Context, llm.Observation) (*llm.Decision, error) {
 	s.n++
 	if s.n == 1 {
-		return &llm.Decision{Status: llm.Continue, Actions: []llm.Action{{Kind: llm.Click, At: []float64{100, 100}}, {Kind: llm.TypeText, Text: "hi"}}}, nil
+		return &llm.Decision{Status: llm.Continue, Actions: []action.Action{{Kind: action.Click, At: &action.Point{Space: geom.SpaceImage, X: 100, Y: 100}}, {Kind: action.TypeText, Text: "hi"}}}, nil
 	}
 	return &llm.Decision{Status: llm.Done, Result: "done"}, nil
 }

@@ -3,7 +3,7 @@ package agent
 import (
 	"time"
 
-	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/llm"
 )
 
@@ -38,34 +38,19 @@ type Task struct {
 	Timeout  time.Duration `json:"-"`
 }
 
-// ActionTrace is one executed (or refused) action.
-type ActionTrace struct {
-	Action llm.Action `json:"action"`
-	// Image is the point in the screenshot's pixels; Global where input went.
-	Image  *geom.ImagePoint  `json:"image,omitempty"`
-	Global *geom.GlobalPoint `json:"global,omitempty"`
-	// ImageTo/GlobalTo are a drag's end point.
-	ImageTo  *geom.ImagePoint  `json:"image_to,omitempty"`
-	GlobalTo *geom.GlobalPoint `json:"global_to,omitempty"`
-	Outcome  string            `json:"outcome"` // "ok", or what went wrong
-	Error    string            `json:"error,omitempty"`
-	Warning  string            `json:"warning,omitempty"`
-	Millis   int64             `json:"ms"`
-}
-
 // StepTrace is one step of a run.
 type StepTrace struct {
-	Step            int           `json:"step"`
-	Observation     string        `json:"observation,omitempty"`
-	Reasoning       string        `json:"reasoning,omitempty"`
-	Actions         []ActionTrace `json:"actions"`
-	ExpectedOutcome string        `json:"expected_outcome,omitempty"`
-	ModelStatus     llm.Status    `json:"model_status,omitempty"`
-	Outcome         string        `json:"outcome,omitempty"`
-	Warnings        []string      `json:"warnings,omitempty"`
-	Usage           llm.Usage     `json:"usage"`
-	ModelMillis     int64         `json:"model_ms"`
-	StepMillis      int64         `json:"step_ms"`
+	Step            int            `json:"step"`
+	Observation     string         `json:"observation,omitempty"`
+	Reasoning       string         `json:"reasoning,omitempty"`
+	Actions         []action.Trace `json:"actions"`
+	ExpectedOutcome string         `json:"expected_outcome,omitempty"`
+	ModelStatus     llm.Status     `json:"model_status,omitempty"`
+	Outcome         string         `json:"outcome,omitempty"`
+	Warnings        []string       `json:"warnings,omitempty"`
+	Usage           llm.Usage      `json:"usage"`
+	ModelMillis     int64          `json:"model_ms"`
+	StepMillis      int64          `json:"step_ms"`
 	// FrameID is the screenshot this step's decision was made on.
 	FrameID string `json:"frame_id,omitempty"`
 }
@@ -120,7 +105,7 @@ type Event struct {
 	Message  string        `json:"message,omitempty"`
 	Image    *llm.Image    `json:"-"`
 	Decision *llm.Decision `json:"decision,omitempty"`
-	Action   *ActionTrace  `json:"action,omitempty"`
+	Action   *action.Trace `json:"action,omitempty"`
 	StepDone *StepTrace    `json:"step_trace,omitempty"`
 	Result   *Result       `json:"result,omitempty"`
 	// Progress and Total count progress units (for MCP progress notifications).

@@ -199,6 +199,8 @@ type Resolved struct {
 	// Clamped is set when the point was moved onto the display; Warning says why.
 	Clamped bool   `json:"clamped,omitempty"`
 	Warning string `json:"warning,omitempty"`
+	// Display is the display the point lies on (set by ResolveIn).
+	Display Display `json:"-"`
 }
 
 // Resolve maps an image point of f to a global pixel on f's display. A point in

@@ -107,28 +107,6 @@ func ProfileFor(model string) Profile {
 	return Profiles[len(Profiles)-1]
 }
 
-// CoordinateModes lists the names accepted by ParseMode (GUI_AGENT_COORDINATE_MODE).
-var CoordinateModes = []string{"image-absolute", "normalized-1000", "normalized-999", "normalized-0-1", "yx-normalized-1000"}
-
-// WithMode returns p with its coordinate convention replaced by a named mode:
-// image-absolute (pixels of the image), normalized-1000, normalized-999 (a 0-999
-// grid, divided by 1000), normalized-0-1, or yx-normalized-1000.
-func (p Profile) WithMode(mode string) (Profile, error) {
-	switch strings.ToLower(strings.TrimSpace(mode)) {
-	case "image-absolute", "image", "pixels", "absolute":
-		p.Divisor, p.Order = 0, XY
-	case "normalized-1000", "normalized-999", "norm1000", "norm999":
-		p.Divisor, p.Order = 1000, XY
-	case "normalized-0-1", "normalized-1", "norm1":
-		p.Divisor, p.Order = 1, XY
-	case "yx-normalized-1000", "gemini":
-		p.Divisor, p.Order = 1000, YX
-	default:
-		return p, fmt.Errorf("unknown coordinate mode %q: use one of %s", mode, strings.Join(CoordinateModes, ", "))
-	}
-	return p, nil
-}
-
 // PrepareSize returns the content and prepared image sizes for a capture of the
 // given logical size. maxLongEdge is the caller's cap (0 = none); the profile's
 // own caps apply on top.
@@ -204,36 +182,35 @@ func SmartResize(s Size, factor, minPixels, maxPixels int) Size {
 }
 
 // ToImage interprets numbers a model emitted for frame f: two numbers are a
-// point, four a box (its centre is used). Order and normalization follow p.
+// point, four a box (its centre is used). Order and normalization follow p's
+// space (see ArrayPoint and SpaceToImage).
 func (p Profile) ToImage(nums []float64, f Frame) (ImagePoint, error) {
-	var x, y float64
+	x, y, err := ArrayPoint(nums, p.Order)
+	if err != nil {
+		return ImagePoint{}, err
+	}
+	return SpaceToImage(p.Space(), x, y, f), nil
+}
+
+// ArrayPoint reads a point written as an array in axis order o: 2 numbers a
+// point, 4 a box ([xmin, ymin, xmax, ymax], or [ymin, xmin, ymax, xmax] for YX)
+// whose centre is meant. It returns named x and y.
+func ArrayPoint(nums []float64, o Order) (x, y float64, err error) {
 	switch len(nums) {
 	case 2:
 		x, y = nums[0], nums[1]
-		if p.Order == YX {
-			x, y = y, x
-		}
 	case 4:
-		if p.Order == YX { // [ymin, xmin, ymax, xmax]
-			y, x = (nums[0]+nums[2])/2, (nums[1]+nums[3])/2
-		} else { // [xmin, ymin, xmax, ymax]
-			x, y = (nums[0]+nums[2])/2, (nums[1]+nums[3])/2
-		}
+		x, y = (nums[0]+nums[2])/2, (nums[1]+nums[3])/2
 	default:
-		return ImagePoint{}, fmt.Errorf("coordinates need 2 numbers (a point) or 4 (a box), got %d", len(nums))
+		return 0, 0, fmt.Errorf("coordinates need 2 numbers (a point) or 4 (a box), got %d", len(nums))
 	}
-	for _, v := range []float64{x, y} {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return ImagePoint{}, fmt.Errorf("coordinate %v is not a finite number", v)
-		}
+	if o == YX {
+		x, y = y, x
 	}
-	if p.Divisor == 0 {
-		return ImagePoint{x, y}, nil
+	if !finite(x) || !finite(y) {
+		return 0, 0, fmt.Errorf("coordinate %v is not a finite number", nums)
 	}
-	img := f.ImageSize()
-	// Normalized values name a position on the whole image the model saw; map the
-	// continuous position to a pixel index (centre convention).
-	return ImagePoint{x/p.Divisor*float64(img.W) - 0.5, y/p.Divisor*float64(img.H) - 0.5}, nil
+	return x, y, nil
 }
 
 // FromImage expresses an image point in p's convention (a point, in p's order).

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
@@ -187,7 +188,7 @@ func clip(s string, n int) string {
 }
 
 // ParseAnswer reads the JSON answer documented by AnswerInstructions from a
-// model's text and validates it against the action schema in p's convention.
+// model's text and parses its actions (action.ParseModel) in p's convention.
 // Any problem returns an error wrapping ErrBadOutput naming it, and no
 // decision: a partly valid answer yields no actions.
 func ParseAnswer(text string, p geom.Profile) (*Decision, error) {
@@ -199,98 +200,215 @@ func ParseAnswer(text string, p geom.Profile) (*Decision, error) {
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return nil, fmt.Errorf("%w: the answer's JSON does not parse: %v", ErrBadOutput, err)
 	}
-	d := &Decision{}
-	var probs []string
-	str := func(key string) string {
-		v, ok := top[key]
-		if !ok || string(v) == "null" {
-			return ""
-		}
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			probs = append(probs, fmt.Sprintf("%q must be a string", key))
-		}
-		return s
-	}
-	d.Observation = str("observation")
-	d.Reasoning = str("reasoning")
-	d.ExpectedOutcome = str("expected_outcome")
-	d.Result = str("result")
-	d.BlockReason = str("block_reason")
-	d.NextUserAction = str("next_user_action")
-	if v, ok := top["memory_update"]; ok && string(v) != "null" {
-		var list []string
-		var one string
-		switch {
-		case json.Unmarshal(v, &list) == nil:
-			d.MemoryUpdate = list
-		case json.Unmarshal(v, &one) == nil:
-			if one != "" {
-				d.MemoryUpdate = []string{one}
-			}
-		default:
-			probs = append(probs, `"memory_update" must be a list of strings`)
-		}
+	f := &fields{m: top}
+	d := &Decision{
+		Observation: f.text("observation"), Reasoning: f.text("reasoning"), ExpectedOutcome: f.text("expected_outcome"),
+		Result: f.text("result"), BlockReason: f.text("block_reason"), NextUserAction: f.text("next_user_action"),
+		MemoryUpdate: f.list("memory_update", `"memory_update" must be a list of strings`),
 	}
 	w, wok := number(top["image_width"])
 	h, hok := number(top["image_height"])
 	if wok && hok && w >= 1 && h >= 1 && w < 1e5 && h < 1e5 {
 		d.ImageSize = &geom.Size{W: int(math.Round(w)), H: int(math.Round(h))}
 	}
-	if v, ok := top["actions"]; ok && string(v) != "null" {
-		var items []map[string]json.RawMessage
-		if err := json.Unmarshal(v, &items); err != nil {
-			probs = append(probs, `"actions" must be a list of objects`)
-		}
-		for i, it := range items {
-			a, err := parseAction(it, p)
-			if err != nil {
-				probs = append(probs, fmt.Sprintf("actions[%d]: %v", i, err))
-				continue
-			}
-			d.Actions = append(d.Actions, a)
-		}
+	d.Actions = f.actions(p)
+	d.Status = f.status(len(d.Actions) > 0)
+	if len(f.probs) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrBadOutput, strings.Join(f.probs, "; "))
 	}
-	status := strings.ToLower(strings.TrimSpace(str("status")))
-	switch status {
-	case "continue", "in_progress", "running":
-		d.Status = Continue
-	case "done", "completed", "complete", "finished", "success":
-		d.Status = Done
-	case "blocked", "need_human", "needs_human":
-		d.Status = Blocked
-	case "failed", "fail", "failure", "error":
-		d.Status = Failed
-	case "":
-		if len(d.Actions) > 0 {
-			d.Status = Continue
-		} else {
-			probs = append(probs, `"status" is missing: give continue, done, blocked or failed`)
-		}
-	default:
-		probs = append(probs, fmt.Sprintf("status %q is not one of continue, done, blocked, failed", status))
-	}
-	if len(probs) > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrBadOutput, strings.Join(probs, "; "))
-	}
-	if err := ValidateDecision(d, p); err != nil {
+	if err := ValidateDecision(d); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
-// kindAliases maps spellings models use to action kinds.
-var kindAliases = map[string]ActionKind{
-	"left_click": Click, "tap": Click, "right_click": Click, "middle_click": Click,
-	"doubleclick": DoubleClick, "double": DoubleClick, "left_double": DoubleClick,
-	"tripleclick": TripleClick, "mouse_move": Move, "hover": Move, "move_to": Move,
-	"left_click_drag": Drag, "type_text": TypeText, "input": TypeText, "write": TypeText,
-	"hotkey": KeyPress, "keypress": KeyPress, "press": KeyPress, "key_press": KeyPress,
-	"left_mouse_down": MouseDown, "left_mouse_up": MouseUp, "sleep": Wait,
+// fields reads the members of one JSON object, collecting problems.
+type fields struct {
+	m     map[string]json.RawMessage
+	probs []string
 }
 
-func parseAction(m map[string]json.RawMessage, p geom.Profile) (Action, error) {
-	var a Action
+func (f *fields) problem(format string, args ...any) {
+	f.probs = append(f.probs, fmt.Sprintf(format, args...))
+}
+
+// get returns the member key, or nil when it is missing or null.
+func (f *fields) get(key string) json.RawMessage {
+	v, ok := f.m[key]
+	if !ok || string(v) == "null" {
+		return nil
+	}
+	return v
+}
+
+// text reads a string member ("" when missing).
+func (f *fields) text(key string) string {
+	v := f.get(key)
+	if v == nil {
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		f.problem("%q must be a string", key)
+	}
+	return s
+}
+
+// strings reads a list of strings, or one string as a list of one.
+func (f *fields) list(key, bad string) []string {
+	v := f.get(key)
+	if v == nil {
+		return nil
+	}
+	var list []string
+	var one string
+	switch {
+	case json.Unmarshal(v, &list) == nil:
+		return list
+	case json.Unmarshal(v, &one) == nil:
+		if one != "" {
+			return []string{one}
+		}
+		return nil
+	}
+	f.problem("%s", bad)
+	return nil
+}
+
+// nums reads a list of numbers (numbers in strings accepted).
+func (f *fields) nums(key string) []float64 {
+	v := f.get(key)
+	if v == nil {
+		return nil
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(v, &raw); err != nil {
+		f.problem("%q must be a list of numbers", key)
+		return nil
+	}
+	out := make([]float64, len(raw))
+	for i, r := range raw {
+		n, ok := number(r)
+		if !ok {
+			f.problem("%q[%d] is not a number", key, i)
+			return nil
+		}
+		out[i] = n
+	}
+	return out
+}
+
+// pair reads named members kx and ky as a point in p's axis order.
+func (f *fields) pair(kx, ky string, p geom.Profile) []float64 {
+	vx, hasX := f.m[kx]
+	vy, hasY := f.m[ky]
+	if !hasX && !hasY {
+		return nil
+	}
+	x, okx := number(vx)
+	y, oky := number(vy)
+	if !okx || !oky {
+		f.problem("%q and %q must both be numbers", kx, ky)
+		return nil
+	}
+	if p.Order == geom.YX {
+		return []float64{y, x}
+	}
+	return []float64{x, y}
+}
+
+// whole reads a whole number (0 when missing).
+func (f *fields) whole(key string) int {
+	v := f.get(key)
+	if v == nil {
+		return 0
+	}
+	n, ok := number(v)
+	if !ok || n != math.Trunc(n) {
+		f.problem("%q must be a whole number", key)
+		return 0
+	}
+	return int(n)
+}
+
+// firstNums reads the first of keys that is present (nil when none is).
+func (f *fields) firstNums(keys ...string) []float64 {
+	for _, k := range keys {
+		if v := f.nums(k); v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// actions parses the "actions" list; a bad action is a problem.
+func (f *fields) actions(p geom.Profile) []action.Action {
+	v := f.get("actions")
+	if v == nil {
+		return nil
+	}
+	var items []map[string]json.RawMessage
+	if err := json.Unmarshal(v, &items); err != nil {
+		f.problem(`"actions" must be a list of objects`)
+	}
+	var out []action.Action
+	for i, it := range items {
+		r, err := rawAction(it, p)
+		if err == nil {
+			var a action.Action
+			if a, err = action.ParseModel(r, p.Space()); err == nil {
+				out = append(out, a)
+				continue
+			}
+			err = fmt.Errorf("(%s) %w", r.Kind, err)
+		}
+		f.problem("actions[%d]: %v", i, err)
+	}
+	return out
+}
+
+// statusWords maps the words models use to statuses.
+var statusWords = map[string]Status{
+	"continue": Continue, "in_progress": Continue, "running": Continue,
+	"done": Done, "completed": Done, "complete": Done, "finished": Done, "success": Done,
+	"blocked": Blocked, "need_human": Blocked, "needs_human": Blocked,
+	"failed": Failed, "fail": Failed, "failure": Failed, "error": Failed,
+}
+
+// status reads "status"; a missing one means continue when there are actions.
+func (f *fields) status(hasActions bool) Status {
+	s := strings.ToLower(strings.TrimSpace(f.text("status")))
+	if st, ok := statusWords[s]; ok {
+		return st
+	}
+	switch {
+	case s != "":
+		f.problem("status %q is not one of continue, done, blocked, failed", s)
+	case hasActions:
+		return Continue
+	default:
+		f.problem(`"status" is missing: give continue, done, blocked or failed`)
+	}
+	return ""
+}
+
+// kindAliases maps spellings models use to action kinds.
+var kindAliases = map[string]action.Kind{
+	"left_click": action.Click, "tap": action.Click, "right_click": action.Click, "middle_click": action.Click,
+	"doubleclick": action.DoubleClick, "double": action.DoubleClick, "left_double": action.DoubleClick,
+	"tripleclick": action.TripleClick, "mouse_move": action.Move, "hover": action.Move, "move_to": action.Move,
+	"left_click_drag": action.Drag, "type_text": action.TypeText, "input": action.TypeText, "write": action.TypeText,
+	"hotkey": action.KeyPress, "keypress": action.KeyPress, "press": action.KeyPress, "key_press": action.KeyPress,
+	"left_mouse_down": action.MouseDown, "left_mouse_up": action.MouseUp, "sleep": action.Wait,
+}
+
+// kindButtons are the buttons implied by a kind's spelling.
+var kindButtons = map[string]string{"right_click": "right", "middle_click": "middle"}
+
+// rawAction reads one action object of the answer into an action.Raw, its
+// numbers in p's order; action.ParseModel then checks it.
+func rawAction(m map[string]json.RawMessage, p geom.Profile) (action.Raw, error) {
+	f := &fields{m: m}
 	name := ""
 	for _, k := range []string{"action", "kind", "type"} {
 		if v, ok := m[k]; ok && json.Unmarshal(v, &name) == nil && name != "" {
@@ -299,137 +417,50 @@ func parseAction(m map[string]json.RawMessage, p geom.Profile) (Action, error) {
 	}
 	name = strings.ToLower(strings.TrimSpace(name))
 	if name == "" {
-		return a, fmt.Errorf(`missing "action": use one of %s`, kindList())
+		return action.Raw{}, fmt.Errorf(`missing "action": use one of %s`, kindList())
 	}
-	a.Kind = ActionKind(name)
+	a := action.Raw{Kind: action.Kind(name), Button: kindButtons[name]}
 	if k, ok := kindAliases[name]; ok {
 		a.Kind = k
 	}
-	switch name {
-	case "right_click":
-		a.Button = "right"
-	case "middle_click":
-		a.Button = "middle"
+	if a.At = f.pair("x", "y", p); a.At == nil {
+		a.At = f.firstNums("point", "box", "coordinate")
 	}
-	var probs []string
-	nums := func(key string) []float64 {
-		v, ok := m[key]
-		if !ok || string(v) == "null" {
-			return nil
-		}
-		var raw []json.RawMessage
-		if err := json.Unmarshal(v, &raw); err != nil {
-			probs = append(probs, fmt.Sprintf("%q must be a list of numbers", key))
-			return nil
-		}
-		out := make([]float64, len(raw))
-		for i, r := range raw {
-			f, ok := number(r)
-			if !ok {
-				probs = append(probs, fmt.Sprintf("%q[%d] is not a number", key, i))
-				return nil
-			}
-			out[i] = f
-		}
-		return out
+	if a.To = f.pair("to_x", "to_y", p); a.To == nil {
+		a.To = f.firstNums("to", "end_box")
 	}
-	pair := func(kx, ky string) []float64 {
-		vx, hasX := m[kx]
-		vy, hasY := m[ky]
-		if !hasX && !hasY {
-			return nil
-		}
-		x, okx := number(vx)
-		y, oky := number(vy)
-		if !okx || !oky {
-			probs = append(probs, fmt.Sprintf("%q and %q must both be numbers", kx, ky))
-			return nil
-		}
-		if p.Order == geom.YX {
-			return []float64{y, x}
-		}
-		return []float64{x, y}
-	}
-	if xy := pair("x", "y"); xy != nil {
-		a.At = xy
-	} else if v := nums("point"); v != nil {
-		a.At = v
-	} else if v := nums("box"); v != nil {
-		a.At = v
-	} else if v := nums("coordinate"); v != nil {
-		a.At = v
-	}
-	if xy := pair("to_x", "to_y"); xy != nil {
-		a.To = xy
-	} else if v := nums("to"); v != nil {
-		a.To = v
-	} else if v := nums("end_box"); v != nil {
-		a.To = v
-	}
-	if a.Kind == Zoom && a.To == nil && len(a.At) == 4 { // a region: corners in profile order
+	if a.Kind == action.Zoom && a.To == nil && len(a.At) == 4 { // a region: corners in profile order
 		a.At, a.To = []float64{a.At[0], a.At[1]}, []float64{a.At[2], a.At[3]}
 	}
-	if v, ok := m["path"]; ok && string(v) != "null" {
-		if err := json.Unmarshal(v, &a.Path); err != nil {
-			probs = append(probs, `"path" must be a list of [x, y] points`)
-		}
+	if v := f.get("path"); v != nil && json.Unmarshal(v, &a.Path) != nil {
+		f.problem(`"path" must be a list of [x, y] points`)
 	}
-	text := func(key string) string {
-		v, ok := m[key]
-		if !ok || string(v) == "null" {
-			return ""
-		}
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			probs = append(probs, fmt.Sprintf("%q must be a string", key))
-		}
-		return s
-	}
-	if b := text("button"); b != "" {
+	if b := f.text("button"); b != "" {
 		a.Button = b
 	}
-	a.Text = text("text")
-	if a.Text == "" && a.Kind == TypeText {
-		a.Text = text("content")
+	a.Text = f.text("text")
+	if a.Text == "" && a.Kind == action.TypeText {
+		a.Text = f.text("content")
 	}
-	a.Direction = text("direction")
-	a.Target = text("target")
-	if v, ok := m["keys"]; ok && string(v) != "null" {
-		var list []string
-		var one string
-		switch {
-		case json.Unmarshal(v, &list) == nil:
-			a.Keys = list
-		case json.Unmarshal(v, &one) == nil:
-			a.Keys = []string{one}
-		default:
-			probs = append(probs, `"keys" must be a list of key names`)
-		}
-	} else if k := text("key"); k != "" {
+	a.Direction, a.Target = f.text("direction"), f.text("target")
+	if f.get("keys") != nil {
+		a.Keys = f.list("keys", `"keys" must be a list of key names`)
+	} else if k := f.text("key"); k != "" {
 		a.Keys = strings.Fields(strings.ReplaceAll(k, " + ", "+"))
 	}
-	intField := func(key string) int {
-		v, ok := m[key]
-		if !ok || string(v) == "null" {
-			return 0
-		}
-		f, ok := number(v)
-		if !ok || f != math.Trunc(f) {
-			probs = append(probs, fmt.Sprintf("%q must be a whole number", key))
-			return 0
-		}
-		return int(f)
-	}
-	a.Clicks = intField("clicks")
-	a.Amount = intField("amount")
-	a.DurationMS = intField("duration_ms")
-	if len(probs) > 0 {
-		return Action{}, fmt.Errorf("%s", strings.Join(probs, "; "))
-	}
-	if err := validateAction(a, p); err != nil {
-		return Action{}, fmt.Errorf("(%s) %w", a.Kind, err)
+	a.Clicks, a.Amount, a.DurationMS = f.whole("clicks"), f.whole("amount"), f.whole("duration_ms")
+	if len(f.probs) > 0 {
+		return action.Raw{}, fmt.Errorf("%s", strings.Join(f.probs, "; "))
 	}
 	return a, nil
+}
+
+func kindList() string {
+	s := make([]string, len(action.Kinds))
+	for i, k := range action.Kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
 }
 
 // number reads a JSON number, or a string holding one.

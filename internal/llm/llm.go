@@ -1,7 +1,8 @@
 // Package llm holds provider-neutral types for talking to multimodal models: what
 // the agent loop shows a model each step (Observation), what it gets back
 // (Decision with Actions in the model's own coordinate convention), and the small
-// interfaces provider adapters implement. Provider wire formats live in
+// interfaces provider adapters implement. Actions are the typed vocabulary of
+// package action; adapters parse their wire format into it with action.Parse. Provider wire formats live in
 // subpackages; only cmd picks one.
 package llm
 
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
@@ -63,52 +65,6 @@ const (
 	Failed   Status = "failed"
 )
 
-// ActionKind names one action of the action set.
-type ActionKind string
-
-// The action set. Coordinates are in the adapter profile's convention.
-const (
-	Click       ActionKind = "click"        // At, Button, Clicks (1-3), Keys = modifiers
-	DoubleClick ActionKind = "double_click" // At
-	TripleClick ActionKind = "triple_click" // At
-	Move        ActionKind = "move"         // At
-	Drag        ActionKind = "drag"         // At (from), To, Path
-	Scroll      ActionKind = "scroll"       // At (optional), Direction, Amount, Keys = modifiers
-	TypeText    ActionKind = "type"         // Text
-	KeyPress    ActionKind = "key"          // Keys: one combination such as ["ctrl","s"], Amount = repeat
-	HoldKey     ActionKind = "hold_key"     // Keys held for DurationMS
-	MouseDown   ActionKind = "mouse_down"   // At (optional), Button
-	MouseUp     ActionKind = "mouse_up"     // At (optional), Button
-	Wait        ActionKind = "wait"         // DurationMS
-	Zoom        ActionKind = "zoom"         // At and To are the corners of a region to look at closer
-)
-
-// ActionKinds lists every kind, for validation and prompts.
-var ActionKinds = []ActionKind{Click, DoubleClick, TripleClick, Move, Drag, Scroll, TypeText, KeyPress, HoldKey, MouseDown, MouseUp, Wait, Zoom}
-
-// Action is one parsed and validated action.
-type Action struct {
-	Kind ActionKind `json:"kind"`
-	// At is a point (2 numbers) or box (4 numbers) in the model's convention; nil
-	// means the current pointer position, or see Target.
-	At []float64 `json:"at,omitempty"`
-	// To is the end point of a drag (or the far corner of a zoom region).
-	To []float64 `json:"to,omitempty"`
-	// Path holds intermediate drag points.
-	Path [][]float64 `json:"path,omitempty"`
-	// Target names the element in words, for a separate grounding model when At is nil.
-	Target     string   `json:"target,omitempty"`
-	Button     string   `json:"button,omitempty"`
-	Clicks     int      `json:"clicks,omitempty"`
-	Text       string   `json:"text,omitempty"`
-	Keys       []string `json:"keys,omitempty"`
-	Direction  string   `json:"direction,omitempty"`
-	Amount     int      `json:"amount,omitempty"`
-	DurationMS int      `json:"duration_ms,omitempty"`
-	// CallID is the provider's id for this action (tool_use id, computer_call call_id).
-	CallID string `json:"call_id,omitempty"`
-}
-
 // Usage counts model calls and tokens.
 type Usage struct {
 	Calls        int `json:"model_calls"`
@@ -123,15 +79,15 @@ func (u Usage) Add(o Usage) Usage {
 
 // Decision is a model's answer for one step.
 type Decision struct {
-	Observation     string   `json:"observation,omitempty"`
-	Reasoning       string   `json:"reasoning,omitempty"`
-	Actions         []Action `json:"actions,omitempty"`
-	MemoryUpdate    []string `json:"memory_update,omitempty"`
-	ExpectedOutcome string   `json:"expected_outcome,omitempty"`
-	Status          Status   `json:"status"`
-	Result          string   `json:"result,omitempty"`
-	BlockReason     string   `json:"block_reason,omitempty"`
-	NextUserAction  string   `json:"next_user_action,omitempty"`
+	Observation     string          `json:"observation,omitempty"`
+	Reasoning       string          `json:"reasoning,omitempty"`
+	Actions         []action.Action `json:"actions,omitempty"`
+	MemoryUpdate    []string        `json:"memory_update,omitempty"`
+	ExpectedOutcome string          `json:"expected_outcome,omitempty"`
+	Status          Status          `json:"status"`
+	Result          string          `json:"result,omitempty"`
+	BlockReason     string          `json:"block_reason,omitempty"`
+	NextUserAction  string          `json:"next_user_action,omitempty"`
 	// SafetyChecks are provider safety checks awaiting a human (OpenAI computer tool).
 	SafetyChecks []string `json:"safety_checks,omitempty"`
 	// ImageSize is the image size the model says it saw, when it says so; the

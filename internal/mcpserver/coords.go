@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
-	"github.com/guiagent/guiagent/internal/llm"
 )
 
 // Errors tools return (as IsError results) that callers may test for.
@@ -21,33 +19,13 @@ var (
 	// ErrStaleFrame: the display changed geometry since the frame the
 	// coordinates refer to was taken.
 	ErrStaleFrame = errors.New("stale frame")
-	// ErrOffDisplay: a point lies on no display.
-	ErrOffDisplay = errors.New("point is off every display")
+	// ErrOffDisplay: a point lies on no display (geom.ErrOffDisplay).
+	ErrOffDisplay = geom.ErrOffDisplay
 )
-
-// spaces lists the accepted values of the `space` argument.
-var spaces = append([]string{"image", "screen"}, geom.CoordinateModes...)
 
 // imageTolerancePx is how far outside the image (in image pixels) a point may
 // be and still be clamped onto the display edge instead of rejected.
 const imageTolerancePx = 2
-
-// parseSpace normalizes a `space` value; "" gives def.
-func parseSpace(v, def string) (string, error) {
-	v = strings.ToLower(strings.TrimSpace(v))
-	switch v {
-	case "":
-		return def, nil
-	case "image", "image-absolute", "pixels", "absolute":
-		return "image", nil
-	case "screen", "global":
-		return "screen", nil
-	}
-	if _, err := (geom.Profile{}).WithMode(v); err != nil {
-		return "", fmt.Errorf("unknown coordinate space %q: use one of %s", v, strings.Join(spaces, ", "))
-	}
-	return v, nil
-}
 
 // target is one resolved point.
 type target struct {
@@ -136,60 +114,40 @@ func (s *Server) frameFor(ss *mcp.ServerSession, d geom.Display) (geom.Frame, er
 	return f, nil
 }
 
-// point describes one coordinate argument pair.
-type point struct{ X, Y float64 }
-
-// resolve maps (x, y) given in space on display id to a global pixel.
-func (s *Server) resolve(ctx context.Context, ss *mcp.ServerSession, display, space string, p point) (target, error) {
-	sp, err := parseSpace(space, s.mode)
-	if err != nil {
-		return target{}, err
-	}
+// resolve maps point p of an action (named x and y in its space) on display
+// id to a global pixel through the resolver, geom.ResolveIn: screen points as
+// they are, the other spaces over the session's latest frame of the display.
+func (s *Server) resolve(ctx context.Context, ss *mcp.ServerSession, display string, p action.Point) (target, error) {
 	d, ds, err := s.display(ctx, display)
 	if err != nil {
 		return target{}, err
 	}
-	if !finite(p.X) || !finite(p.Y) {
-		return target{}, fmt.Errorf("coordinates (%v,%v) are not finite numbers", p.X, p.Y)
-	}
-	if sp == "screen" {
-		g := geom.GlobalPoint{X: int(math.Round(p.X)), Y: int(math.Round(p.Y))}
-		on, ok := geom.DisplayAt(ds, g)
-		if !ok {
-			return target{}, fmt.Errorf("%w: global point %v (space \"screen\") is on no display; the desktop spans %v (see gui_list_displays)",
-				ErrOffDisplay, g, geom.VirtualBounds(ds))
+	if p.Space == geom.SpaceScreen {
+		r, err := geom.ResolveIn(p.Space, p.X, p.Y, geom.Frame{}, ds, imageTolerancePx)
+		if err != nil {
+			return target{}, fmt.Errorf("%w (see gui_list_displays)", err)
 		}
-		return target{Global: g, Display: on}, nil
+		return target{Global: r.Global, Display: r.Display}, nil
 	}
 	f, err := s.frameFor(ss, d)
 	if err != nil {
 		return target{}, err
 	}
-	ip := geom.ImagePoint{X: p.X, Y: p.Y}
-	if sp != "image" {
-		prof, err := (geom.Profile{}).WithMode(sp)
-		if err != nil {
-			return target{}, err
-		}
-		nums := []float64{p.X, p.Y}
-		if prof.Order == geom.YX { // named x/y arguments are never swapped
-			nums = []float64{p.Y, p.X}
-		}
-		if ip, err = prof.ToImage(nums, f); err != nil {
-			return target{}, err
-		}
-	}
-	img := f.ImageSize()
-	if ip.X < -0.5-imageTolerancePx || ip.Y < -0.5-imageTolerancePx ||
-		ip.X > float64(img.W)-0.5+imageTolerancePx || ip.Y > float64(img.H)-0.5+imageTolerancePx {
-		return target{}, fmt.Errorf("%w: %v is outside the %dx%d image of frame %s (display %s); give a point inside the image, or space \"screen\" for global pixels",
-			ErrOffDisplay, ip, img.W, img.H, f.ID, d.ID)
-	}
-	r, err := f.Resolve(ip, false)
-	if err != nil {
+	r, err := geom.ResolveIn(p.Space, p.X, p.Y, f, ds, imageTolerancePx)
+	switch {
+	case errors.Is(err, geom.ErrOffDisplay):
+		return target{}, fmt.Errorf("%w; give a point inside the image, or space \"screen\" for global pixels", err)
+	case err != nil:
 		return target{}, fmt.Errorf("%w (frame %s)", err, f.ID)
 	}
-	return target{Image: ip, Global: r.Global, Display: d, FrameID: f.ID, Warning: r.Warning}, nil
+	return target{Image: r.Image, Global: r.Global, Display: d, FrameID: f.ID, Warning: r.Warning}, nil
+}
+
+// space reads a tool's `space` argument (the server's default when empty) as
+// the space of its named x and y.
+func (s *Server) space(v string) (geom.Space, error) {
+	sp, err := geom.ParseSpace(v, s.mode)
+	return sp.Named(), err
 }
 
 // actionPoint is where a pointer action with an optional point happens.
@@ -200,22 +158,18 @@ type actionPoint struct {
 	display geom.Display      // the display to show after the action
 }
 
-// optPoint resolves an optional point (x and y both given, or neither). With
-// the point the action happens there, on its display; without it the action
-// happens at the current pointer position and display (or the default one) is
-// shown after it.
-func (s *Server) optPoint(ctx context.Context, ss *mcp.ServerSession, display, space string, x, y *float64) (actionPoint, error) {
-	if x == nil && y == nil {
+// optPoint resolves an action's optional point. With the point the action
+// happens there, on its display; without it the action happens at the current
+// pointer position and display (or the default one) is shown after it.
+func (s *Server) optPoint(ctx context.Context, ss *mcp.ServerSession, display string, p *action.Point) (actionPoint, error) {
+	if p == nil {
 		d, _, err := s.display(ctx, display)
 		if err != nil && display != "" {
 			return actionPoint{}, err // a display the caller named must exist
 		}
 		return actionPoint{where: "at the current pointer position", display: d}, nil
 	}
-	if x == nil || y == nil {
-		return actionPoint{}, errors.New("give both x and y, or neither to act at the current pointer position")
-	}
-	t, err := s.resolve(ctx, ss, display, space, point{*x, *y})
+	t, err := s.resolve(ctx, ss, display, *p)
 	if err != nil {
 		return actionPoint{}, err
 	}
@@ -254,10 +208,10 @@ func (s *Server) imageOf(ctx context.Context, ss *mcp.ServerSession, id string, 
 // began and err its error. Image points are given in the session's latest
 // image of the display, which becomes the call's frame for the overlay;
 // without a point the action is shown on that image's legend.
-func (s *Server) noteAction(c *call, a llm.Action, d geom.Display, at, to *target, start time.Time, err error) {
-	tr := agent.ActionTrace{Action: a, Outcome: "ok", Millis: time.Since(start).Milliseconds()}
+func (s *Server) noteAction(c *call, a action.Action, d geom.Display, at, to *target, start time.Time, err error) {
+	tr := action.Trace{Action: a, Outcome: action.OutcomeOK, Millis: time.Since(start).Milliseconds()}
 	if err != nil {
-		tr.Outcome, tr.Error = "failed", err.Error()
+		tr.Outcome, tr.Error = action.OutcomeFailed, err.Error()
 	}
 	if at != nil {
 		tr.Warning = at.Warning
@@ -302,5 +256,3 @@ func (s *Server) seenAt(ss *mcp.ServerSession, t *target) (*geom.GlobalPoint, *g
 	ip := h.frame.GlobalToImage(g)
 	return &g, &ip, h.img
 }
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

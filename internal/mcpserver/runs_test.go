@@ -15,10 +15,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/geom"
-	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/trace"
 )
 
@@ -159,12 +158,12 @@ func TestSessionRecordReplaysAtomicCalls(t *testing.T) {
 	if shot == nil || click == nil || hotkey == nil {
 		t.Fatalf("calls missing from the record: screenshot %v, click %v, hotkey %v", shot, click, hotkey)
 	}
-	var acts []agent.ActionTrace
+	var acts []action.Trace
 	if err := json.Unmarshal(click.Actions, &acts); err != nil || len(acts) != 1 {
 		t.Fatalf("click actions %s: %v", click.Actions, err)
 	}
 	a := acts[0]
-	if a.Image == nil || *a.Image != (geom.ImagePoint{X: 400, Y: 100}) || a.Global == nil || a.Outcome != "ok" || a.Action.Kind != llm.Click {
+	if a.Image == nil || *a.Image != (geom.ImagePoint{X: 400, Y: 100}) || a.Global == nil || a.Outcome != "ok" || a.Action.Kind != action.Click {
 		t.Fatalf("click recorded as %+v", a)
 	}
 	var pressedAt *geom.GlobalPoint

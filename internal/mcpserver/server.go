@@ -136,7 +136,7 @@ type Server struct {
 	scrub   *secret.Scrubber
 	calls   callTracker
 	log     *slog.Logger
-	mode    string // default space: "image", "screen" or a geom coordinate mode
+	mode    geom.Space // default space of the tools' points
 	started time.Time
 	frames  frameStore
 	frameN  atomic.Uint64
@@ -183,7 +183,7 @@ func New(opts Options) (*Server, error) {
 		s.audit = safety.NewAudit(safety.DefaultAuditSize, opts.Secrets...)
 	}
 	s.scrub = secret.NewScrubber(opts.Secrets...)
-	mode, err := parseSpace(opts.CoordinateMode, "image")
+	mode, err := geom.ParseSpace(opts.CoordinateMode, geom.SpaceImage)
 	if err != nil {
 		return nil, fmt.Errorf("GUI_AGENT_COORDINATE_MODE: %w", err)
 	}

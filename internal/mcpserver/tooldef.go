@@ -10,7 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/trace"
@@ -56,7 +56,7 @@ type call struct {
 	img *imaging.Shot
 	// actions are the inputs the call performed, and frame the image their
 	// image points refer to, for the session record (see trace.Call).
-	actions []agent.ActionTrace
+	actions []action.Trace
 	frame   *imaging.Shot
 	// private, when set, stands for the result's text in the audit and the
 	// session record: the result holds content that must not be kept there.

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -10,9 +11,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
-	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/safety"
 )
 
@@ -53,9 +54,9 @@ type Where struct {
 
 // spaceEnum lists the accepted spaces and states the server's default.
 func (s *Server) spaceEnum(sc *jsonschema.Schema) {
-	enum(sc, "space", spaces...)
+	enum(sc, "space", geom.SpaceNames...)
 	p := prop(sc, "space")
-	p.Description = strings.TrimSuffix(p.Description, "image") + s.mode
+	p.Description = strings.TrimSuffix(p.Description, "image") + string(s.mode)
 }
 
 // DisplaysArgs are gui_list_displays' arguments (none).
@@ -134,22 +135,24 @@ func (s *Server) zoomTool() toolDef {
 		"Capture a region at higher resolution. Returns the image and metadata like gui_screenshot; the zoom image becomes the latest image of the display, so later coordinates are pixels of it."+coordinateDoc,
 		readOnly, s.spaceEnum,
 		func(ctx context.Context, c *call, in ZoomArgs) (*mcp.CallToolResult, error) {
-			a, err := s.resolve(ctx, c.ss, in.Display, in.Space, point{in.X1, in.Y1})
+			z, err := s.parse(action.Raw{Kind: action.Zoom, At: []float64{in.X1, in.Y1}, To: []float64{in.X2, in.Y2}}, in.Space)
+			if err != nil {
+				return nil, err
+			}
+			a, err := s.resolve(ctx, c.ss, in.Display, *z.At)
 			if err != nil {
 				return nil, fmt.Errorf("zoom corner (x1,y1): %w", err)
 			}
-			b, err := s.resolve(ctx, c.ss, in.Display, in.Space, point{in.X2, in.Y2})
+			b, err := s.resolve(ctx, c.ss, in.Display, *z.To)
 			if err != nil {
 				return nil, fmt.Errorf("zoom corner (x2,y2): %w", err)
 			}
 			if a.Display.ID != b.Display.ID {
 				return nil, fmt.Errorf("the zoom region spans displays %s and %s: give a region on one display", a.Display.ID, b.Display.ID)
 			}
-			x0, x1 := min(a.Global.X, b.Global.X), max(a.Global.X, b.Global.X)
-			y0, y1 := min(a.Global.Y, b.Global.Y), max(a.Global.Y, b.Global.Y)
-			region := geom.Rect{X: x0, Y: y0, W: x1 - x0 + 1, H: y1 - y0 + 1}.Intersect(a.Display.Bounds)
-			if region.W < 4 || region.H < 4 {
-				return nil, fmt.Errorf("the zoom region %v is too small: give corners at least 4 screen pixels apart", region)
+			region, err := geom.ZoomRegion(a.Global, b.Global, a.Display)
+			if err != nil {
+				return nil, err
 			}
 			// A zoom is at most 4x the region's logical size and never larger than a screenshot.
 			o := s.shotOptions(0, "", 0)
@@ -195,13 +198,17 @@ func (s *Server) moveTool() toolDef {
 		"Move the mouse pointer to a point without clicking."+coordinateDoc,
 		changesDesk, s.spaceEnum,
 		func(ctx context.Context, c *call, in MoveArgs) (*mcp.CallToolResult, error) {
-			t, err := s.resolve(ctx, c.ss, in.Display, in.Space, point{in.X, in.Y})
+			a, err := s.parse(action.Raw{Kind: action.Move, At: []float64{in.X, in.Y}}, in.Space)
+			if err != nil {
+				return nil, err
+			}
+			t, err := s.resolve(ctx, c.ss, in.Display, *a.At)
 			if err != nil {
 				return nil, err
 			}
 			start := time.Now()
 			err = s.input.Move(ctx, t.Global)
-			s.noteAction(c, llm.Action{Kind: llm.Move, At: []float64{in.X, in.Y}}, t.Display, &t, nil, start, err)
+			s.noteAction(c, a, t.Display, &t, nil, start, err)
 			if err != nil {
 				return nil, inputError("move", err)
 			}
@@ -228,7 +235,7 @@ func (s *Server) clickTool() toolDef {
 		func(sc *jsonschema.Schema) {
 			s.spaceEnum(sc)
 			buttonEnum(sc)
-			between(sc, "clicks", 1, 3)
+			between(sc, "clicks", 1, action.MaxClicks)
 		},
 		func(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToolResult, error) {
 			return s.click(ctx, c, in)
@@ -236,34 +243,26 @@ func (s *Server) clickTool() toolDef {
 }
 
 func (s *Server) click(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToolResult, error) {
-	b, err := desktop.ParseButton(in.Button)
+	a, err := s.parse(action.Raw{Kind: action.Click, At: []float64{in.X, in.Y}, Button: in.Button, Clicks: in.Clicks, Keys: in.Modifiers}, in.Space)
 	if err != nil {
 		return nil, err
 	}
-	n := in.Clicks
-	if n == 0 {
-		n = 1
+	if err := s.checkKeys(a.Keys); err != nil {
+		return nil, err
 	}
-	if n < 1 || n > 3 {
-		return nil, fmt.Errorf("clicks must be 1, 2 or 3, got %d", n)
-	}
-	mods, err := s.modifiers(in.Modifiers)
+	t, err := s.resolve(ctx, c.ss, in.Display, *a.At)
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.resolve(ctx, c.ss, in.Display, in.Space, point{in.X, in.Y})
-	if err != nil {
-		return nil, err
-	}
+	b, n := a.ButtonOrLeft(), a.Clicks()
 	start := time.Now()
-	err = s.input.Click(ctx, &t.Global, b, n, mods)
-	s.noteAction(c, llm.Action{Kind: llm.Click, At: []float64{in.X, in.Y}, Button: b.String(), Clicks: n, Keys: keyNames(mods)},
-		t.Display, &t, nil, start, err)
+	err = s.input.Click(ctx, &t.Global, b, n, a.Keys)
+	s.noteAction(c, a, t.Display, &t, nil, start, err)
 	if err != nil {
 		return nil, inputError("click", err)
 	}
 	what := map[int]string{1: "clicked", 2: "double-clicked", 3: "triple-clicked"}[n]
-	return s.done(ctx, c, t.Display, "%s %s%s at %s%s", what, b, withMods(mods), t, warn(t))
+	return s.done(ctx, c, t.Display, "%s %s%s at %s%s", what, b, withMods(a.Keys), t, warn(t))
 }
 
 // DoubleClickArgs are gui_double_click's arguments.
@@ -309,22 +308,23 @@ func (s *Server) mouseUpTool() toolDef {
 }
 
 func (s *Server) button(ctx context.Context, c *call, in ButtonArgs, down bool) (*mcp.CallToolResult, error) {
-	b, err := desktop.ParseButton(in.Button)
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.optPoint(ctx, c.ss, in.Display, in.Space, in.X, in.Y)
-	if err != nil {
-		return nil, err
-	}
-	verb, op, kind := "released", s.input.MouseUp, llm.MouseUp
+	verb, op, kind := "released", s.input.MouseUp, action.MouseUp
 	if down {
-		verb, op, kind = "pressed", s.input.MouseDown, llm.MouseDown
+		verb, op, kind = "pressed", s.input.MouseDown, action.MouseDown
 	}
-	a := llm.Action{Kind: kind, Button: b.String()}
-	if in.X != nil && in.Y != nil {
-		a.At = []float64{*in.X, *in.Y}
+	at, err := optXY(in.X, in.Y)
+	if err != nil {
+		return nil, err
 	}
+	a, err := s.parse(action.Raw{Kind: kind, At: at, Button: in.Button}, in.Space)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.optPoint(ctx, c.ss, in.Display, a.At)
+	if err != nil {
+		return nil, err
+	}
+	b := a.ButtonOrLeft()
 	start := time.Now()
 	err = op(ctx, p.at, b)
 	s.noteAction(c, a, p.display, p.t, nil, start, err)
@@ -349,22 +349,22 @@ func (s *Server) dragTool() toolDef {
 		"Press a mouse button at one point, move to another and release it (drag and drop, selections, sliders)."+coordinateDoc,
 		changesDesk, func(sc *jsonschema.Schema) { s.spaceEnum(sc); buttonEnum(sc) },
 		func(ctx context.Context, c *call, in DragArgs) (*mcp.CallToolResult, error) {
-			b, err := desktop.ParseButton(in.Button)
+			a, err := s.parse(action.Raw{Kind: action.Drag, At: []float64{in.FromX, in.FromY}, To: []float64{in.ToX, in.ToY}, Button: in.Button}, in.Space)
 			if err != nil {
 				return nil, err
 			}
-			from, err := s.resolve(ctx, c.ss, in.Display, in.Space, point{in.FromX, in.FromY})
+			from, err := s.resolve(ctx, c.ss, in.Display, *a.At)
 			if err != nil {
 				return nil, fmt.Errorf("drag start: %w", err)
 			}
-			to, err := s.resolve(ctx, c.ss, in.Display, in.Space, point{in.ToX, in.ToY})
+			to, err := s.resolve(ctx, c.ss, in.Display, *a.To)
 			if err != nil {
 				return nil, fmt.Errorf("drag end: %w", err)
 			}
+			b := a.ButtonOrLeft()
 			start := time.Now()
 			err = s.input.Drag(ctx, from.Global, nil, to.Global, b)
-			s.noteAction(c, llm.Action{Kind: llm.Drag, At: []float64{in.FromX, in.FromY}, To: []float64{in.ToX, in.ToY}, Button: b.String()},
-				from.Display, &from, &to, start, err)
+			s.noteAction(c, a, from.Display, &from, &to, start, err)
 			if err != nil {
 				return nil, inputError("drag", err)
 			}
@@ -389,39 +389,35 @@ func (s *Server) scrollTool() toolDef {
 		func(sc *jsonschema.Schema) {
 			s.spaceEnum(sc)
 			enum(sc, "direction", "up", "down", "left", "right")
-			between(sc, "amount", 1, 50)
+			between(sc, "amount", 1, action.MaxScrollNotches)
 		},
 		func(ctx context.Context, c *call, in ScrollArgs) (*mcp.CallToolResult, error) {
-			dir, err := desktop.ParseDirection(in.Direction)
+			if in.Amount < 0 || in.Amount > action.MaxScrollNotches {
+				return nil, fmt.Errorf("amount must be 1 to %d wheel notches, got %d", action.MaxScrollNotches, in.Amount)
+			}
+			at, err := optXY(in.X, in.Y)
 			if err != nil {
 				return nil, err
 			}
-			n := in.Amount
-			if n == 0 {
-				n = 3
-			}
-			if n < 1 || n > 50 {
-				return nil, fmt.Errorf("amount must be 1 to 50 wheel notches, got %d", n)
-			}
-			mods, err := s.modifiers(in.Modifiers)
+			a, err := s.parse(action.Raw{Kind: action.Scroll, At: at, Direction: in.Direction, Amount: in.Amount, Keys: in.Modifiers}, in.Space)
 			if err != nil {
 				return nil, err
 			}
-			p, err := s.optPoint(ctx, c.ss, in.Display, in.Space, in.X, in.Y)
+			if err := s.checkKeys(a.Keys); err != nil {
+				return nil, err
+			}
+			p, err := s.optPoint(ctx, c.ss, in.Display, a.At)
 			if err != nil {
 				return nil, err
 			}
-			a := llm.Action{Kind: llm.Scroll, Direction: string(dir), Amount: n, Keys: keyNames(mods)}
-			if in.X != nil && in.Y != nil {
-				a.At = []float64{*in.X, *in.Y}
-			}
+			n := a.Notches()
 			start := time.Now()
-			err = s.input.Scroll(ctx, p.at, dir, n, mods)
+			err = s.input.Scroll(ctx, p.at, a.Direction, n, a.Keys)
 			s.noteAction(c, a, p.display, p.t, nil, start, err)
 			if err != nil {
 				return nil, inputError("scroll", err)
 			}
-			return s.done(ctx, c, p.display, "scrolled %s %d notches%s %s", dir, n, withMods(mods), p.where)
+			return s.done(ctx, c, p.display, "scrolled %s %d notches%s %s", a.Direction, n, withMods(a.Keys), p.where)
 		})
 }
 
@@ -438,11 +434,16 @@ func (s *Server) typeTool() toolDef {
 			if in.Text == "" {
 				return nil, fmt.Errorf("text is empty: give the text to type")
 			}
+			a, err := s.parse(action.Raw{Kind: action.TypeText, Text: in.Text}, "")
+			if err != nil {
+				return nil, err
+			}
 			start := time.Now()
-			err := s.input.Type(ctx, in.Text)
+			err = s.input.Type(ctx, a.Text)
 			d, _, _ := s.display(ctx, "")
 			// The typed text may be a password: the record keeps its length only, as the audit does.
-			s.noteAction(c, llm.Action{Kind: llm.TypeText, Text: safety.MaskText(in.Text)}, d, nil, nil, start, err)
+			a.Text = safety.MaskText(in.Text)
+			s.noteAction(c, a, d, nil, nil, start, err)
 			if err != nil {
 				return nil, inputError("type", err)
 			}
@@ -460,36 +461,27 @@ type PressKeyArgs struct {
 func (s *Server) pressKeyTool() toolDef {
 	return newTool(s, "gui_press_key", "Press a key",
 		"Press and release one key, optionally several times and with modifiers held. Dangerous combinations (alt+f4, ctrl+alt+delete, ...) are blocked by policy.",
-		changesDesk, func(sc *jsonschema.Schema) { between(sc, "repeat", 1, 100) },
+		changesDesk, func(sc *jsonschema.Schema) { between(sc, "repeat", 1, action.MaxKeyRepeat) },
 		func(ctx context.Context, c *call, in PressKeyArgs) (*mcp.CallToolResult, error) {
-			keys, err := desktop.ParseCombo(in.Key)
+			if in.Repeat < 0 || in.Repeat > action.MaxKeyRepeat {
+				return nil, fmt.Errorf("repeat must be 1 to %d, got %d", action.MaxKeyRepeat, in.Repeat)
+			}
+			a, err := s.parse(action.Raw{Kind: action.KeyPress, Keys: append(append([]string{}, in.Modifiers...), in.Key), Amount: in.Repeat}, "")
 			if err != nil {
 				return nil, err
 			}
-			mods, err := s.modifiers(in.Modifiers)
-			if err != nil {
+			if err := s.checkKeys(a.Keys); err != nil {
 				return nil, err
 			}
-			mods = append(mods, keys[:len(keys)-1]...)
-			key := keys[len(keys)-1]
-			if err := s.keys.Check(append(append([]desktop.Key{}, mods...), key)); err != nil {
-				return nil, err
-			}
-			n := in.Repeat
-			if n == 0 {
-				n = 1
-			}
-			if n < 1 || n > 100 {
-				return nil, fmt.Errorf("repeat must be 1 to 100, got %d", n)
-			}
+			mods, key, n := a.Keys[:len(a.Keys)-1], a.Keys[len(a.Keys)-1], a.Repeats()
 			start := time.Now()
 			err = s.input.PressKey(ctx, key, n, mods)
 			d, _, _ := s.display(ctx, "")
-			s.noteAction(c, llm.Action{Kind: llm.KeyPress, Keys: keyNames(append(mods, key)), Amount: n}, d, nil, nil, start, err)
+			s.noteAction(c, a, d, nil, nil, start, err)
 			if err != nil {
 				return nil, inputError("key press", err)
 			}
-			return s.done(ctx, c, d, "pressed %s%s", desktop.ComboString(append(mods, key)), times(n))
+			return s.done(ctx, c, d, "pressed %s%s", desktop.ComboString(a.Keys), times(n))
 		})
 }
 
@@ -503,21 +495,21 @@ func (s *Server) hotkeyTool() toolDef {
 		"Press a keyboard shortcut: keys go down in order and up in reverse order. Dangerous combinations (alt+f4, ctrl+alt+delete, super+l, ...) are blocked by policy.",
 		changesDesk, func(sc *jsonschema.Schema) { prop(sc, "keys").MinItems = new(1) },
 		func(ctx context.Context, c *call, in HotkeyArgs) (*mcp.CallToolResult, error) {
-			keys, err := desktop.ParseKeys(in.Keys)
+			a, err := s.parse(action.Raw{Kind: action.KeyPress, Keys: in.Keys}, "")
 			if err != nil {
 				return nil, err
 			}
-			if err := s.keys.Check(keys); err != nil {
+			if err := s.checkKeys(a.Keys); err != nil {
 				return nil, err
 			}
 			start := time.Now()
-			err = s.input.Hotkey(ctx, keys)
+			err = s.input.Hotkey(ctx, a.Keys)
 			d, _, _ := s.display(ctx, "")
-			s.noteAction(c, llm.Action{Kind: llm.KeyPress, Keys: keyNames(keys)}, d, nil, nil, start, err)
+			s.noteAction(c, a, d, nil, nil, start, err)
 			if err != nil {
 				return nil, inputError("hotkey", err)
 			}
-			return s.done(ctx, c, d, "pressed %s", desktop.ComboString(keys))
+			return s.done(ctx, c, d, "pressed %s", desktop.ComboString(a.Keys))
 		})
 }
 
@@ -589,36 +581,39 @@ func (s *Server) clipboardTool() toolDef {
 		})
 }
 
-// modifiers parses modifier key names (any key names are accepted).
-func (s *Server) modifiers(names []string) ([]desktop.Key, error) {
-	if len(names) == 0 {
-		return nil, nil
-	}
-	keys, err := desktop.ParseKeys(names)
+// parse reads a tool's action through action.Parse, the parser every model
+// adapter uses too: its points are named x and y in the call's space (the
+// server's default when space is empty).
+func (s *Server) parse(r action.Raw, space string) (action.Action, error) {
+	sp, err := s.space(space)
 	if err != nil {
-		return nil, fmt.Errorf("modifiers: %w", err)
+		return action.Action{}, err
 	}
-	if err := s.keys.Check(keys); err != nil {
-		return nil, err
+	return action.Parse(r, sp)
+}
+
+// optXY reads an optional point: both x and y, or neither (nil).
+func optXY(x, y *float64) ([]float64, error) {
+	switch {
+	case x == nil && y == nil:
+		return nil, nil
+	case x == nil || y == nil:
+		return nil, errors.New("give both x and y, or neither to act at the current pointer position")
 	}
-	return keys, nil
+	return []float64{*x, *y}, nil
+}
+
+// checkKeys checks keys (a combination, or modifiers held) against the key policy.
+func (s *Server) checkKeys(keys []desktop.Key) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	return s.keys.Check(keys)
 }
 
 // inputError names the action that failed and, for missing input support, the fix.
 func inputError(action string, err error) error {
 	return fmt.Errorf("%s failed: %w", action, err)
-}
-
-// keyNames lists keys by name, for recorded actions.
-func keyNames(keys []desktop.Key) []string {
-	if len(keys) == 0 {
-		return nil
-	}
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = string(k)
-	}
-	return out
 }
 
 func withMods(mods []desktop.Key) string {

@@ -21,12 +21,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
-	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/trace"
 )
@@ -785,7 +785,7 @@ func TestToolCallsAreRecordedPerSession(t *testing.T) {
 	// The typed text is an action of the call, drawn on the screenshot the
 	// session holds, with the text redacted as in the arguments.
 	typed := rec.got[1]
-	if len(typed.Actions) != 1 || typed.Actions[0].Action.Kind != llm.TypeText || typed.Actions[0].Action.Text != "<redacted 10 chars>" ||
+	if len(typed.Actions) != 1 || typed.Actions[0].Action.Kind != action.TypeText || typed.Actions[0].Action.Text != "<redacted 10 chars>" ||
 		typed.Frame == nil || typed.Frame != rec.got[0].Image {
 		t.Fatalf("typing recorded as %+v on frame %v", typed.Actions, typed.Frame)
 	}
@@ -838,15 +838,15 @@ func TestRecordedActionsCarryImageAndGlobalPoints(t *testing.T) {
 		t.Fatalf("the desktop got the drag at %v->%v and the scroll at %v", downAt, upAt, scrollAt)
 	}
 	for i, want := range []struct {
-		kind            llm.ActionKind
+		kind            action.Kind
 		img, imgTo      *geom.ImagePoint
 		global, globTo  *geom.GlobalPoint
 		outcome, errSub string
 	}{
-		{llm.Drag, new(pt(100, 50)), new(pt(300, 150)), &downAt, &upAt, "ok", ""},
-		{llm.Scroll, new(shot.Frame.GlobalToImage(scrollAt)), nil, &scrollAt, nil, "ok", ""},
-		{llm.MouseDown, nil, nil, nil, nil, "ok", ""},
-		{llm.MouseUp, new(pt(10, 20)), nil, global(10, 20), nil, "failed", "device gone"},
+		{action.Drag, new(pt(100, 50)), new(pt(300, 150)), &downAt, &upAt, "ok", ""},
+		{action.Scroll, new(shot.Frame.GlobalToImage(scrollAt)), nil, &scrollAt, nil, "ok", ""},
+		{action.MouseDown, nil, nil, nil, nil, "ok", ""},
+		{action.MouseUp, new(pt(10, 20)), nil, global(10, 20), nil, "failed", "device gone"},
 	} {
 		c := rec.got[i+1]
 		if len(c.Actions) != 1 {

@@ -13,9 +13,8 @@ import (
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
 
-	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
-	"github.com/guiagent/guiagent/internal/llm"
 )
 
 var (
@@ -35,7 +34,7 @@ const maxLabelRunes = 48
 // label with the typed text or keys for keyboard actions (placed at the last
 // pointer position, or in a list at the top-left when there is none). Refused
 // or failed actions are drawn in orange instead of red.
-func DrawOverlay(img image.Image, actions []agent.ActionTrace) *image.RGBA {
+func DrawOverlay(img image.Image, actions []action.Trace) *image.RGBA {
 	b := img.Bounds()
 	dst := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
 	draw.Draw(dst, dst.Bounds(), img, b.Min, draw.Src)
@@ -47,28 +46,28 @@ func DrawOverlay(img image.Image, actions []agent.ActionTrace) *image.RGBA {
 	legendY := 6
 	for i, a := range actions {
 		c := colorOK
-		if a.Outcome != "" && a.Outcome != "ok" || a.Error != "" {
+		if a.Outcome != "" && !a.OK() || a.Error != "" {
 			c = colorFailed
 		}
-		label := fmt.Sprintf("%d %s", i+1, actionLabel(a.Action))
+		label := fmt.Sprintf("%d %s", i+1, overlayLabel(a.Action))
 		switch {
-		case a.Action.Kind == llm.Drag && a.Image != nil && a.ImageTo != nil:
+		case a.Action.Kind == action.Drag && a.Image != nil && a.ImageTo != nil:
 			o.arrow(*a.Image, *a.ImageTo, c)
 			o.marker(*a.Image, c, false)
 			o.label(*a.Image, label, c)
 			last = a.ImageTo
-		case a.Action.Kind == llm.Zoom && a.Image != nil && a.ImageTo != nil:
+		case a.Action.Kind == action.Zoom && a.Image != nil && a.ImageTo != nil:
 			o.rect(*a.Image, *a.ImageTo, c)
 			o.label(*a.Image, label, c)
-		case a.Action.Kind == llm.Scroll && a.Image != nil:
-			dx, dy := scrollVector(a.Action.Direction)
+		case a.Action.Kind == action.Scroll && a.Image != nil:
+			dx, dy := scrollVector(string(a.Action.Direction))
 			l := float64(36 * o.scale)
 			o.marker(*a.Image, c, false)
 			o.arrow(*a.Image, geom.ImagePoint{X: a.Image.X + dx*l, Y: a.Image.Y + dy*l}, c)
 			o.label(*a.Image, label, c)
 			last = a.Image
 		case a.Image != nil:
-			o.marker(*a.Image, c, a.Action.Kind != llm.Move)
+			o.marker(*a.Image, c, a.Action.Kind != action.Move)
 			o.label(*a.Image, label, c)
 			last = a.Image
 		case last != nil:
@@ -79,35 +78,6 @@ func DrawOverlay(img image.Image, actions []agent.ActionTrace) *image.RGBA {
 		}
 	}
 	return dst
-}
-
-// actionLabel is the short text drawn beside an action.
-func actionLabel(a llm.Action) string {
-	s := string(a.Kind)
-	switch a.Kind {
-	case llm.Click:
-		if a.Button != "" && a.Button != "left" {
-			s = a.Button + " click"
-		}
-		if len(a.Keys) > 0 {
-			s = strings.Join(a.Keys, "+") + "+" + s
-		}
-	case llm.TypeText:
-		s = fmt.Sprintf("type %q", truncateRunes(a.Text, maxLabelRunes))
-	case llm.KeyPress, llm.HoldKey:
-		s = string(a.Kind) + " " + strings.Join(a.Keys, "+")
-		if a.Amount > 1 {
-			s += fmt.Sprintf(" x%d", a.Amount)
-		}
-	case llm.Scroll:
-		s = "scroll " + a.Direction
-		if a.Amount > 0 {
-			s += fmt.Sprintf(" x%d", a.Amount)
-		}
-	case llm.Wait:
-		s = fmt.Sprintf("wait %d ms", a.DurationMS)
-	}
-	return asciiOnly(s)
 }
 
 func truncateRunes(s string, n int) string {
@@ -127,6 +97,10 @@ func asciiOnly(s string) string {
 		return r
 	}, s)
 }
+
+// overlayLabel is the text drawn beside an action: its Label, cut short and
+// in ASCII (the overlay's font has no other glyphs).
+func overlayLabel(a action.Action) string { return asciiOnly(truncateRunes(a.Label(), maxLabelRunes)) }
 
 func scrollVector(dir string) (dx, dy float64) {
 	switch strings.ToLower(dir) {

@@ -6,9 +6,9 @@ import (
 	"image/draw"
 	"testing"
 
-	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
-	"github.com/guiagent/guiagent/internal/llm"
 )
 
 func agentPoint(x, y float64) geom.ImagePoint { return geom.ImagePoint{X: x, Y: y} }
@@ -22,11 +22,11 @@ func TestOverlayDrawsActionsWhereTheyLanded(t *testing.T) {
 	src := image.NewRGBA(image.Rect(0, 0, 400, 300))
 	draw.Draw(src, src.Bounds(), image.NewUniform(color.RGBA{200, 200, 200, 255}), image.Point{}, draw.Src)
 	click, from, to, sc := agentPoint(50, 60), agentPoint(100, 200), agentPoint(300, 200), agentPoint(350, 80)
-	ov := DrawOverlay(src, []agent.ActionTrace{
-		{Action: llm.Action{Kind: llm.Click}, Image: &click, Outcome: "ok"},
-		{Action: llm.Action{Kind: llm.Drag}, Image: &from, ImageTo: &to, Outcome: "ok"},
-		{Action: llm.Action{Kind: llm.Scroll, Direction: "up", Amount: 2}, Image: &sc, Outcome: "ok"},
-		{Action: llm.Action{Kind: llm.KeyPress, Keys: []string{"ctrl", "s"}}, Outcome: "refused", Error: "blocked"},
+	ov := DrawOverlay(src, []action.Trace{
+		{Action: action.Action{Kind: action.Click}, Image: &click, Outcome: "ok"},
+		{Action: action.Action{Kind: action.Drag}, Image: &from, ImageTo: &to, Outcome: "ok"},
+		{Action: action.Action{Kind: action.Scroll, Direction: desktop.Up, Amount: 2}, Image: &sc, Outcome: "ok"},
+		{Action: action.Action{Kind: action.KeyPress, Keys: []desktop.Key{desktop.Ctrl, "s"}}, Outcome: "refused", Error: "blocked"},
 	})
 	if ov.Bounds() != src.Bounds() {
 		t.Fatalf("bounds %v", ov.Bounds())
@@ -69,11 +69,11 @@ func TestOverlayDrawsActionsWhereTheyLanded(t *testing.T) {
 func TestOverlayLabelsSurviveNonASCIIAndEdges(t *testing.T) {
 	src := image.NewRGBA(image.Rect(0, 0, 120, 80))
 	p := agentPoint(119, 79)
-	ov := DrawOverlay(src, []agent.ActionTrace{{Action: llm.Action{Kind: llm.TypeText, Text: "日本語 text"}, Image: &p, Outcome: "ok"}})
+	ov := DrawOverlay(src, []action.Trace{{Action: action.Action{Kind: action.TypeText, Text: "日本語 text"}, Image: &p, Outcome: "ok"}})
 	if ov.Bounds().Dx() != 120 {
 		t.Fatal("size changed")
 	}
-	if got := actionLabel(llm.Action{Kind: llm.TypeText, Text: "日本"}); got != `type "??"` {
+	if got := overlayLabel(action.Action{Kind: action.TypeText, Text: "日本"}); got != `type "??"` {
 		t.Errorf("label = %q", got)
 	}
 }

@@ -12,9 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/secret"
@@ -76,7 +76,7 @@ type stepView struct {
 	Tool     *toolView
 	Class    string
 
-	actionEvents []agent.ActionTrace
+	actionEvents []action.Trace
 	shots        []*ImageRecord
 }
 
@@ -197,7 +197,7 @@ func loadReport(dir string, running bool) (*reportView, error) {
 			}
 			step(ln.Step).Files = append(step(ln.Step).Files, ln.Files...)
 		case string(agent.EvAction):
-			var a agent.ActionTrace
+			var a action.Trace
 			if json.Unmarshal(ln.Action, &a) == nil {
 				step(ln.Step).actionEvents = append(step(ln.Step).actionEvents, a)
 			}
@@ -302,14 +302,14 @@ func finishStep(s *stepView) {
 	}
 	allOK := true
 	for i, a := range acts {
-		av := actionView{N: i + 1, Kind: string(a.Action.Kind), Detail: actionDetail(a.Action), Outcome: a.Outcome,
+		av := actionView{N: i + 1, Kind: string(a.Action.Kind), Detail: a.Action.Label(), Outcome: a.Outcome,
 			Error: a.Error, Warn: a.Warning, Millis: a.Millis}
-		av.OK = (a.Outcome == "" || a.Outcome == "ok") && a.Error == ""
+		av.OK = (a.Outcome == "" || a.OK()) && a.Error == ""
 		allOK = allOK && av.OK
-		if len(a.Action.At) > 0 {
-			av.Model = fmtNums(a.Action.At)
-			if len(a.Action.To) > 0 {
-				av.Model += " → " + fmtNums(a.Action.To)
+		if a.Action.At != nil {
+			av.Model = a.Action.At.String()
+			if a.Action.To != nil {
+				av.Model += " → " + a.Action.To.String()
 			}
 		}
 		if a.Image != nil {
@@ -336,44 +336,6 @@ func finishStep(s *stepView) {
 	default:
 		s.Class = "ok"
 	}
-}
-
-func fmtNums(ns []float64) string {
-	parts := make([]string, len(ns))
-	for i, n := range ns {
-		parts[i] = fmt.Sprintf("%g", n)
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
-}
-
-// actionDetail lists an action's non-coordinate parameters.
-func actionDetail(a llm.Action) string {
-	var p []string
-	if a.Text != "" {
-		p = append(p, fmt.Sprintf("text %q", a.Text))
-	}
-	if len(a.Keys) > 0 {
-		p = append(p, "keys "+strings.Join(a.Keys, "+"))
-	}
-	if a.Button != "" {
-		p = append(p, "button "+a.Button)
-	}
-	if a.Clicks > 1 {
-		p = append(p, fmt.Sprintf("%d clicks", a.Clicks))
-	}
-	if a.Direction != "" {
-		p = append(p, "direction "+a.Direction)
-	}
-	if a.Amount > 0 {
-		p = append(p, fmt.Sprintf("amount %d", a.Amount))
-	}
-	if a.DurationMS > 0 {
-		p = append(p, fmt.Sprintf("%d ms", a.DurationMS))
-	}
-	if a.Target != "" {
-		p = append(p, fmt.Sprintf("target %q", a.Target))
-	}
-	return strings.Join(p, ", ")
 }
 
 // renderReport returns the HTML report of the run directory dir.

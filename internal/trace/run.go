@@ -20,6 +20,7 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
@@ -601,7 +602,7 @@ func (r *Run) drawToolOverlay(ln Line, it item) {
 	if !r.images || len(ln.Actions) == 0 || it.frame == nil && it.img == nil {
 		return
 	}
-	var acts []agent.ActionTrace
+	var acts []action.Trace
 	if json.Unmarshal(ln.Actions, &acts) != nil {
 		return
 	}
@@ -631,7 +632,7 @@ func (r *Run) drawOverlayFor(st agent.StepTrace) {
 	r.drawOverlay(st.Step, st.Actions, st.FrameID)
 }
 
-func (r *Run) drawOverlay(step int, acts []agent.ActionTrace, frameID ...string) {
+func (r *Run) drawOverlay(step int, acts []action.Trace, frameID ...string) {
 	if !r.images || len(acts) == 0 {
 		return
 	}
@@ -683,7 +684,7 @@ func (r *Run) drawOverlay(step int, acts []agent.ActionTrace, frameID ...string)
 
 // shrinkForOverlay scales im down so its long edge is at most edge pixels,
 // and the actions' image points with it.
-func shrinkForOverlay(im image.Image, acts []agent.ActionTrace, edge int) (image.Image, []agent.ActionTrace) {
+func shrinkForOverlay(im image.Image, acts []action.Trace, edge int) (image.Image, []action.Trace) {
 	b := im.Bounds()
 	long := max(b.Dx(), b.Dy())
 	if long <= edge {
@@ -699,7 +700,7 @@ func shrinkForOverlay(im image.Image, acts []agent.ActionTrace, edge int) (image
 		// Pixel centres map to pixel centres.
 		return &geom.ImagePoint{X: (p.X+0.5)*f - 0.5, Y: (p.Y+0.5)*f - 0.5}
 	}
-	out := make([]agent.ActionTrace, len(acts))
+	out := make([]action.Trace, len(acts))
 	for i, a := range acts {
 		a.Image, a.ImageTo = scale(a.Image), scale(a.ImageTo)
 		out[i] = a

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
@@ -139,12 +140,15 @@ func play(t testing.TB, obs agent.Observer, runID string, sc script) sent {
 		ip2 := geom.ImagePoint{X: ip.X + 60, Y: ip.Y + 20}
 		gp2 := geom.GlobalPoint{X: int(ip2.X * 2), Y: int(ip2.Y * 2)}
 		model := []float64{ip.X * 1000 / float64(sc.w), ip.Y * 1000 / float64(sc.h)}
-		acts := []llm.Action{
-			{Kind: llm.Click, At: model, Button: "left", CallID: "call_1"},
-			{Kind: llm.TypeText, Text: "total <b>&amp; 日本"},
-			{Kind: llm.Drag, At: model, To: []float64{model[0] + 10, model[1] + 5}},
-			{Kind: llm.Scroll, At: model, Direction: "down", Amount: 3},
-			{Kind: llm.KeyPress, Keys: []string{"ctrl", "s"}},
+		acts, err := action.ParseModelAll([]action.Raw{
+			{Kind: action.Click, At: model, Button: "left", CallID: "call_1"},
+			{Kind: action.TypeText, Text: "total <b>&amp; 日本"},
+			{Kind: action.Drag, At: model, To: []float64{model[0] + 10, model[1] + 5}},
+			{Kind: action.Scroll, At: model, Direction: "down", Amount: 3},
+			{Kind: action.KeyPress, Keys: []string{"ctrl", "s"}},
+		}, geom.SpaceNorm1000)
+		if err != nil {
+			panic(err)
 		}
 		req, _ := json.Marshal(map[string]any{"model": "test-model", "messages": []any{map[string]any{"role": "user",
 			"content": []any{map[string]any{"type": "text", "text": "step " + fmt.Sprint(s)}, map[string]any{"type": "image_url", "image_url": map[string]string{"url": img.Ref}}}}}})
@@ -157,7 +161,7 @@ func play(t testing.TB, obs agent.Observer, runID string, sc script) sent {
 			dec.Status = llm.Done
 		}
 		emit(agent.Event{Kind: agent.EvModel, Step: s, Decision: dec})
-		ats := []agent.ActionTrace{
+		ats := []action.Trace{
 			{Action: acts[0], Image: &ip, Global: &gp, Outcome: "ok", Millis: 12},
 			{Action: acts[1], Outcome: "ok", Millis: 40},
 			{Action: acts[2], Image: &ip, Global: &gp, ImageTo: &ip2, GlobalTo: &gp2, Outcome: "ok", Millis: 300},

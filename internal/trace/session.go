@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
 )
@@ -32,7 +32,7 @@ type Call struct {
 	Image *imaging.Shot
 	// Actions are the inputs performed with their image and global points; they
 	// are drawn as an overlay on Frame, or on Image when Frame is nil.
-	Actions []agent.ActionTrace
+	Actions []action.Trace
 	// Frame is the screenshot the Actions' image points refer to, typically
 	// one an earlier call returned (stored once: identical images share a
 	// file); nil means Image.

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/secret"
@@ -117,7 +119,7 @@ func TestScriptedRunLayout(t *testing.T) {
 		}
 		var parsed llm.Decision
 		readJSON(t, filepath.Join(sd, "parsed.json"), &parsed)
-		if len(parsed.Actions) != 5 || parsed.Actions[0].Kind != llm.Click {
+		if len(parsed.Actions) != 5 || parsed.Actions[0].Kind != action.Click {
 			t.Errorf("step %d parsed.json: %+v", s, parsed)
 		}
 		var usage struct {
@@ -347,7 +349,7 @@ func TestSessionRecordsToolCalls(t *testing.T) {
 	rec.RecordCall(Call{Tool: "screenshot", Args: map[string]any{"display": "0"}, Result: "1 display, 320x200", Image: img})
 	p := agentPoint(100, 50)
 	rec.RecordCall(Call{Tool: "click", Args: map[string]any{"x": 100, "y": 50}, Result: "clicked at (200,100)", Image: img,
-		Actions: []agent.ActionTrace{{Action: llm.Action{Kind: llm.Click, At: []float64{100, 50}}, Image: &p, Outcome: "ok"}}, Millis: 30})
+		Actions: []action.Trace{{Action: action.Action{Kind: action.Click, At: &action.Point{Space: geom.SpaceImage, X: 100, Y: 50}}, Image: &p, Outcome: "ok"}}, Millis: 30})
 	rec.RecordCall(Call{Tool: "type_text", Args: map[string]any{"text": "hi " + canary}, Result: "typed"})
 	if rec.RunID() == "" {
 		t.Fatal("no run id after recording")
@@ -427,7 +429,7 @@ func TestSessionOverlayIsDrawnOnTheFrameActedOn(t *testing.T) {
 	rec.RecordCall(Call{Tool: "gui_screenshot", Result: "{}", Image: before})
 	p := agentPoint(250, 150)
 	rec.RecordCall(Call{Tool: "gui_click", Result: "clicked", Image: after, Frame: before,
-		Actions: []agent.ActionTrace{{Action: llm.Action{Kind: llm.Click, At: []float64{250, 150}}, Image: &p, Outcome: "ok"}}})
+		Actions: []action.Trace{{Action: action.Action{Kind: action.Click, At: &action.Point{Space: geom.SpaceImage, X: 250, Y: 150}}, Image: &p, Outcome: "ok"}}})
 	rec.RecordCall(Call{Tool: "gui_hotkey", Result: "error: blocked", IsError: true, Millis: 3})
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)

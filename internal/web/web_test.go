@@ -22,6 +22,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
@@ -115,13 +116,13 @@ func startTask(t *testing.T, store *trace.Store, h *hub) *fakeTask {
 			}
 			img := &llm.Image{MIME: "image/jpeg", Data: frameJPEG(s), Frame: geom.NewFrame(fmt.Sprintf("f%d", s), disp, disp.Bounds, geom.Size{W: 320, H: 200}), Step: s}
 			emit(agent.Event{Kind: agent.EvScreenshot, Step: s, Image: img})
-			act := llm.Action{Kind: llm.Click, At: []float64{500, 500}}
-			emit(agent.Event{Kind: agent.EvModel, Step: s, Decision: &llm.Decision{Observation: fmt.Sprintf("observation %d", s), Reasoning: "click the row", Actions: []llm.Action{act}, Status: llm.Continue,
+			act := action.Action{Kind: action.Click, At: &action.Point{Space: geom.SpaceImage, X: 500, Y: 500}}
+			emit(agent.Event{Kind: agent.EvModel, Step: s, Decision: &llm.Decision{Observation: fmt.Sprintf("observation %d", s), Reasoning: "click the row", Actions: []action.Action{act}, Status: llm.Continue,
 				Request: []byte(`{"auth":"` + canary + `"}`), Response: []byte(`{}`)}})
 			ip, gp := geom.ImagePoint{X: 160, Y: 100}, geom.GlobalPoint{X: 160, Y: 100}
-			at := agent.ActionTrace{Action: act, Image: &ip, Global: &gp, Outcome: "ok", Millis: 5}
+			at := action.Trace{Action: act, Image: &ip, Global: &gp, Outcome: "ok", Millis: 5}
 			emit(agent.Event{Kind: agent.EvAction, Step: s, Action: &at})
-			emit(agent.Event{Kind: agent.EvStep, Step: s, StepDone: &agent.StepTrace{Step: s, Actions: []agent.ActionTrace{at}, Outcome: "ok", FrameID: img.Frame.ID}})
+			emit(agent.Event{Kind: agent.EvStep, Step: s, StepDone: &agent.StepTrace{Step: s, Actions: []action.Trace{at}, Outcome: "ok", FrameID: img.Frame.ID}})
 			emit(agent.Event{Kind: agent.EvProgress, Step: s, Message: fmt.Sprintf("step %d done", s)})
 			ft.steps.Store(int32(s))
 		}

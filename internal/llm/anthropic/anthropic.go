@@ -25,6 +25,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/internal/cuwire"
@@ -258,51 +259,7 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 		},
 	}
 	d.Request, d.Response = capt.Bodies(elide, s.a.cfg.APIKey)
-	asst := turn{role: sdk.BetaMessageParamRoleAssistant}
-	var texts []string
-	var pending []pendingUse
-	var bad []string
-	var ptr []float64 // the pointer as the batch moves it, in image pixels
-	if obs.Cursor != nil {
-		ptr = []float64{obs.Cursor.X, obs.Cursor.Y}
-	}
-	for _, c := range res.Content {
-		switch c.Type {
-		case "text":
-			if t := strings.TrimSpace(c.Text); t != "" {
-				texts = append(texts, t)
-			}
-			asst.blocks = append(asst.blocks, block{kind: "text", text: c.Text})
-		case "tool_use":
-			input := c.Input
-			if len(input) == 0 {
-				input = json.RawMessage("{}")
-			}
-			asst.blocks = append(asst.blocks, block{kind: "tool_use", id: c.ID, text: c.Name, input: input})
-			p := pendingUse{id: c.ID}
-			if c.Name != ToolName {
-				p.errMsg = fmt.Sprintf("unknown tool %q: the only tool is %q", c.Name, ToolName)
-			} else {
-				acts, ans, err := mapToolUse(input, s.a.tool == Tool20251124)
-				if err == nil {
-					err = fillPointer(acts, &ptr)
-				}
-				if err != nil {
-					p.errMsg = err.Error()
-				} else {
-					p.answer = ans
-					for i := range acts {
-						acts[i].CallID = c.ID
-					}
-					d.Actions = append(d.Actions, acts...)
-				}
-			}
-			if p.errMsg != "" {
-				bad = append(bad, p.errMsg)
-			}
-			pending = append(pending, p)
-		}
-	}
+	asst, texts, pending, bad := s.readAnswer(res, obs, d)
 	// Commit: the request was answered, so both turns are now history.
 	s.turns = append(s.turns, user, asst)
 	s.pending = pending
@@ -325,10 +282,76 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 		if len(d.Actions) == 0 {
 			// Only screenshot or cursor_position: nothing to do but look again,
 			// which the next step does anyway.
-			d.Actions = []llm.Action{{Kind: llm.Wait, CallID: pending[len(pending)-1].id}}
+			d.Actions = []action.Action{{Kind: action.Wait, CallID: pending[len(pending)-1].id}}
 		}
 		return d, nil
 	}
+	return s.finalAnswer(res, d)
+}
+
+// readAnswer reads the answer's content: the assistant turn to keep, its
+// texts, the tool_use blocks to answer next time and the problems of refused
+// ones. Valid actions are appended to d.Actions.
+func (s *Session) readAnswer(res *sdk.BetaMessage, obs llm.Observation, d *llm.Decision) (asst turn, texts []string, pending []pendingUse, bad []string) {
+	asst = turn{role: sdk.BetaMessageParamRoleAssistant}
+	var ptr []float64 // the pointer as the batch moves it, in image pixels
+	if obs.Cursor != nil {
+		ptr = []float64{obs.Cursor.X, obs.Cursor.Y}
+	}
+	for _, c := range res.Content {
+		switch c.Type {
+		case "text":
+			if t := strings.TrimSpace(c.Text); t != "" {
+				texts = append(texts, t)
+			}
+			asst.blocks = append(asst.blocks, block{kind: "text", text: c.Text})
+		case "tool_use":
+			input := c.Input
+			if len(input) == 0 {
+				input = json.RawMessage("{}")
+			}
+			asst.blocks = append(asst.blocks, block{kind: "tool_use", id: c.ID, text: c.Name, input: input})
+			p := s.toolUse(c.ID, c.Name, input, &ptr, d)
+			if p.errMsg != "" {
+				bad = append(bad, p.errMsg)
+			}
+			pending = append(pending, p)
+		}
+	}
+	return asst, texts, pending, bad
+}
+
+// toolUse maps one tool_use block to actions (appended to d.Actions) and
+// returns what its tool_result must answer, or why it was refused.
+func (s *Session) toolUse(id, name string, input json.RawMessage, ptr *[]float64, d *llm.Decision) pendingUse {
+	p := pendingUse{id: id}
+	if name != ToolName {
+		p.errMsg = fmt.Sprintf("unknown tool %q: the only tool is %q", name, ToolName)
+		return p
+	}
+	raws, ans, err := mapToolUse(input, s.a.tool == Tool20251124)
+	if err == nil {
+		err = fillPointer(raws, ptr)
+	}
+	for i := range raws {
+		raws[i].CallID = id
+	}
+	var acts []action.Action
+	if err == nil {
+		acts, err = action.ParseModelAll(raws, s.a.profile.Space())
+	}
+	if err != nil {
+		p.errMsg = err.Error()
+		return p
+	}
+	p.answer = ans
+	d.Actions = append(d.Actions, acts...)
+	return p
+}
+
+// finalAnswer reads an answer without tool use: a refusal, a cut-off answer,
+// or the final text.
+func (s *Session) finalAnswer(res *sdk.BetaMessage, d *llm.Decision) (*llm.Decision, error) {
 	switch res.StopReason {
 	case sdk.BetaStopReasonRefusal:
 		d.Status, d.Result = llm.Failed, "the model declined the task: "+d.Observation

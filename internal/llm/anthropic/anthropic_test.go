@@ -17,6 +17,7 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/anthropic"
@@ -138,13 +139,11 @@ func TestTwoStepRunClicksTheBoxOnScreen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Status != llm.Continue || len(d.Actions) != 1 || d.Actions[0].Kind != llm.Click {
+	if d.Status != llm.Continue || len(d.Actions) != 1 || d.Actions[0].Kind != action.Click {
 		t.Fatalf("decision = %+v, want one click", d)
 	}
-	ip, err := prof.ToImage(d.Actions[0].At, img1.Frame)
-	if err != nil {
-		t.Fatal(err)
-	}
+	at := d.Actions[0].At
+	ip := geom.SpaceToImage(at.Space, at.X, at.Y, img1.Frame)
 	res, err := img1.Frame.Resolve(ip, true)
 	if err != nil {
 		t.Fatal(err)
@@ -229,8 +228,8 @@ func TestBatchedToolUsesAreOneStepAndAllAnswered(t *testing.T) {
 		func(fakellm.Turn) fakellm.Reply {
 			return fakellm.Reply{Actions: []fakellm.BrainAction{
 				fakellm.ClickAt(image.Point{X: 10, Y: 20}), fakellm.TypeText("Ada"),
-				{Kind: llm.KeyPress, Keys: []string{"Tab"}}, fakellm.TypeText("Lovelace"),
-				{Kind: llm.Scroll, At: &image.Point{X: 30, Y: 40}, Direction: "down", Amount: 5, Keys: []string{"shift"}},
+				{Kind: action.KeyPress, Keys: []string{"Tab"}}, fakellm.TypeText("Lovelace"),
+				{Kind: action.Scroll, At: &image.Point{X: 30, Y: 40}, Direction: "down", Amount: 5, Keys: []string{"shift"}},
 			}}
 		},
 		fakellm.Fixed(fakellm.Finish("filled")),
@@ -244,12 +243,12 @@ func TestBatchedToolUsesAreOneStepAndAllAnswered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []llm.Action{
-		{Kind: llm.Click, At: []float64{10, 20}, Button: "left", Clicks: 1},
-		{Kind: llm.TypeText, Text: "Ada"},
-		{Kind: llm.KeyPress, Keys: []string{"Tab"}},
-		{Kind: llm.TypeText, Text: "Lovelace"},
-		{Kind: llm.Scroll, At: []float64{30, 40}, Direction: "down", Amount: 5, Keys: []string{"shift"}},
+	want := []action.Raw{
+		{Kind: action.Click, At: []float64{10, 20}, Button: "left", Clicks: 1},
+		{Kind: action.TypeText, Text: "Ada"},
+		{Kind: action.KeyPress, Keys: []string{"Tab"}},
+		{Kind: action.TypeText, Text: "Lovelace"},
+		{Kind: action.Scroll, At: []float64{30, 40}, Direction: "down", Amount: 5, Keys: []string{"shift"}},
 	}
 	if len(d.Actions) != len(want) {
 		t.Fatalf("got %d actions, want %d: %+v", len(d.Actions), len(want), d.Actions)
@@ -259,14 +258,14 @@ func TestBatchedToolUsesAreOneStepAndAllAnswered(t *testing.T) {
 		g := d.Actions[i]
 		ids[g.CallID] = true
 		g.CallID = ""
-		if fmt.Sprint(g) != fmt.Sprint(w) {
-			t.Errorf("action %d = %+v, want %+v", i, g, w)
+		if !sameActions(t, []action.Action{g}, []action.Raw{w}, geom.SpaceImage) {
+			t.Errorf("action %d differs", i)
 		}
 	}
 	if len(ids) != 5 {
 		t.Fatalf("actions carry %d distinct tool_use ids, want 5", len(ids))
 	}
-	if err := llm.ValidateDecision(d, a.Profile()); err != nil {
+	if err := llm.ValidateDecision(d); err != nil {
 		t.Fatalf("decision does not validate: %v", err)
 	}
 	if _, err := sess.Next(context.Background(), llm.Observation{Step: 2, Screenshot: sc.shot(t, a.Profile(), 2)}); err != nil {
@@ -385,7 +384,7 @@ func TestRetryThenSuccessResendsTheSameExchange(t *testing.T) {
 }
 
 func TestOldScreenshotsArePruned(t *testing.T) {
-	brain := fakellm.Script(fakellm.Fixed(fakellm.Reply{Actions: []fakellm.BrainAction{{Kind: llm.Wait, Amount: 1}}}))
+	brain := fakellm.Script(fakellm.Fixed(fakellm.Reply{Actions: []fakellm.BrainAction{{Kind: action.Wait, Amount: 1}}}))
 	srv := fakellm.NewAnthropicServer(brain)
 	defer srv.Close()
 	a := newAdapter(t, srv, func(c *llm.Config) { c.KeepImages = 2 })
@@ -415,7 +414,7 @@ func TestInvalidActionIsReAskedWithAnErrorResult(t *testing.T) {
 	brain := fakellm.Script(
 		fakellm.Fixed(fakellm.Reply{Actions: []fakellm.BrainAction{
 			fakellm.TypeText("x"),
-			{Kind: llm.Scroll, At: &image.Point{X: 5, Y: 5}, Direction: "sideways"},
+			{Kind: action.Scroll, At: &image.Point{X: 5, Y: 5}, Direction: "sideways"},
 		}}),
 		fakellm.Fixed(fakellm.Finish("ok")),
 	)
@@ -446,7 +445,7 @@ func TestInvalidActionIsReAskedWithAnErrorResult(t *testing.T) {
 
 func TestZoomToolVersion(t *testing.T) {
 	brain := fakellm.Script(fakellm.Fixed(fakellm.Reply{Actions: []fakellm.BrainAction{
-		{Kind: llm.Zoom, At: &image.Point{X: 10, Y: 10}, To: &image.Point{X: 210, Y: 110}},
+		{Kind: action.Zoom, At: &image.Point{X: 10, Y: 10}, To: &image.Point{X: 210, Y: 110}},
 	}}))
 	srv := fakellm.NewAnthropicServer(brain)
 	defer srv.Close()
@@ -459,7 +458,7 @@ func TestZoomToolVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Actions) != 1 || d.Actions[0].Kind != llm.Zoom || fmt.Sprint(d.Actions[0].At, d.Actions[0].To) != "[10 10] [210 110]" {
+	if len(d.Actions) != 1 || d.Actions[0].Kind != action.Zoom || fmt.Sprint(*d.Actions[0].At, *d.Actions[0].To) != "(10,10) (210,110)" {
 		t.Fatalf("actions = %+v, want one zoom of the region", d.Actions)
 	}
 	r := srv.Requests()[0]
@@ -550,10 +549,10 @@ func TestCursorPositionAndScreenshotAreAnsweredNextStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Nothing to do on screen: one no-op wait keeps the decision valid.
-	if d.Status != llm.Continue || len(d.Actions) != 1 || d.Actions[0].Kind != llm.Wait || d.Actions[0].DurationMS != 0 {
+	if d.Status != llm.Continue || len(d.Actions) != 1 || d.Actions[0].Kind != action.Wait || d.Actions[0].Duration != 0 {
 		t.Fatalf("decision = %+v", d)
 	}
-	if err := llm.ValidateDecision(d, a.Profile()); err != nil {
+	if err := llm.ValidateDecision(d); err != nil {
 		t.Fatal(err)
 	}
 	d, err = sess.Next(context.Background(), llm.Observation{Step: 2, Screenshot: sc.shot(t, a.Profile(), 2), Cursor: &geom.ImagePoint{X: 12, Y: 34}})
@@ -598,4 +597,20 @@ func BenchmarkSessionStep(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// sameActions reports whether got are want parsed in space sp (compared as JSON).
+func sameActions(t *testing.T, got []action.Action, want []action.Raw, sp geom.Space) bool {
+	t.Helper()
+	w, err := action.ParseModelAll(want, sp)
+	if err != nil {
+		t.Fatalf("want does not parse: %v", err)
+	}
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(w)
+	if string(a) != string(b) {
+		t.Logf("actions %s\nwant    %s", a, b)
+		return false
+	}
+	return true
 }

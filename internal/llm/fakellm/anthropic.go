@@ -12,14 +12,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/llm"
 )
 
 // Brain action kinds that only native computer tools have: a brain returns
 // them to make the model ask for a screenshot or for the cursor position.
 const (
-	AskScreenshot llm.ActionKind = "screenshot"
-	AskCursor     llm.ActionKind = "cursor_position"
+	AskScreenshot action.Kind = "screenshot"
+	AskCursor     action.Kind = "cursor_position"
 )
 
 // anthropicBetas maps each computer tool version to the beta header it needs.
@@ -453,7 +454,7 @@ func anthInput(a BrainAction) (map[string]any, error) {
 		return 1
 	}
 	switch a.Kind {
-	case llm.Click:
+	case action.Click:
 		switch a.Button {
 		case "right":
 			in["action"] = "right_click"
@@ -464,20 +465,20 @@ func anthInput(a BrainAction) (map[string]any, error) {
 		}
 		optional()
 		mods()
-	case llm.DoubleClick:
+	case action.DoubleClick:
 		in["action"] = "double_click"
 		optional()
 		mods()
-	case llm.TripleClick:
+	case action.TripleClick:
 		in["action"] = "triple_click"
 		optional()
 		mods()
-	case llm.Move:
+	case action.Move:
 		in["action"] = "mouse_move"
 		if err := need(); err != nil {
 			return nil, err
 		}
-	case llm.Drag:
+	case action.Drag:
 		if a.To == nil {
 			return nil, errors.New("brain drag has no end point (To)")
 		}
@@ -486,13 +487,13 @@ func anthInput(a BrainAction) (map[string]any, error) {
 			in["start_coordinate"] = pt(a.At)
 		}
 		in["coordinate"] = pt(a.To)
-	case llm.MouseDown:
+	case action.MouseDown:
 		in["action"] = "left_mouse_down"
 		optional()
-	case llm.MouseUp:
+	case action.MouseUp:
 		in["action"] = "left_mouse_up"
 		optional()
-	case llm.Scroll:
+	case action.Scroll:
 		in["action"] = "scroll"
 		optional()
 		in["scroll_direction"] = a.Direction
@@ -502,15 +503,15 @@ func anthInput(a BrainAction) (map[string]any, error) {
 		}
 		in["scroll_amount"] = amount
 		mods()
-	case llm.TypeText:
+	case action.TypeText:
 		in["action"], in["text"] = "type", a.Text
-	case llm.KeyPress:
+	case action.KeyPress:
 		in["action"], in["text"] = "key", strings.Join(a.Keys, "+")
-	case llm.HoldKey:
+	case action.HoldKey:
 		in["action"], in["text"], in["duration"] = "hold_key", strings.Join(a.Keys, "+"), secs()
-	case llm.Wait:
+	case action.Wait:
 		in["action"], in["duration"] = "wait", secs()
-	case llm.Zoom:
+	case action.Zoom:
 		if a.At == nil || a.To == nil {
 			return nil, errors.New("brain zoom needs At and To (the region's corners)")
 		}

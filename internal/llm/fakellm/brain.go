@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 )
@@ -71,7 +72,7 @@ type Reply struct {
 
 // BrainAction is one action in pixels of the image the model received.
 type BrainAction struct {
-	Kind llm.ActionKind
+	Kind action.Kind
 	// At is the target point; To the end of a drag (or far corner of a zoom).
 	At, To *image.Point
 	// Text is the text to type.
@@ -110,13 +111,13 @@ func Script(replies ...func(Turn) Reply) Brain {
 func Fixed(r Reply) func(Turn) Reply { return func(Turn) Reply { return r } }
 
 // ClickAt returns a left click at p (image pixels).
-func ClickAt(p image.Point) BrainAction { return BrainAction{Kind: llm.Click, At: &p} }
+func ClickAt(p image.Point) BrainAction { return BrainAction{Kind: action.Click, At: &p} }
 
 // TypeText returns an action typing s.
-func TypeText(s string) BrainAction { return BrainAction{Kind: llm.TypeText, Text: s} }
+func TypeText(s string) BrainAction { return BrainAction{Kind: action.TypeText, Text: s} }
 
 // PressKeys returns an action pressing one key combination such as "ctrl", "s".
-func PressKeys(keys ...string) BrainAction { return BrainAction{Kind: llm.KeyPress, Keys: keys} }
+func PressKeys(keys ...string) BrainAction { return BrainAction{Kind: action.KeyPress, Keys: keys} }
 
 // Finish returns a reply ending the task as done with result.
 func Finish(result string) Reply { return Reply{Status: llm.Done, Result: result} }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 )
@@ -372,31 +373,31 @@ func (s *ChatServer) renderTARS(t Turn, rep Reply) string {
 			at = arg + s.tarsPoint(t, *a.At)
 		}
 		switch a.Kind {
-		case llm.Click:
+		case action.Click:
 			name := "click"
 			if a.Button == "right" {
 				name = "right_single"
 			}
 			lines = append(lines, name+"("+at+")")
-		case llm.DoubleClick:
+		case action.DoubleClick:
 			lines = append(lines, "left_double("+at+")")
-		case llm.Drag:
+		case action.Drag:
 			end := ""
 			if a.To != nil {
 				end = ", " + endArg + s.tarsPoint(t, *a.To)
 			}
 			lines = append(lines, "drag("+at+end+")")
-		case llm.KeyPress:
+		case action.KeyPress:
 			lines = append(lines, "hotkey(key='"+tarsEscape(strings.Join(a.Keys, " "))+"')")
-		case llm.TypeText:
+		case action.TypeText:
 			lines = append(lines, "type(content='"+tarsEscape(a.Text)+"')")
-		case llm.Scroll:
+		case action.Scroll:
 			sep := ""
 			if at != "" {
 				sep = ", "
 			}
 			lines = append(lines, "scroll("+at+sep+"direction='"+a.Direction+"')")
-		case llm.Wait:
+		case action.Wait:
 			lines = append(lines, "wait()")
 		default:
 			lines = append(lines, string(a.Kind)+"("+at+")")

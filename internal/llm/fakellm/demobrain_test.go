@@ -5,6 +5,7 @@ import (
 	"image/draw"
 	"testing"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/sampleapp"
 )
@@ -49,7 +50,7 @@ func TestDemoFormBrain(t *testing.T) {
 		if click.At == nil || !click.At.In(ws[name].Rect) {
 			t.Errorf("click %d at %v, outside the %s field %v", i, click.At, name, ws[name].Rect)
 		}
-		if sel.Kind != llm.KeyPress || typ.Kind != llm.TypeText || typ.Text == "" {
+		if sel.Kind != action.KeyPress || typ.Kind != action.TypeText || typ.Text == "" {
 			t.Errorf("field %s: %+v then %+v", name, sel, typ)
 		}
 	}

@@ -132,9 +132,9 @@ func TestChatServerWire(t *testing.T) {
 		t.Fatalf("answer %s: %v", content, err)
 	}
 	// Pixel (160,50) of 200x100 spans x 160-161, y 50-51: its centre is at
-	// per mille x 802.5 -> 803, y 505, written y first.
-	if at := d.Actions[0].At; len(at) != 2 || at[0] != 505 || at[1] != 803 {
-		t.Fatalf("click at %v, want [505 803] (y first, per mille)", at)
+	// per mille x 802.5 -> 803, y 505, written y first and read back named.
+	if at := d.Actions[0].At; at == nil || at.Y != 505 || at.X != 803 || at.Space != geom.SpaceNorm1000 {
+		t.Fatalf("click at %v, want x 803, y 505 per mille", at)
 	}
 	usage := body["usage"].(map[string]any)
 	text := len("You are careful.\nClick the blue square.")

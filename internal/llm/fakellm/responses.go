@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/llm"
 )
 
@@ -374,7 +375,7 @@ func respAction(a BrainAction) (map[string]any, error) {
 		return nil
 	}
 	switch a.Kind {
-	case llm.Click:
+	case action.Click:
 		if err := at(); err != nil {
 			return nil, err
 		}
@@ -389,17 +390,17 @@ func respAction(a BrainAction) (map[string]any, error) {
 			button = "wheel"
 		}
 		return map[string]any{"type": "click", "button": button, "x": a.At.X, "y": a.At.Y}, nil
-	case llm.DoubleClick:
+	case action.DoubleClick:
 		if err := at(); err != nil {
 			return nil, err
 		}
 		return map[string]any{"type": "double_click", "x": a.At.X, "y": a.At.Y}, nil
-	case llm.Move:
+	case action.Move:
 		if err := at(); err != nil {
 			return nil, err
 		}
 		return map[string]any{"type": "move", "x": a.At.X, "y": a.At.Y}, nil
-	case llm.Drag:
+	case action.Drag:
 		if err := at(); err != nil {
 			return nil, err
 		}
@@ -409,7 +410,7 @@ func respAction(a BrainAction) (map[string]any, error) {
 		return map[string]any{"type": "drag", "path": []any{
 			map[string]any{"x": a.At.X, "y": a.At.Y}, map[string]any{"x": a.To.X, "y": a.To.Y},
 		}}, nil
-	case llm.Scroll:
+	case action.Scroll:
 		if err := at(); err != nil {
 			return nil, err
 		}
@@ -428,15 +429,15 @@ func respAction(a BrainAction) (map[string]any, error) {
 			return nil, fmt.Errorf("brain scroll direction %q", a.Direction)
 		}
 		return map[string]any{"type": "scroll", "x": a.At.X, "y": a.At.Y, "scroll_x": sx, "scroll_y": sy}, nil
-	case llm.TypeText:
+	case action.TypeText:
 		return map[string]any{"type": "type", "text": a.Text}, nil
-	case llm.KeyPress:
+	case action.KeyPress:
 		keys := make([]string, len(a.Keys))
 		for i, k := range a.Keys {
 			keys[i] = strings.ToUpper(k) // the model writes key names in capitals
 		}
 		return map[string]any{"type": "keypress", "keys": keys}, nil
-	case llm.Wait:
+	case action.Wait:
 		return map[string]any{"type": "wait"}, nil
 	case AskScreenshot:
 		return map[string]any{"type": "screenshot"}, nil

@@ -5,6 +5,7 @@ import (
 	"image"
 	"testing"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
@@ -65,8 +66,8 @@ func TestCoordinateConventions(t *testing.T) {
 					return fakellm.Reply{Status: llm.Failed, Result: "boxes not visible"}
 				}
 				return fakellm.Reply{Observation: "a red button and a green target", Actions: []fakellm.BrainAction{
-					{Kind: llm.Click, At: &at},
-					{Kind: llm.Drag, At: &at, To: &to},
+					{Kind: action.Click, At: &at},
+					{Kind: action.Drag, At: &at, To: &to},
 				}}
 			}
 			srv := fakellm.NewChatServer(brain, opts)
@@ -97,13 +98,13 @@ func TestCoordinateConventions(t *testing.T) {
 			if img.Frame.ImageSize().W >= tc.display.Bounds.W {
 				t.Fatalf("screen %v was not downscaled (image %v)", tc.display.Bounds.Size(), img.Frame.ImageSize())
 			}
-			if len(d.Actions) != 2 || d.Actions[0].Kind != llm.Click || d.Actions[1].Kind != llm.Drag {
+			if len(d.Actions) != 2 || d.Actions[0].Kind != action.Click || d.Actions[1].Kind != action.Drag {
 				t.Fatalf("actions = %+v, want click and drag", d.Actions)
 			}
 			f := img.Frame
-			assertOnBox(t, toGlobal(t, ad.Profile(), f, d.Actions[0].At), tc.display, tc.button, 3)
-			assertOnBox(t, toGlobal(t, ad.Profile(), f, d.Actions[1].At), tc.display, tc.button, 3)
-			assertOnBox(t, toGlobal(t, ad.Profile(), f, d.Actions[1].To), tc.display, target, 3)
+			assertOnBox(t, pointToGlobal(t, f, d.Actions[0].At), tc.display, tc.button, 3)
+			assertOnBox(t, pointToGlobal(t, f, d.Actions[1].At), tc.display, tc.button, 3)
+			assertOnBox(t, pointToGlobal(t, f, d.Actions[1].To), tc.display, target, 3)
 			if d.Status != llm.Continue {
 				t.Fatalf("status = %q, want continue", d.Status)
 			}

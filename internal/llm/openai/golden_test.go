@@ -195,7 +195,7 @@ func TestGoldenUITARSRequest(t *testing.T) {
 		}
 		recent = append(recent, img)
 	}
-	if d.Actions[0].At[0] != 50 || d.Actions[0].At[1] != 60 {
+	if at := d.Actions[0].At; at == nil || at.X != 50 || at.Y != 60 || at.Space != geom.SpaceImage {
 		t.Fatalf("click at %v, want pixels (50,60) of the smart-resized image", d.Actions[0].At)
 	}
 	body := lastBody(t, srv)

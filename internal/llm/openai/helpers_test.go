@@ -8,6 +8,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 )
@@ -82,6 +83,19 @@ func toGlobal(t testing.TB, p geom.Profile, f geom.Frame, nums []float64) geom.G
 	r, err := f.Resolve(ip, true)
 	if err != nil {
 		t.Fatalf("Resolve(%v): %v", ip, err)
+	}
+	return r.Global
+}
+
+// pointToGlobal maps a parsed action point over f to the screen, strictly.
+func pointToGlobal(t testing.TB, f geom.Frame, pt *action.Point) geom.GlobalPoint {
+	t.Helper()
+	if pt == nil {
+		t.Fatal("the action has no point")
+	}
+	r, err := f.Resolve(geom.SpaceToImage(pt.Space, pt.X, pt.Y, f), true)
+	if err != nil {
+		t.Fatalf("Resolve(%v): %v", pt, err)
 	}
 	return r.Global
 }

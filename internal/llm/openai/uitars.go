@@ -10,6 +10,7 @@ import (
 
 	oai "github.com/openai/openai-go/v3"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 )
@@ -212,13 +213,14 @@ func ParseUITARS(text string, p geom.Profile) (*llm.Decision, error) {
 		return nil, fmt.Errorf("%w: no action call after \"Action:\" (got %q): write a call such as click(start_box='(x,y)')", llm.ErrBadOutput, clip(body, 80))
 	}
 	var probs []string
+	var raws []action.Raw
 	for i, c := range calls {
 		acts, status, result, err := tarsAction(c.name, c.args)
 		if err != nil {
 			probs = append(probs, fmt.Sprintf("action %d %s(...): %v", i+1, c.name, err))
 			continue
 		}
-		d.Actions = append(d.Actions, acts...)
+		raws = append(raws, acts...)
 		if status != "" {
 			d.Status = status
 			switch status {
@@ -238,7 +240,12 @@ func ParseUITARS(text string, p geom.Profile) (*llm.Decision, error) {
 	if d.Status == "" {
 		d.Status = llm.Continue
 	}
-	if err := llm.ValidateDecision(d, p); err != nil {
+	acts, err := llm.ParseActions(raws, p)
+	if err != nil {
+		return nil, err
+	}
+	d.Actions = acts
+	if err := llm.ValidateDecision(d); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -331,7 +338,7 @@ func tarsCoords(args map[string]string, keys ...string) ([]float64, error) {
 	return nil, nil
 }
 
-func tarsAction(name string, args map[string]string) ([]llm.Action, llm.Status, string, error) {
+func tarsAction(name string, args map[string]string) ([]action.Raw, llm.Status, string, error) {
 	at, err := tarsCoords(args, "start_box", "point", "start_point")
 	if err != nil {
 		return nil, "", "", err
@@ -342,24 +349,24 @@ func tarsAction(name string, args map[string]string) ([]llm.Action, llm.Status, 
 		}
 		return nil
 	}
-	one := func(a llm.Action) ([]llm.Action, llm.Status, string, error) {
+	one := func(a action.Raw) ([]action.Raw, llm.Status, string, error) {
 		if err := needAt(); err != nil {
 			return nil, "", "", err
 		}
 		a.At = at
-		return []llm.Action{a}, "", "", nil
+		return []action.Raw{a}, "", "", nil
 	}
 	switch strings.ToLower(name) {
 	case "click", "left_single", "left_click":
-		return one(llm.Action{Kind: llm.Click})
+		return one(action.Raw{Kind: action.Click})
 	case "left_double", "double_click", "left_double_click":
-		return one(llm.Action{Kind: llm.DoubleClick})
+		return one(action.Raw{Kind: action.DoubleClick})
 	case "left_triple", "triple_click":
-		return one(llm.Action{Kind: llm.TripleClick})
+		return one(action.Raw{Kind: action.TripleClick})
 	case "right_single", "right_click":
-		return one(llm.Action{Kind: llm.Click, Button: "right"})
+		return one(action.Raw{Kind: action.Click, Button: "right"})
 	case "hover", "mouse_move", "move_to":
-		return one(llm.Action{Kind: llm.Move})
+		return one(action.Raw{Kind: action.Move})
 	case "drag", "select", "left_drag":
 		to, err := tarsCoords(args, "end_box", "end_point")
 		if err != nil {
@@ -368,7 +375,7 @@ func tarsAction(name string, args map[string]string) ([]llm.Action, llm.Status, 
 		if at == nil || to == nil {
 			return nil, "", "", fmt.Errorf("needs start_box='(x1,y1)' and end_box='(x2,y2)'")
 		}
-		return []llm.Action{{Kind: llm.Drag, At: at, To: to}}, "", "", nil
+		return []action.Raw{{Kind: action.Drag, At: at, To: to}}, "", "", nil
 	case "hotkey", "press", "keypress", "key":
 		k := strings.TrimSpace(args["key"])
 		if k == "" {
@@ -378,7 +385,7 @@ func tarsAction(name string, args map[string]string) ([]llm.Action, llm.Status, 
 			return nil, "", "", fmt.Errorf("needs key='...' such as key='ctrl c'")
 		}
 		k = strings.ReplaceAll(k, "+", " ")
-		return []llm.Action{{Kind: llm.KeyPress, Keys: strings.Fields(strings.ToLower(k))}}, "", "", nil
+		return []action.Raw{{Kind: action.KeyPress, Keys: strings.Fields(strings.ToLower(k))}}, "", "", nil
 	case "type", "input":
 		content := unescape(args["content"])
 		if content == "" {
@@ -386,12 +393,12 @@ func tarsAction(name string, args map[string]string) ([]llm.Action, llm.Status, 
 		}
 		submit := strings.HasSuffix(content, "\n")
 		content = strings.TrimRight(content, "\n")
-		var acts []llm.Action
+		var acts []action.Raw
 		if content != "" {
-			acts = append(acts, llm.Action{Kind: llm.TypeText, Text: content})
+			acts = append(acts, action.Raw{Kind: action.TypeText, Text: content})
 		}
 		if submit {
-			acts = append(acts, llm.Action{Kind: llm.KeyPress, Keys: []string{"Return"}})
+			acts = append(acts, action.Raw{Kind: action.KeyPress, Keys: []string{"Return"}})
 		}
 		return acts, "", "", nil
 	case "scroll":
@@ -399,9 +406,9 @@ func tarsAction(name string, args map[string]string) ([]llm.Action, llm.Status, 
 		if dir == "" {
 			return nil, "", "", fmt.Errorf("needs direction='up', 'down', 'left' or 'right'")
 		}
-		return []llm.Action{{Kind: llm.Scroll, At: at, Direction: dir}}, "", "", nil
+		return []action.Raw{{Kind: action.Scroll, At: at, Direction: dir}}, "", "", nil
 	case "wait":
-		return []llm.Action{{Kind: llm.Wait, DurationMS: 2000}}, "", "", nil
+		return []action.Raw{{Kind: action.Wait, DurationMS: 2000}}, "", "", nil
 	case "finished", "finish":
 		return nil, llm.Done, unescape(args["content"]), nil
 	case "call_user":

@@ -1,11 +1,12 @@
 package openai
 
 import (
+	"encoding/json"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 )
@@ -14,31 +15,31 @@ func TestParseUITARS(t *testing.T) {
 	p := geom.ProfileFor("ui-tars-72b")
 	cases := []struct {
 		name, text string
-		want       []llm.Action
+		want       []action.Raw
 		status     llm.Status
 		result     string
 	}{
 		{"parens", "Thought: The OK button.\nAction: click(start_box='(120,340)')",
-			[]llm.Action{{Kind: llm.Click, At: []float64{120, 340}}}, llm.Continue, ""},
+			[]action.Raw{{Kind: action.Click, At: []float64{120, 340}}}, llm.Continue, ""},
 		{"box tokens", "Thought: x\nAction: left_double(start_box='<|box_start|>(5,6)<|box_end|>')",
-			[]llm.Action{{Kind: llm.DoubleClick, At: []float64{5, 6}}}, llm.Continue, ""},
+			[]action.Raw{{Kind: action.DoubleClick, At: []float64{5, 6}}}, llm.Continue, ""},
 		{"point tag", "Thought: x\nAction: right_single(point='<point>7 8</point>')",
-			[]llm.Action{{Kind: llm.Click, Button: "right", At: []float64{7, 8}}}, llm.Continue, ""},
+			[]action.Raw{{Kind: action.Click, Button: "right", At: []float64{7, 8}}}, llm.Continue, ""},
 		{"bracket box", "Thought: x\nAction: click(start_box='[10, 20, 30, 40]')",
-			[]llm.Action{{Kind: llm.Click, At: []float64{10, 20, 30, 40}}}, llm.Continue, ""},
+			[]action.Raw{{Kind: action.Click, At: []float64{10, 20, 30, 40}}}, llm.Continue, ""},
 		{"drag", "Thought: x\nAction: drag(start_box='(1,2)', end_box='(300,400)')",
-			[]llm.Action{{Kind: llm.Drag, At: []float64{1, 2}, To: []float64{300, 400}}}, llm.Continue, ""},
+			[]action.Raw{{Kind: action.Drag, At: []float64{1, 2}, To: []float64{300, 400}}}, llm.Continue, ""},
 		{"hotkey", "Thought: save\nAction: hotkey(key='ctrl s')",
-			[]llm.Action{{Kind: llm.KeyPress, Keys: []string{"ctrl", "s"}}}, llm.Continue, ""},
+			[]action.Raw{{Kind: action.KeyPress, Keys: []string{"ctrl", "s"}}}, llm.Continue, ""},
 		{"type and submit", `Thought: x` + "\nAction: type(content='it\\'s (fine)\\n')",
-			[]llm.Action{{Kind: llm.TypeText, Text: "it's (fine)"}, {Kind: llm.KeyPress, Keys: []string{"Return"}}}, llm.Continue, ""},
+			[]action.Raw{{Kind: action.TypeText, Text: "it's (fine)"}, {Kind: action.KeyPress, Keys: []string{"Return"}}}, llm.Continue, ""},
 		{"scroll", "Thought: x\nAction: scroll(start_box='(500,500)', direction='down')",
-			[]llm.Action{{Kind: llm.Scroll, At: []float64{500, 500}, Direction: "down"}}, llm.Continue, ""},
+			[]action.Raw{{Kind: action.Scroll, At: []float64{500, 500}, Direction: "down"}}, llm.Continue, ""},
 		{"several actions", "Thought: fill\nAction: click(start_box='(1,1)')\n\ntype(content='Ada')",
-			[]llm.Action{{Kind: llm.Click, At: []float64{1, 1}}, {Kind: llm.TypeText, Text: "Ada"}}, llm.Continue, ""},
+			[]action.Raw{{Kind: action.Click, At: []float64{1, 1}}, {Kind: action.TypeText, Text: "Ada"}}, llm.Continue, ""},
 		{"finished", "Thought: done\nAction: finished(content='The total is 42.')", nil, llm.Done, "The total is 42."},
 		{"call user", "Thought: a captcha\nAction: call_user()", nil, llm.Blocked, ""},
-		{"wait", "Thought: loading\nAction: wait()", []llm.Action{{Kind: llm.Wait, DurationMS: 2000}}, llm.Continue, ""},
+		{"wait", "Thought: loading\nAction: wait()", []action.Raw{{Kind: action.Wait, DurationMS: 2000}}, llm.Continue, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,7 +47,7 @@ func TestParseUITARS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(d.Actions, tc.want) || d.Status != tc.status || d.Result != tc.result {
+			if !sameActions(t, d.Actions, tc.want, p.Space()) || d.Status != tc.status || d.Result != tc.result {
 				t.Fatalf("got %+v status %s result %q\nwant %+v status %s result %q", d.Actions, d.Status, d.Result, tc.want, tc.status, tc.result)
 			}
 		})
@@ -72,4 +73,20 @@ func TestParseUITARSErrors(t *testing.T) {
 			t.Errorf("%q: err = %v, want ErrBadOutput mentioning %q and no decision", tc.text, err, tc.want)
 		}
 	}
+}
+
+// sameActions reports whether got are want parsed in space sp (compared as JSON).
+func sameActions(t *testing.T, got []action.Action, want []action.Raw, sp geom.Space) bool {
+	t.Helper()
+	w, err := action.ParseModelAll(want, sp)
+	if err != nil {
+		t.Fatalf("want does not parse: %v", err)
+	}
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(w)
+	if string(a) != string(b) {
+		t.Logf("actions %s\nwant    %s", a, b)
+		return false
+	}
+	return true
 }

@@ -6,7 +6,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/geom"
 )
 
 // ScrollPxPerNotch converts the computer tool's scroll distances (pixels) to
@@ -73,8 +74,8 @@ func (c safetyCheck) approved(list []string) bool {
 	return false
 }
 
-// actions returns the call's actions mapped to llm.Actions (CallID set).
-func (c computerCall) actions() ([]llm.Action, error) {
+// actions returns the call's actions parsed in space sp (CallID set).
+func (c computerCall) actions(sp geom.Space) ([]action.Action, error) {
 	var list []json.RawMessage
 	if len(c.Actions) > 0 && string(c.Actions) != "null" {
 		if err := json.Unmarshal(c.Actions, &list); err != nil {
@@ -87,7 +88,7 @@ func (c computerCall) actions() ([]llm.Action, error) {
 	if len(list) == 0 {
 		return nil, fmt.Errorf("computer_call %s has no action", c.CallID)
 	}
-	var out []llm.Action
+	var out []action.Raw
 	for _, raw := range list {
 		var a cuAction
 		if err := json.Unmarshal(raw, &a); err != nil {
@@ -102,112 +103,138 @@ func (c computerCall) actions() ([]llm.Action, error) {
 		}
 		out = append(out, acts...)
 	}
-	return out, nil
+	acts, err := action.ParseModelAll(out, sp)
+	if err != nil {
+		return nil, fmt.Errorf("computer_call %s: %w", c.CallID, err)
+	}
+	return acts, nil
 }
 
 // mapAction maps one computer tool action. screenshot maps to nothing: the
 // next step's screenshot answers it.
-func mapAction(a cuAction) ([]llm.Action, error) {
-	xy := func() ([]float64, error) {
-		if a.X == nil || a.Y == nil {
-			return nil, fmt.Errorf("%s needs x and y", a.Type)
-		}
-		return checkPoint(a.Type, *a.X, *a.Y)
-	}
+func mapAction(a cuAction) ([]action.Raw, error) {
 	switch a.Type {
 	case "screenshot":
 		return nil, nil
-	case "click", "double_click":
-		at, err := xy()
-		if err != nil {
-			return nil, err
-		}
-		if a.Type == "double_click" {
-			return []llm.Action{{Kind: llm.DoubleClick, At: at}}, nil
-		}
-		switch strings.ToLower(a.Button) {
-		case "", "left":
-			return []llm.Action{{Kind: llm.Click, At: at, Button: "left", Clicks: 1}}, nil
-		case "right":
-			return []llm.Action{{Kind: llm.Click, At: at, Button: "right", Clicks: 1}}, nil
-		case "wheel", "middle":
-			return []llm.Action{{Kind: llm.Click, At: at, Button: "middle", Clicks: 1}}, nil
-		case "back", "forward":
-			// The desktop has no back/forward buttons; applications bind them
-			// to alt+Left / alt+Right.
-			key := "Left"
-			if strings.ToLower(a.Button) == "forward" {
-				key = "Right"
-			}
-			return []llm.Action{{Kind: llm.Move, At: at}, {Kind: llm.KeyPress, Keys: []string{"alt", key}}}, nil
-		}
-		return nil, fmt.Errorf("click: unknown button %q (left, right, wheel, back, forward)", a.Button)
-	case "move":
-		at, err := xy()
-		if err != nil {
-			return nil, err
-		}
-		return []llm.Action{{Kind: llm.Move, At: at}}, nil
-	case "drag":
-		if len(a.Path) < 2 {
-			return nil, fmt.Errorf("drag needs a path of at least 2 points, got %d", len(a.Path))
-		}
-		var pts [][]float64
-		for _, p := range a.Path {
-			q, err := checkPoint("drag", p.X, p.Y)
-			if err != nil {
-				return nil, err
-			}
-			pts = append(pts, q)
-		}
-		d := llm.Action{Kind: llm.Drag, At: pts[0], To: pts[len(pts)-1], Button: "left"}
-		if len(pts) > 2 {
-			d.Path = pts[1 : len(pts)-1]
-		}
-		return []llm.Action{d}, nil
-	case "keypress":
-		if len(a.Keys) == 0 {
-			return nil, fmt.Errorf("keypress needs keys")
-		}
-		return []llm.Action{{Kind: llm.KeyPress, Keys: append([]string(nil), a.Keys...)}}, nil
-	case "type":
-		if a.Text == nil {
-			return nil, fmt.Errorf("type needs text")
-		}
-		return []llm.Action{{Kind: llm.TypeText, Text: *a.Text}}, nil
-	case "scroll":
-		var at []float64
-		if a.X != nil && a.Y != nil {
-			var err error
-			if at, err = checkPoint("scroll", *a.X, *a.Y); err != nil {
-				return nil, err
-			}
-		}
-		var out []llm.Action
-		if a.ScrollY != 0 {
-			dir := "down"
-			if a.ScrollY < 0 {
-				dir = "up"
-			}
-			out = append(out, llm.Action{Kind: llm.Scroll, At: at, Direction: dir, Amount: notches(a.ScrollY)})
-		}
-		if a.ScrollX != 0 {
-			dir := "right"
-			if a.ScrollX < 0 {
-				dir = "left"
-			}
-			out = append(out, llm.Action{Kind: llm.Scroll, At: at, Direction: dir, Amount: notches(a.ScrollX)})
-		}
-		if len(out) == 0 {
-			return nil, fmt.Errorf("scroll with scroll_x and scroll_y both 0 does nothing")
-		}
-		return out, nil
-	case "wait":
-		return []llm.Action{{Kind: llm.Wait, DurationMS: defaultWaitMS}}, nil
 	case "":
 		return nil, fmt.Errorf("action has no type")
 	}
-	return nil, fmt.Errorf("unknown computer action type %q", a.Type)
+	m, ok := cuActions[a.Type]
+	if !ok {
+		return nil, fmt.Errorf("unknown computer action type %q", a.Type)
+	}
+	return m(a)
+}
+
+// cuActions maps the computer tool's action types, one function each.
+var cuActions = map[string]func(cuAction) ([]action.Raw, error){
+	"click":        cuAction.click,
+	"double_click": cuAction.click,
+	"move":         cuAction.move,
+	"drag":         cuAction.drag,
+	"keypress":     cuAction.keypress,
+	"type":         cuAction.typeText,
+	"scroll":       cuAction.scroll,
+	"wait": func(cuAction) ([]action.Raw, error) {
+		return []action.Raw{{Kind: action.Wait, DurationMS: defaultWaitMS}}, nil
+	},
+}
+
+// xy checks the action's required x and y.
+func (a cuAction) xy() ([]float64, error) {
+	if a.X == nil || a.Y == nil {
+		return nil, fmt.Errorf("%s needs x and y", a.Type)
+	}
+	return checkPoint(a.Type, *a.X, *a.Y)
+}
+
+// clickButtons maps the tool's buttons to the desktop's.
+var clickButtons = map[string]string{"": "left", "left": "left", "right": "right", "wheel": "middle", "middle": "middle"}
+
+func (a cuAction) click() ([]action.Raw, error) {
+	at, err := a.xy()
+	if err != nil {
+		return nil, err
+	}
+	if a.Type == "double_click" {
+		return []action.Raw{{Kind: action.DoubleClick, At: at}}, nil
+	}
+	b := strings.ToLower(a.Button)
+	if btn, ok := clickButtons[b]; ok {
+		return []action.Raw{{Kind: action.Click, At: at, Button: btn, Clicks: 1}}, nil
+	}
+	if b == "back" || b == "forward" {
+		// The desktop has no back/forward buttons; applications bind them
+		// to alt+Left / alt+Right.
+		key := map[string]string{"back": "Left", "forward": "Right"}[b]
+		return []action.Raw{{Kind: action.Move, At: at}, {Kind: action.KeyPress, Keys: []string{"alt", key}}}, nil
+	}
+	return nil, fmt.Errorf("click: unknown button %q (left, right, wheel, back, forward)", a.Button)
+}
+
+func (a cuAction) move() ([]action.Raw, error) {
+	at, err := a.xy()
+	if err != nil {
+		return nil, err
+	}
+	return []action.Raw{{Kind: action.Move, At: at}}, nil
+}
+
+func (a cuAction) drag() ([]action.Raw, error) {
+	if len(a.Path) < 2 {
+		return nil, fmt.Errorf("drag needs a path of at least 2 points, got %d", len(a.Path))
+	}
+	var pts [][]float64
+	for _, p := range a.Path {
+		q, err := checkPoint("drag", p.X, p.Y)
+		if err != nil {
+			return nil, err
+		}
+		pts = append(pts, q)
+	}
+	d := action.Raw{Kind: action.Drag, At: pts[0], To: pts[len(pts)-1], Button: "left"}
+	if len(pts) > 2 {
+		d.Path = pts[1 : len(pts)-1]
+	}
+	return []action.Raw{d}, nil
+}
+
+func (a cuAction) keypress() ([]action.Raw, error) {
+	if len(a.Keys) == 0 {
+		return nil, fmt.Errorf("keypress needs keys")
+	}
+	return []action.Raw{{Kind: action.KeyPress, Keys: append([]string(nil), a.Keys...)}}, nil
+}
+
+func (a cuAction) typeText() ([]action.Raw, error) {
+	if a.Text == nil {
+		return nil, fmt.Errorf("type needs text")
+	}
+	return []action.Raw{{Kind: action.TypeText, Text: *a.Text}}, nil
+}
+
+// scroll maps scroll_y and scroll_x (pixels) to one scroll each.
+func (a cuAction) scroll() ([]action.Raw, error) {
+	var at []float64
+	if a.X != nil && a.Y != nil {
+		var err error
+		if at, err = checkPoint("scroll", *a.X, *a.Y); err != nil {
+			return nil, err
+		}
+	}
+	var out []action.Raw
+	if a.ScrollY != 0 {
+		dir := map[bool]string{true: "up", false: "down"}[a.ScrollY < 0]
+		out = append(out, action.Raw{Kind: action.Scroll, At: at, Direction: dir, Amount: notches(a.ScrollY)})
+	}
+	if a.ScrollX != 0 {
+		dir := map[bool]string{true: "left", false: "right"}[a.ScrollX < 0]
+		out = append(out, action.Raw{Kind: action.Scroll, At: at, Direction: dir, Amount: notches(a.ScrollX)})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("scroll with scroll_x and scroll_y both 0 does nothing")
+	}
+	return out, nil
 }
 
 func notches(px float64) int {

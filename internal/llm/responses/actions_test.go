@@ -6,32 +6,32 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
-	"github.com/guiagent/guiagent/internal/llm"
 )
 
 func TestMapEveryComputerAction(t *testing.T) {
 	prof := geom.Profile{Name: "openai-computer"}
 	for _, tc := range []struct {
 		action string
-		want   []llm.Action
+		want   []action.Raw
 	}{
 		{`{"type":"screenshot"}`, nil},
-		{`{"type":"click","button":"left","x":10,"y":20}`, []llm.Action{{Kind: llm.Click, At: []float64{10, 20}, Button: "left", Clicks: 1}}},
-		{`{"type":"click","button":"right","x":10,"y":20}`, []llm.Action{{Kind: llm.Click, At: []float64{10, 20}, Button: "right", Clicks: 1}}},
-		{`{"type":"click","button":"wheel","x":10,"y":20}`, []llm.Action{{Kind: llm.Click, At: []float64{10, 20}, Button: "middle", Clicks: 1}}},
-		{`{"type":"click","button":"back","x":10,"y":20}`, []llm.Action{{Kind: llm.Move, At: []float64{10, 20}}, {Kind: llm.KeyPress, Keys: []string{"alt", "Left"}}}},
-		{`{"type":"double_click","x":3,"y":4}`, []llm.Action{{Kind: llm.DoubleClick, At: []float64{3, 4}}}},
-		{`{"type":"move","x":5,"y":6}`, []llm.Action{{Kind: llm.Move, At: []float64{5, 6}}}},
-		{`{"type":"drag","path":[{"x":1,"y":2},{"x":3,"y":4},{"x":5,"y":6}]}`, []llm.Action{{Kind: llm.Drag, At: []float64{1, 2}, To: []float64{5, 6}, Path: [][]float64{{3, 4}}, Button: "left"}}},
-		{`{"type":"keypress","keys":["CTRL","SHIFT","T"]}`, []llm.Action{{Kind: llm.KeyPress, Keys: []string{"CTRL", "SHIFT", "T"}}}},
-		{`{"type":"keypress","keys":["ENTER"]}`, []llm.Action{{Kind: llm.KeyPress, Keys: []string{"ENTER"}}}},
-		{`{"type":"type","text":"hello"}`, []llm.Action{{Kind: llm.TypeText, Text: "hello"}}},
-		{`{"type":"scroll","x":100,"y":200,"scroll_x":0,"scroll_y":300}`, []llm.Action{{Kind: llm.Scroll, At: []float64{100, 200}, Direction: "down", Amount: 3}}},
-		{`{"type":"scroll","x":100,"y":200,"scroll_x":-40,"scroll_y":-250}`, []llm.Action{
-			{Kind: llm.Scroll, At: []float64{100, 200}, Direction: "up", Amount: 3},
-			{Kind: llm.Scroll, At: []float64{100, 200}, Direction: "left", Amount: 1}}},
-		{`{"type":"wait"}`, []llm.Action{{Kind: llm.Wait, DurationMS: defaultWaitMS}}},
+		{`{"type":"click","button":"left","x":10,"y":20}`, []action.Raw{{Kind: action.Click, At: []float64{10, 20}, Button: "left", Clicks: 1}}},
+		{`{"type":"click","button":"right","x":10,"y":20}`, []action.Raw{{Kind: action.Click, At: []float64{10, 20}, Button: "right", Clicks: 1}}},
+		{`{"type":"click","button":"wheel","x":10,"y":20}`, []action.Raw{{Kind: action.Click, At: []float64{10, 20}, Button: "middle", Clicks: 1}}},
+		{`{"type":"click","button":"back","x":10,"y":20}`, []action.Raw{{Kind: action.Move, At: []float64{10, 20}}, {Kind: action.KeyPress, Keys: []string{"alt", "Left"}}}},
+		{`{"type":"double_click","x":3,"y":4}`, []action.Raw{{Kind: action.DoubleClick, At: []float64{3, 4}}}},
+		{`{"type":"move","x":5,"y":6}`, []action.Raw{{Kind: action.Move, At: []float64{5, 6}}}},
+		{`{"type":"drag","path":[{"x":1,"y":2},{"x":3,"y":4},{"x":5,"y":6}]}`, []action.Raw{{Kind: action.Drag, At: []float64{1, 2}, To: []float64{5, 6}, Path: [][]float64{{3, 4}}, Button: "left"}}},
+		{`{"type":"keypress","keys":["CTRL","SHIFT","T"]}`, []action.Raw{{Kind: action.KeyPress, Keys: []string{"CTRL", "SHIFT", "T"}}}},
+		{`{"type":"keypress","keys":["ENTER"]}`, []action.Raw{{Kind: action.KeyPress, Keys: []string{"ENTER"}}}},
+		{`{"type":"type","text":"hello"}`, []action.Raw{{Kind: action.TypeText, Text: "hello"}}},
+		{`{"type":"scroll","x":100,"y":200,"scroll_x":0,"scroll_y":300}`, []action.Raw{{Kind: action.Scroll, At: []float64{100, 200}, Direction: "down", Amount: 3}}},
+		{`{"type":"scroll","x":100,"y":200,"scroll_x":-40,"scroll_y":-250}`, []action.Raw{
+			{Kind: action.Scroll, At: []float64{100, 200}, Direction: "up", Amount: 3},
+			{Kind: action.Scroll, At: []float64{100, 200}, Direction: "left", Amount: 1}}},
+		{`{"type":"wait"}`, []action.Raw{{Kind: action.Wait, DurationMS: defaultWaitMS}}},
 	} {
 		got, err := mapAction(decode(t, tc.action))
 		if err != nil {
@@ -41,11 +41,11 @@ func TestMapEveryComputerAction(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.action, got, tc.want)
 		}
-		if err := llm.ValidateActions(got, prof); err != nil {
+		if err := parseErr(got, prof); err != nil {
 			t.Errorf("%s: mapped actions do not validate: %v", tc.action, err)
 		}
 	}
-	for action, want := range map[string]string{
+	for in, want := range map[string]string{
 		`{"type":"click","x":1}`:                         "needs x and y",
 		`{"type":"click","button":"fourth","x":1,"y":1}`: "unknown button",
 		`{"type":"drag","path":[{"x":1,"y":2}]}`:         "at least 2 points",
@@ -54,8 +54,8 @@ func TestMapEveryComputerAction(t *testing.T) {
 		`{"type":"teleport"}`:                            "unknown computer action",
 		`{"type":"move","x":-3,"y":1}`:                   "non-negative",
 	} {
-		if _, err := mapAction(decode(t, action)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: error %v, want one mentioning %q", action, err, want)
+		if _, err := mapAction(decode(t, in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want one mentioning %q", in, err, want)
 		}
 	}
 }
@@ -74,12 +74,12 @@ func TestComputerCallWithBothActionForms(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"call_id":"c1","actions":[{"type":"type","text":"a"},{"type":"keypress","keys":["ENTER"]}]}`), &c); err != nil {
 		t.Fatal(err)
 	}
-	acts, err := c.actions()
+	acts, err := c.actions(geom.SpaceImage)
 	if err != nil || len(acts) != 2 || acts[1].CallID != "c1" {
 		t.Fatalf("batched: %+v %v", acts, err)
 	}
 	c = computerCall{CallID: "c2"}
-	if _, err := c.actions(); err == nil {
+	if _, err := c.actions(geom.SpaceImage); err == nil {
 		t.Fatal("a computer_call without action was accepted")
 	}
 }
@@ -94,4 +94,10 @@ func TestSafetyCheckApproval(t *testing.T) {
 			t.Errorf("approved(%q) = %v", list, got)
 		}
 	}
+}
+
+// parseErr parses raws the way the adapter does.
+func parseErr(raws []action.Raw, p geom.Profile) error {
+	_, err := action.ParseModelAll(raws, p.Space())
+	return err
 }

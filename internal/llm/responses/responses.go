@@ -28,6 +28,7 @@ import (
 	sdk "github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/internal/cuwire"
@@ -140,7 +141,7 @@ type pendingCall struct {
 
 // held is a decision waiting for a human to approve safety checks.
 type held struct {
-	actions []llm.Action
+	actions []action.Action
 	checks  []safetyCheck
 	blocked llm.Decision
 }
@@ -209,54 +210,7 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 		s.lastMemory = obs.Memory
 	}
 
-	var texts, reasoning []string
-	var bad []string
-	var checks []safetyCheck
-	for _, item := range res.Output {
-		raw := json.RawMessage(item.RawJSON())
-		switch item.Type {
-		case "reasoning":
-			var r struct {
-				Summary []struct {
-					Text string `json:"text"`
-				} `json:"summary"`
-			}
-			_ = json.Unmarshal(raw, &r)
-			for _, x := range r.Summary {
-				if t := strings.TrimSpace(x.Text); t != "" {
-					reasoning = append(reasoning, t)
-				}
-			}
-		case "message":
-			var m struct {
-				Content []struct {
-					Type    string `json:"type"`
-					Text    string `json:"text"`
-					Refusal string `json:"refusal"`
-				} `json:"content"`
-			}
-			_ = json.Unmarshal(raw, &m)
-			for _, c := range m.Content {
-				if t := strings.TrimSpace(c.Text + c.Refusal); t != "" {
-					texts = append(texts, t)
-				}
-			}
-		case "computer_call":
-			var c computerCall
-			if err := json.Unmarshal(raw, &c); err != nil || c.CallID == "" {
-				bad = append(bad, fmt.Sprintf("computer_call item does not parse: %v", err))
-				continue
-			}
-			s.calls = append(s.calls, pendingCall{callID: c.CallID, checks: c.PendingSafetyChecks})
-			checks = append(checks, c.PendingSafetyChecks...)
-			acts, err := c.actions()
-			if err != nil {
-				bad = append(bad, err.Error())
-				continue
-			}
-			d.Actions = append(d.Actions, acts...)
-		}
-	}
+	texts, reasoning, bad, checks := s.readOutput(res, d)
 	d.Observation = strings.Join(texts, "\n")
 	d.Reasoning = strings.Join(reasoning, "\n")
 
@@ -265,28 +219,106 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 		return d, fmt.Errorf("%w: %s", llm.ErrBadOutput, strings.Join(bad, "; "))
 	}
 	if len(checks) > 0 {
-		var list, msgs []string
-		for _, c := range checks {
-			list = append(list, c.String())
-			if c.Message != "" {
-				msgs = append(msgs, c.Message)
-			} else {
-				msgs = append(msgs, c.Code)
-			}
-		}
-		d.Status = llm.Blocked
-		d.SafetyChecks = list
-		d.BlockReason = "the provider flagged the next action for human review: " + strings.Join(msgs, "; ")
-		d.NextUserAction = "Review the safety checks; approve them (by id) to let the held action run, or stop the task."
-		s.held = &held{actions: d.Actions, checks: checks, blocked: *d}
-		s.held.blocked.Actions, s.held.blocked.Request, s.held.blocked.Response, s.held.blocked.Usage = nil, nil, nil, llm.Usage{}
-		d.Actions = nil
+		s.hold(d, checks)
 		return d, nil
 	}
+	return s.finish(res, d)
+}
+
+// readOutput reads the response's output items: message texts, reasoning
+// summaries, the problems of computer calls that do not parse and the pending
+// safety checks. Computer calls become s.calls and their actions d.Actions.
+func (s *Session) readOutput(res *sdk.Response, d *llm.Decision) (texts, reasoning, bad []string, checks []safetyCheck) {
+	for _, item := range res.Output {
+		raw := json.RawMessage(item.RawJSON())
+		switch item.Type {
+		case "reasoning":
+			reasoning = append(reasoning, summaryTexts(raw)...)
+		case "message":
+			texts = append(texts, messageTexts(raw)...)
+		case "computer_call":
+			var c computerCall
+			if err := json.Unmarshal(raw, &c); err != nil || c.CallID == "" {
+				bad = append(bad, fmt.Sprintf("computer_call item does not parse: %v", err))
+				continue
+			}
+			s.calls = append(s.calls, pendingCall{callID: c.CallID, checks: c.PendingSafetyChecks})
+			checks = append(checks, c.PendingSafetyChecks...)
+			acts, err := c.actions(s.a.profile.Space())
+			if err != nil {
+				bad = append(bad, err.Error())
+				continue
+			}
+			d.Actions = append(d.Actions, acts...)
+		}
+	}
+	return texts, reasoning, bad, checks
+}
+
+// summaryTexts returns a reasoning item's summary texts.
+func summaryTexts(raw json.RawMessage) []string {
+	var r struct {
+		Summary []struct {
+			Text string `json:"text"`
+		} `json:"summary"`
+	}
+	_ = json.Unmarshal(raw, &r)
+	var out []string
+	for _, x := range r.Summary {
+		if t := strings.TrimSpace(x.Text); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// messageTexts returns a message item's texts and refusals.
+func messageTexts(raw json.RawMessage) []string {
+	var m struct {
+		Content []struct {
+			Type    string `json:"type"`
+			Text    string `json:"text"`
+			Refusal string `json:"refusal"`
+		} `json:"content"`
+	}
+	_ = json.Unmarshal(raw, &m)
+	var out []string
+	for _, c := range m.Content {
+		if t := strings.TrimSpace(c.Text + c.Refusal); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// hold turns d into a blocked decision awaiting a human's approval of checks,
+// and keeps its actions until then (see release).
+func (s *Session) hold(d *llm.Decision, checks []safetyCheck) {
+	var list, msgs []string
+	for _, c := range checks {
+		list = append(list, c.String())
+		if c.Message != "" {
+			msgs = append(msgs, c.Message)
+		} else {
+			msgs = append(msgs, c.Code)
+		}
+	}
+	d.Status = llm.Blocked
+	d.SafetyChecks = list
+	d.BlockReason = "the provider flagged the next action for human review: " + strings.Join(msgs, "; ")
+	d.NextUserAction = "Review the safety checks; approve them (by id) to let the held action run, or stop the task."
+	s.held = &held{actions: d.Actions, checks: checks, blocked: *d}
+	s.held.blocked.Actions, s.held.blocked.Request, s.held.blocked.Response, s.held.blocked.Usage = nil, nil, nil, llm.Usage{}
+	d.Actions = nil
+}
+
+// finish reads a response without safety checks: actions to run, a cut-off
+// answer, or the final text.
+func (s *Session) finish(res *sdk.Response, d *llm.Decision) (*llm.Decision, error) {
 	if len(s.calls) > 0 {
 		d.Status = llm.Continue
 		if len(d.Actions) == 0 { // only screenshot: the next step's screenshot answers it
-			d.Actions = []llm.Action{{Kind: llm.Wait, CallID: s.calls[len(s.calls)-1].callID}}
+			d.Actions = []action.Action{{Kind: action.Wait, CallID: s.calls[len(s.calls)-1].callID}}
 		}
 		return d, nil
 	}
@@ -321,7 +353,7 @@ func (s *Session) release(obs llm.Observation) *llm.Decision {
 		Status:      llm.Continue,
 	}
 	if len(d.Actions) == 0 {
-		d.Actions = []llm.Action{{Kind: llm.Wait}}
+		d.Actions = []action.Action{{Kind: action.Wait}}
 	}
 	s.held = nil
 	return d

@@ -19,6 +19,7 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
@@ -117,13 +118,11 @@ func TestTwoStepRunClicksTheBoxOnScreen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Status != llm.Continue || len(d.Actions) != 1 || d.Actions[0].Kind != llm.Click || d.Reasoning == "" {
+	if d.Status != llm.Continue || len(d.Actions) != 1 || d.Actions[0].Kind != action.Click || d.Reasoning == "" {
 		t.Fatalf("decision = %+v, want one click with the reasoning summary", d)
 	}
-	ip, err := a.Profile().ToImage(d.Actions[0].At, img.Frame)
-	if err != nil {
-		t.Fatal(err)
-	}
+	at := d.Actions[0].At
+	ip := geom.SpaceToImage(at.Space, at.X, at.Y, img.Frame)
 	res, err := img.Frame.Resolve(ip, true)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +187,7 @@ func TestBatchedActionsOfOneCall(t *testing.T) {
 	srv := fakellm.NewResponsesServer(fakellm.Script(
 		fakellm.Fixed(fakellm.Reply{Actions: []fakellm.BrainAction{
 			fakellm.ClickAt(image.Point{X: 100, Y: 120}), fakellm.TypeText("Ada"), fakellm.PressKeys("ctrl", "s"),
-			{Kind: llm.Scroll, At: &image.Point{X: 50, Y: 60}, Direction: "up", Amount: 3},
+			{Kind: action.Scroll, At: &image.Point{X: 50, Y: 60}, Direction: "up", Amount: 3},
 		}}),
 		fakellm.Fixed(fakellm.Finish("saved")),
 	))
@@ -199,16 +198,16 @@ func TestBatchedActionsOfOneCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []llm.Action{
-		{Kind: llm.Click, At: []float64{100, 120}, Button: "left", Clicks: 1, CallID: "call_fake_1"},
-		{Kind: llm.TypeText, Text: "Ada", CallID: "call_fake_1"},
-		{Kind: llm.KeyPress, Keys: []string{"CTRL", "S"}, CallID: "call_fake_1"},
-		{Kind: llm.Scroll, At: []float64{50, 60}, Direction: "up", Amount: 3, CallID: "call_fake_1"},
+	want := []action.Raw{
+		{Kind: action.Click, At: []float64{100, 120}, Button: "left", Clicks: 1, CallID: "call_fake_1"},
+		{Kind: action.TypeText, Text: "Ada", CallID: "call_fake_1"},
+		{Kind: action.KeyPress, Keys: []string{"CTRL", "S"}, CallID: "call_fake_1"},
+		{Kind: action.Scroll, At: []float64{50, 60}, Direction: "up", Amount: 3, CallID: "call_fake_1"},
 	}
-	if fmt.Sprint(d.Actions) != fmt.Sprint(want) {
-		t.Fatalf("actions = %+v\nwant %+v", d.Actions, want)
+	if !sameActions(t, d.Actions, want, geom.SpaceImage) {
+		t.Fatal("actions differ")
 	}
-	if err := llm.ValidateDecision(d, a.Profile()); err != nil {
+	if err := llm.ValidateDecision(d); err != nil {
 		t.Fatalf("decision does not validate: %v", err)
 	}
 	if _, err := sess.Next(context.Background(), obs(t, a, 2)); err != nil {
@@ -253,7 +252,7 @@ func TestSafetyCheckBlocksUntilApproved(t *testing.T) {
 	}
 	o.ApprovedSafetyChecks = []string{"cu_sc_1"}
 	d, err = sess.Next(context.Background(), o)
-	if err != nil || d.Status != llm.Continue || len(d.Actions) != 1 || d.Actions[0].Kind != llm.Click || srv.Calls() != 1 {
+	if err != nil || d.Status != llm.Continue || len(d.Actions) != 1 || d.Actions[0].Kind != action.Click || srv.Calls() != 1 {
 		t.Fatalf("approved: decision %+v err %v calls %d; want the held click without a model call", d, err, srv.Calls())
 	}
 	d, err = sess.Next(context.Background(), obs(t, a, 3))
@@ -375,4 +374,20 @@ func TestCancelEndsAHungRequest(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
+}
+
+// sameActions reports whether got are want parsed in space sp (compared as JSON).
+func sameActions(t *testing.T, got []action.Action, want []action.Raw, sp geom.Space) bool {
+	t.Helper()
+	w, err := action.ParseModelAll(want, sp)
+	if err != nil {
+		t.Fatalf("want does not parse: %v", err)
+	}
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(w)
+	if string(a) != string(b) {
+		t.Logf("actions %s\nwant    %s", a, b)
+		return false
+	}
+	return true
 }

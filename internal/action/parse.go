@@ -1,0 +1,319 @@
+package action
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
+)
+
+// Raw is an action as a wire writes it, before parsing: names as strings,
+// points as number arrays in some space's axis order (2 numbers a point, 4 a
+// box whose centre is meant). Model adapters and MCP tools fill a Raw from
+// their own format and call Parse; nothing past Parse sees a Raw.
+type Raw struct {
+	Kind       Kind        `json:"kind"`
+	At         []float64   `json:"at,omitempty"`
+	To         []float64   `json:"to,omitempty"`
+	Path       [][]float64 `json:"path,omitempty"`
+	Target     string      `json:"target,omitempty"`
+	Button     string      `json:"button,omitempty"`
+	Clicks     int         `json:"clicks,omitempty"`
+	Text       string      `json:"text,omitempty"`
+	Keys       []string    `json:"keys,omitempty"`
+	Direction  string      `json:"direction,omitempty"`
+	Amount     int         `json:"amount,omitempty"`
+	DurationMS int         `json:"duration_ms,omitempty"`
+	CallID     string      `json:"call_id,omitempty"`
+}
+
+// Parse reads r, whose arrays are in space sp (and its axis order), into an
+// Action, or returns an error naming every problem and how to fix it. Points
+// get sp.Named() as their space: named x and y, never swapped again.
+func Parse(r Raw, sp geom.Space) (Action, error) { return parse(r, sp, false) }
+
+// ParseModel is Parse for numbers a model wrote: it also rejects numbers
+// outside the space's range (a normalized grid 0-divisor with 5% slack; pixels
+// below -1), which show that the model misread the convention.
+func ParseModel(r Raw, sp geom.Space) (Action, error) { return parse(r, sp, true) }
+
+// ParseModelAll parses a model's actions; the error names each bad one as
+// "actions[i] (kind): problem" and joins them with "; ".
+func ParseModelAll(rs []Raw, sp geom.Space) ([]Action, error) {
+	out := make([]Action, 0, len(rs))
+	var probs []string
+	for i, r := range rs {
+		a, err := ParseModel(r, sp)
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("actions[%d] (%s): %v", i, r.Kind, err))
+			continue
+		}
+		out = append(out, a)
+	}
+	if len(probs) > 0 {
+		return nil, errors.New(strings.Join(probs, "; "))
+	}
+	return out, nil
+}
+
+// parser collects the problems of one Raw.
+type parser struct {
+	sp      geom.Space
+	bounded bool
+	errs    []error
+}
+
+func (p *parser) add(err error) {
+	if err != nil {
+		p.errs = append(p.errs, err)
+	}
+}
+
+func parse(r Raw, sp geom.Space, bounded bool) (Action, error) {
+	if !slices.Contains(Kinds, r.Kind) {
+		return Action{}, fmt.Errorf("unknown action %q: use one of %s", r.Kind, kindList())
+	}
+	if !sp.Valid() {
+		return Action{}, fmt.Errorf("unknown coordinate space %q", sp)
+	}
+	p := &parser{sp: sp, bounded: bounded}
+	a := Action{Kind: r.Kind, Target: strings.TrimSpace(r.Target), Count: r.Clicks, Text: r.Text,
+		Amount: r.Amount, Duration: time.Duration(r.DurationMS) * time.Millisecond, CallID: r.CallID}
+	a.At = p.point("position", r.At, true)
+	a.To = p.point("end position (to)", r.To, true)
+	for i, q := range r.Path {
+		if pt := p.point(fmt.Sprintf("path[%d]", i), q, false); pt != nil {
+			a.Path = append(a.Path, *pt)
+		}
+	}
+	if r.Button != "" {
+		b, err := desktop.ParseButton(r.Button)
+		p.add(err)
+		a.Button = b
+	}
+	if r.Direction != "" {
+		d, err := desktop.ParseDirection(r.Direction)
+		p.add(err)
+		a.Direction = d
+	}
+	if len(r.Keys) > 0 {
+		k, err := desktop.ParseKeys(r.Keys)
+		p.add(err)
+		a.Keys = k
+	}
+	if len(p.errs) == 0 {
+		p.add(a.Validate())
+	}
+	if err := errors.Join(p.errs...); err != nil {
+		return Action{}, err
+	}
+	return a, nil
+}
+
+// point reads one array: 2 numbers, or 4 (a box) when boxOK.
+func (p *parser) point(what string, nums []float64, boxOK bool) *Point {
+	if nums == nil {
+		return nil
+	}
+	switch {
+	case len(nums) == 2, len(nums) == 4 && boxOK:
+	case boxOK:
+		p.add(fmt.Errorf("%s needs 2 numbers (a point) or 4 (a box), got %d", what, len(nums)))
+		return nil
+	default:
+		p.add(fmt.Errorf("%s needs 2 numbers, got %d", what, len(nums)))
+		return nil
+	}
+	for _, v := range nums {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			p.add(fmt.Errorf("%s has a coordinate that is not a finite number", what))
+			return nil
+		}
+	}
+	if p.bounded {
+		if err := checkRange(what, nums, p.sp); err != nil {
+			p.add(err)
+			return nil
+		}
+	}
+	x, y, err := geom.ArrayPoint(nums, p.sp.Order())
+	if err != nil {
+		p.add(fmt.Errorf("%s: %w", what, err))
+		return nil
+	}
+	return &Point{Space: p.sp.Named(), X: x, Y: y}
+}
+
+// checkRange rejects model numbers outside the range of their space.
+func checkRange(what string, nums []float64, sp geom.Space) error {
+	if div := sp.Divisor(); div > 0 {
+		lo, hi := -0.05*div, 1.05*div
+		for _, v := range nums {
+			if v < lo || v > hi {
+				return fmt.Errorf("%s coordinate %g is outside 0-%g: coordinates are normalized to 0-%g", what, v, div, div)
+			}
+		}
+		return nil
+	}
+	if sp == geom.SpaceScreen {
+		return nil
+	}
+	for _, v := range nums {
+		if v < -1 {
+			return fmt.Errorf("%s coordinate %g is negative: coordinates are pixels of the screenshot, from 0", what, v)
+		}
+	}
+	return nil
+}
+
+// Validate checks that a is complete and consistent for its kind, naming
+// every problem and its fix. Parse calls it; code that builds an Action
+// directly calls it too.
+func (a Action) Validate() error {
+	if !slices.Contains(Kinds, a.Kind) {
+		return fmt.Errorf("unknown action %q: use one of %s", a.Kind, kindList())
+	}
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	add(a.checkPoints())
+	if a.Count < 0 || a.Count > MaxClicks {
+		add(fmt.Errorf("clicks %d is out of range 1-%d", a.Count, MaxClicks))
+	}
+	if a.Amount < 0 {
+		add(fmt.Errorf("amount %d is negative", a.Amount))
+	}
+	if a.Duration < 0 {
+		add(fmt.Errorf("duration_ms %d is negative", a.Duration.Milliseconds()))
+	}
+	if a.Button < 0 || a.Button > desktop.Right {
+		add(fmt.Errorf("unknown mouse button %d: use left, right or middle", a.Button))
+	}
+	if rule, ok := kindRules[a.Kind]; ok {
+		for _, check := range rule {
+			add(check(a))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkPoints requires every point to carry a known space, all the same one.
+func (a Action) checkPoints() error {
+	pts := a.Path
+	if a.At != nil {
+		pts = append([]Point{*a.At}, pts...)
+	}
+	if a.To != nil {
+		pts = append(pts, *a.To)
+	}
+	for _, p := range pts {
+		if !p.Space.Valid() {
+			return fmt.Errorf("point %v has unknown coordinate space %q", p, p.Space)
+		}
+		if p.Space != pts[0].Space {
+			return fmt.Errorf("points in spaces %s and %s: give every point of one action in the same space", pts[0].Space, p.Space)
+		}
+		if math.IsNaN(p.X+p.Y) || math.IsInf(p.X, 0) || math.IsInf(p.Y, 0) {
+			return fmt.Errorf("point %v has a coordinate that is not a finite number", p)
+		}
+	}
+	return nil
+}
+
+// rule is one requirement of a kind.
+type rule func(Action) error
+
+// kindRules holds what each kind needs beyond the common checks.
+var kindRules = map[Kind][]rule{
+	Click:       {needAt},
+	DoubleClick: {needAt},
+	TripleClick: {needAt},
+	Move:        {needAt},
+	Drag:        {needAt, needTo},
+	Zoom:        {needRegion},
+	Scroll:      {needDirection},
+	TypeText:    {needText},
+	KeyPress:    {needKeys},
+	HoldKey:     {needKeys, needDuration},
+}
+
+func needAt(a Action) error {
+	if a.At == nil && a.Target == "" {
+		return errors.New("needs a position: give x and y (or a box)")
+	}
+	return nil
+}
+
+func needTo(a Action) error {
+	if a.To == nil {
+		return errors.New("needs an end position: give to [x, y]")
+	}
+	return nil
+}
+
+func needRegion(a Action) error {
+	if a.At == nil || a.To == nil {
+		return errors.New("needs a region: give box [x1, y1, x2, y2]")
+	}
+	return nil
+}
+
+func needDirection(a Action) error {
+	if a.Direction == "" {
+		return errors.New("needs a direction: up, down, left or right")
+	}
+	_, err := desktop.ParseDirection(string(a.Direction))
+	return err
+}
+
+func needText(a Action) error {
+	if a.Text == "" {
+		return errors.New("needs text to type")
+	}
+	return nil
+}
+
+func needKeys(a Action) error {
+	if len(a.Keys) == 0 {
+		return errors.New("needs keys, such as [\"ctrl\", \"s\"] or [\"Return\"]")
+	}
+	return nil
+}
+
+func needDuration(a Action) error {
+	if a.Duration <= 0 {
+		return errors.New("needs duration_ms greater than 0")
+	}
+	return nil
+}
+
+func kindList() string {
+	s := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+// ParsePoint reads one array a model wrote in space sp (2 numbers a point, 4
+// a box whose centre is meant) with ParseModel's range checks; grounding
+// models' answers come this way.
+func ParsePoint(nums []float64, sp geom.Space) (Point, error) {
+	if !sp.Valid() {
+		return Point{}, fmt.Errorf("unknown coordinate space %q", sp)
+	}
+	p := &parser{sp: sp, bounded: true}
+	pt := p.point("position", nums, true)
+	if err := errors.Join(p.errs...); err != nil {
+		return Point{}, err
+	}
+	return *pt, nil
+}
