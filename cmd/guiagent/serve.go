@@ -130,7 +130,7 @@ func (a *app) newRunner(shot imaging.Options) (*agent.Runner, error) {
 		Grounder: ground, Policy: a.keys,
 		MaxSteps: c.MaxSteps, Timeout: c.TaskTimeout, TokenBudget: c.TokenBudget, StepDelay: c.StepDelay,
 		KeepImages: c.KeepImages, OnBusy: c.OnBusy, DisableHumanOverride: !c.HumanOverride, Logger: a.log,
-		NewObserver: func(runID string, t agent.Task) (agent.Observer, error) {
+		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
 			return a.store.Begin(runID, t.Task, c.Redacted())
 		},
 	}

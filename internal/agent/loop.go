@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -36,7 +35,7 @@ type run struct {
 
 	emitMu       sync.Mutex
 	lastProgress float64
-	runObs       Observer
+	recorder     Recorder
 
 	session  llm.Session
 	mem      *memory
@@ -114,13 +113,13 @@ func (ru *run) execute() (res Result) {
 	ru.ctx = ctx
 	ru.setPhase(0, "starting")
 
-	if ru.o.NewObserver != nil {
-		obs, err := ru.o.NewObserver(ru.id, ru.task)
+	if ru.o.NewRecorder != nil {
+		rec, err := ru.o.NewRecorder(ru.id, ru.task)
 		if err != nil {
 			ru.o.Logger.Warn("run recorder unavailable; the run is not recorded", "run", ru.id, "err", err)
 			ru.warnings = append(ru.warnings, "run record not written: "+err.Error())
 		} else {
-			ru.runObs = obs
+			ru.recorder = rec
 		}
 	}
 	ru.o.Logger.Info("task started", "run", ru.id, "max_steps", ru.maxSteps, "timeout", timeout)
@@ -136,13 +135,13 @@ func (ru *run) execute() (res Result) {
 		ru.watcher.Disarm()
 	}
 	res = ru.result(end)
-	if loc, ok := ru.runObs.(RunLocator); ok {
-		res.RunDir, res.Report = loc.Dir(), loc.ReportPath()
+	if ru.recorder != nil {
+		res.RunDir, res.Report = ru.recorder.Dir(), ru.recorder.ReportPath()
 	}
 	ru.progressEvent(float64(ru.maxSteps), "Finished: "+string(res.Status))
 	ru.emit(Event{Kind: EvFinish, Result: &res, Message: res.Summary})
-	if c, ok := ru.runObs.(io.Closer); ok {
-		if err := c.Close(); err != nil {
+	if ru.recorder != nil {
+		if err := ru.recorder.Close(); err != nil {
 			ru.o.Logger.Warn("closing the run record failed", "run", ru.id, "err", err)
 		}
 	}
@@ -186,8 +185,8 @@ func (ru *run) emit(ev Event) {
 	ev.RunID = ru.id
 	ru.emitMu.Lock()
 	defer ru.emitMu.Unlock()
-	if ru.runObs != nil {
-		ru.runObs.OnEvent(ev)
+	if ru.recorder != nil {
+		ru.recorder.OnEvent(ev)
 	}
 	for _, o := range ru.r.observerList() {
 		o.OnEvent(ev)

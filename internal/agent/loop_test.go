@@ -793,7 +793,7 @@ func TestObserversSeeEveryEvent(t *testing.T) {
 	o := d.opts(script)
 	rec := &recorder{}
 	var gotID string
-	o.NewObserver = func(runID string, task Task) (Observer, error) { gotID = runID; return rec, nil }
+	o.NewRecorder = func(runID string, task Task) (Recorder, error) { gotID = runID; return rec, nil }
 	r := d.runner(o)
 	live := &recorder{}
 	remove := r.AddObserver(live)

@@ -119,21 +119,23 @@ type Options struct {
 
 	// Logger receives diagnostics; nil = slog.Default().
 	Logger *slog.Logger
-	// NewObserver, when set, is called at the start of every run and its
-	// Observer gets that run's events (the run recorder, e.g. a *trace.Run from
-	// trace.Store.Begin). An Observer that also implements RunLocator names the
-	// run's directory and report in the Result; one with a Close() error method
-	// is closed after the finish event, before Run returns.
-	NewObserver func(runID string, t Task) (Observer, error)
+	// NewRecorder, when set, is called at the start of every run; its
+	// Recorder gets that run's events, names the run's directory and report in
+	// the Result, and is closed after the finish event, before Run returns (the
+	// run recorder, e.g. a *trace.Run from trace.Store.Begin).
+	NewRecorder func(runID string, t Task) (Recorder, error)
 }
 
-// RunLocator is optionally implemented by the Observer from Options.NewObserver
-// (trace.Run does) to say where the run's record is.
-type RunLocator interface {
-	// Dir is the run's record directory.
+// Recorder records one run: an Observer of its events that knows where the
+// record is. Close is called once, after the finish event.
+type Recorder interface {
+	Observer
+	// Dir is the run's record directory ("" when there is none).
 	Dir() string
-	// ReportPath is the run's HTML report file.
+	// ReportPath is the run's HTML report file ("" when there is none).
 	ReportPath() string
+	// Close finishes the record.
+	Close() error
 }
 
 // withDefaults returns o with zero values replaced and checks what is required.

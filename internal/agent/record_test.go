@@ -31,7 +31,7 @@ func (s *twoSteps) Next(context.Context, llm.Observation) (*llm.Decision, error)
 	return &llm.Decision{Status: llm.Done, Result: "done"}, nil
 }
 
-// The run recorder plugs in through Options.NewObserver: the result names its
+// The run recorder plugs in through Options.NewRecorder: the result names its
 // directory and report, which exist when Run returns.
 func TestRunIsRecorded(t *testing.T) {
 	store := trace.NewStore(trace.Options{Dir: t.TempDir(), DebugImages: true, Logger: slog.New(slog.DiscardHandler)})
@@ -39,7 +39,7 @@ func TestRunIsRecorded(t *testing.T) {
 	r, err := agent.New(agent.Options{
 		Input: desktop.NewInput(fb), Adapter: &twoSteps{}, Settle: agent.Settle{MaxWait: -1},
 		Logger: slog.New(slog.DiscardHandler),
-		NewObserver: func(runID string, t agent.Task) (agent.Observer, error) {
+		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
 			return store.Begin(runID, t.Task, map[string]string{"model": "gpt-4o"})
 		},
 	})
