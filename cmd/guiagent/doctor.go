@@ -65,7 +65,7 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		add("FAIL", "model", fmt.Sprintf("provider %s, model %s, but GUI_AGENT_API_KEY is not set", c.Provider, c.Model),
 			"set GUI_AGENT_API_KEY, or GUI_AGENT_BASE_URL for a local server that needs no key")
 	default:
-		p, perr := profileFor(c, c.Model)
+		p, perr := profileFor(c, adapterName(c), c.Model)
 		detail := fmt.Sprintf("provider %s, model %s, adapter %s, coordinates profile %q", c.Provider, c.Model, adapterName(c), p.Name)
 		if c.APIKey != "" {
 			detail += ", API key set"

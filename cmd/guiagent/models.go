@@ -27,27 +27,24 @@ func adapterName(c config.Config) string {
 	m := strings.ToLower(c.Model)
 	switch {
 	case c.Provider == "anthropic":
-		return "anthropic-computer"
+		return llm.AdapterAnthropic
 	case c.Provider == "openai" && strings.HasPrefix(m, "computer-use"):
-		return "openai-computer"
+		return llm.AdapterOpenAIComputer
 	case strings.Contains(m, "ui-tars") || strings.Contains(m, "uitars"):
-		return "ui-tars"
+		return llm.AdapterUITARS
 	}
-	return "generic"
+	return llm.AdapterGeneric
 }
 
-// profileFor is the model's coordinate profile; GUI_AGENT_COORDINATE_MODE
-// overrides it for models the table does not know.
-func profileFor(c config.Config, model string) (geom.Profile, error) {
-	p := geom.ProfileFor(model)
-	if c.CoordinateMode != "" && p.Name == "default" {
-		return p.WithMode(c.CoordinateMode)
-	}
-	return p, nil
+// profileFor is the coordinate profile of model behind adapter, chosen by
+// llm.ProfileFor (GUI_AGENT_COORDINATE_MODE overrides the convention of a
+// model the table does not know).
+func profileFor(c config.Config, adapter, model string) (geom.Profile, error) {
+	return llm.ProfileFor(adapter, model, c.CoordinateMode)
 }
 
-func llmConfig(c config.Config, provider, model string) (llm.Config, error) {
-	p, err := profileFor(c, model)
+func llmConfig(c config.Config, adapter, provider, model string) (llm.Config, error) {
+	p, err := profileFor(c, adapter, model)
 	if err != nil {
 		return llm.Config{}, err
 	}
@@ -65,18 +62,18 @@ func newAdapter(c config.Config) (llm.Adapter, error) {
 	if c.APIKey == "" && c.BaseURL == "" {
 		return nil, fmt.Errorf("GUI_AGENT_API_KEY is not set for provider %s (a local OpenAI-compatible server needs GUI_AGENT_BASE_URL instead)", c.Provider)
 	}
-	lc, err := llmConfig(c, c.Provider, c.Model)
+	lc, err := llmConfig(c, adapterName(c), c.Provider, c.Model)
 	if err != nil {
 		return nil, err
 	}
 	switch name := adapterName(c); name {
-	case "anthropic-computer":
+	case llm.AdapterAnthropic:
 		return anthropic.New(lc)
-	case "openai-computer":
+	case llm.AdapterOpenAIComputer:
 		return responses.New(lc)
-	case "ui-tars":
+	case llm.AdapterUITARS:
 		return openai.NewUITARS(lc)
-	case "generic":
+	case llm.AdapterGeneric:
 		return openai.NewGeneric(lc)
 	default:
 		return nil, fmt.Errorf("GUI_AGENT_ADAPTER=%q: want one of %s", name, strings.Join(config.Adapters, ", "))
@@ -97,7 +94,7 @@ func newMemoryModel(c config.Config) (llm.TextModel, error) {
 	if model == "" {
 		return nil, nil
 	}
-	lc, err := llmConfig(c, provider, model)
+	lc, err := llmConfig(c, llm.AdapterGeneric, provider, model)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +124,7 @@ func newGrounder(c config.Config) (llm.Grounder, error) {
 	if provider == "anthropic" || c.GroundingBaseURL != "" {
 		provider = "openai"
 	}
-	lc, err := llmConfig(c, provider, c.GroundingModel)
+	lc, err := llmConfig(c, llm.AdapterGeneric, provider, c.GroundingModel)
 	if err != nil {
 		return nil, err
 	}

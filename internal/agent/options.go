@@ -93,7 +93,8 @@ type Options struct {
 	// wait; zero = none.
 	StepDelay time.Duration
 	// KeepImages is how many screenshots a model call carries, the current one
-	// included (K); zero = 3.
+	// included (K); zero = llm.DefaultKeepImages. The adapter's Config.KeepImages
+	// must be the same (cmd sets both from GUI_AGENT_SCREENSHOT_KEEP).
 	KeepImages int
 	// MaxWaitAction bounds one wait or hold_key action; zero = 10 s.
 	MaxWaitAction time.Duration
@@ -174,7 +175,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Timeout = 10 * time.Minute
 	}
 	if o.KeepImages == 0 {
-		o.KeepImages = 3
+		o.KeepImages = llm.DefaultKeepImages
 	}
 	if o.MaxWaitAction == 0 {
 		o.MaxWaitAction = 10 * time.Second

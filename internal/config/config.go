@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/secret"
 )
 
@@ -94,14 +96,14 @@ var Adapters = []string{"generic", "anthropic-computer", "openai-computer", "ui-
 // Default returns the configuration with every default filled and nothing read.
 func Default() Config {
 	return Config{
-		ModelTimeout:  120 * time.Second,
-		JPEGQuality:   75,
-		MaxLongEdge:   1920,
-		MaxImageBytes: 750_000,
+		ModelTimeout:  llm.DefaultTimeout,
+		JPEGQuality:   imaging.DefaultQuality,
+		MaxLongEdge:   imaging.DefaultMaxLongEdge,
+		MaxImageBytes: imaging.DefaultMaxBytes,
 		ImageFormat:   "jpeg",
 		MaxSteps:      50,
 		TaskTimeout:   600 * time.Second,
-		KeepImages:    3,
+		KeepImages:    llm.DefaultKeepImages,
 		OnBusy:        "queue",
 		HumanOverride: true,
 		HTTPAddr:      "127.0.0.1:60008",

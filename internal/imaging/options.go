@@ -12,14 +12,17 @@ import (
 const (
 	DefaultMaxLongEdge = 1920
 	DefaultQuality     = 75
-	DefaultMaxBytes    = 1 << 20
+	// DefaultMaxBytes is the byte budget of one encoded image: base64 inflates
+	// it by 4/3, so an image stays under about 1 MB in an MCP tool result or a
+	// model request, what hosts and providers accept.
+	DefaultMaxBytes = 750_000
 	// MinQuality is the lowest JPEG quality the byte budget lowers to before it
 	// shrinks the image instead.
 	MinQuality = 40
 )
 
 // Options controls one screenshot. The zero value is valid: JPEG at quality 75,
-// long edge at most 1920 pixels, at most 1 MiB, the default (pixels) profile.
+// long edge at most 1920 pixels, at most DefaultMaxBytes, the default (pixels) profile.
 type Options struct {
 	// MaxLongEdge caps the long edge of the content in image pixels; 0 = 1920.
 	// For a zoom (a sub-region), the region is scaled up to this long edge.
@@ -28,7 +31,7 @@ type Options struct {
 	Format string `json:"format,omitempty"`
 	// Quality is the JPEG quality 1-100; 0 = 75.
 	Quality int `json:"quality,omitempty"`
-	// MaxBytes is the budget for the encoded image; 0 = 1 MiB.
+	// MaxBytes is the budget for the encoded image; 0 = DefaultMaxBytes.
 	MaxBytes int `json:"max_bytes,omitempty"`
 	// Profile is the model convention the image is prepared for (size caps,
 	// padding, smart resize). The zero Profile sizes by MaxLongEdge only.

@@ -259,7 +259,7 @@ func TestOptionsValidate(t *testing.T) {
 			t.Errorf("%+v: err = %v, want one about %q", tc.o, err, tc.want)
 		}
 	}
-	if d := (Options{}).WithDefaults(); d.MaxLongEdge != 1920 || d.Quality != 75 || d.MaxBytes != 1<<20 || d.Format != "jpeg" {
+	if d := (Options{}).WithDefaults(); d.MaxLongEdge != 1920 || d.Quality != 75 || d.MaxBytes != 750_000 || d.Format != "jpeg" {
 		t.Errorf("defaults = %+v", d)
 	}
 }

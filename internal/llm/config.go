@@ -21,21 +21,106 @@ type Config struct {
 	// HTTPClient is used for requests; nil = a default client.
 	HTTPClient *http.Client
 	// Timeout bounds each attempt of a request (a hung attempt fails, and is
-	// retried per Retry), whatever HTTPClient is; zero = 120 s.
+	// retried per Retry), whatever HTTPClient is; zero = DefaultTimeout.
 	Timeout time.Duration
 	// Retry is the retry policy for retryable provider errors.
 	Retry RetryPolicy
-	// MaxTokens caps output tokens per call; zero = 2048.
+	// MaxTokens caps output tokens per call; zero = DefaultMaxTokens.
 	MaxTokens int
 	// KeepImages is how many screenshots a request carries (current included);
-	// older ones become a line of text. Zero = 3.
+	// older ones become a line of text. Zero = DefaultKeepImages.
 	KeepImages int
-	// Profile is the coordinate convention; the zero value means
-	// geom.ProfileFor(Model) (with CoordinateMode applied by the caller).
+	// Profile is the coordinate convention; nil means the adapter's own,
+	// ProfileFor(adapter name, Model, ""). Callers that apply a coordinate mode
+	// pass ProfileFor's result here.
 	Profile *geom.Profile
 	// ToolVersion selects a native tool version where there are several
 	// (Anthropic: "computer_20250124" or "computer_20251124"); empty = by model.
 	ToolVersion string
+}
+
+// Defaults of a model call, the one place they are set.
+const (
+	// DefaultTimeout bounds one attempt of a request.
+	DefaultTimeout = 120 * time.Second
+	// DefaultMaxTokens caps the output tokens of one call.
+	DefaultMaxTokens = 2048
+	// DefaultKeepImages is how many screenshots one call carries, the current
+	// one included (the agent keeps as many, the adapters prune to it).
+	DefaultKeepImages = 3
+)
+
+// WithDefaults returns c with zero Timeout, MaxTokens and KeepImages set to
+// their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxTokens <= 0 {
+		c.MaxTokens = DefaultMaxTokens
+	}
+	if c.KeepImages <= 0 {
+		c.KeepImages = DefaultKeepImages
+	}
+	return c
+}
+
+// Adapter names (GUI_AGENT_ADAPTER).
+const (
+	AdapterGeneric        = "generic"
+	AdapterUITARS         = "ui-tars"
+	AdapterAnthropic      = "anthropic-computer"
+	AdapterOpenAIComputer = "openai-computer"
+)
+
+// ProfileFor returns the coordinate profile that adapter uses for model: the
+// one place a model's convention is chosen.
+//
+//   - anthropic-computer: the "anthropic" row (pixels of the image sent, at
+//     most 1568 px and 1.15 MP) whatever the model is called: the native tool
+//     always speaks in pixels of the declared display.
+//   - openai-computer: the "openai-computer" row (pixels of the declared display).
+//   - ui-tars: the model's UI-TARS row, or "ui-tars-1.5" (smart-resized pixels,
+//     the open 1.5 weights) for a name the table does not know as UI-TARS.
+//   - generic (and anything else): the model's row of geom.Profiles; mode
+//     (GUI_AGENT_COORDINATE_MODE), when set, overrides the convention of a model
+//     the table does not know (the "default" row).
+func ProfileFor(adapter, model, mode string) (geom.Profile, error) {
+	row := geom.ProfileFor(model)
+	switch adapter {
+	case AdapterAnthropic:
+		return profileRow("anthropic"), nil
+	case AdapterOpenAIComputer:
+		return profileRow("openai-computer"), nil
+	case AdapterUITARS:
+		if row.Name != "ui-tars" && row.Name != "ui-tars-1.5" {
+			row = profileRow("ui-tars-1.5")
+		}
+		return row, nil
+	}
+	if mode != "" && row.Name == "default" {
+		return row.WithMode(mode)
+	}
+	return row, nil
+}
+
+// ProfileOf returns c.Profile, or ProfileFor(adapter, c.Model, "").
+func (c Config) ProfileOf(adapter string) geom.Profile {
+	if c.Profile != nil {
+		return *c.Profile
+	}
+	p, _ := ProfileFor(adapter, c.Model, "") // no mode: never an error
+	return p
+}
+
+// profileRow returns the row of geom.Profiles named name.
+func profileRow(name string) geom.Profile {
+	for _, p := range geom.Profiles {
+		if p.Name == name {
+			return p
+		}
+	}
+	panic("geom.Profiles has no row " + name)
 }
 
 // RetryPolicy says how provider calls are retried: retryable errors (see

@@ -45,8 +45,9 @@ type Observation struct {
 	Feedback string
 	// ReAsk is set when Feedback is a validation error of the previous answer.
 	ReAsk bool
-	// Cursor is the pointer position in Screenshot's image pixels when the loop
-	// knows it (nil otherwise); native tools answer "where is the cursor" from it.
+	// Cursor is the pointer position in Screenshot's image pixels; nil when the
+	// loop cannot read it or it lies off the screenshot. Native tools answer
+	// "where is the cursor" from it.
 	Cursor *geom.ImagePoint
 	// ApprovedSafetyChecks lists provider safety checks (Decision.SafetyChecks
 	// entries, or just their IDs) a human approved; adapters acknowledge exactly

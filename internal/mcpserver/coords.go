@@ -88,7 +88,7 @@ func (s *Server) defaultLongEdge() int {
 	if s.opts.Shot.MaxLongEdge > 0 {
 		return s.opts.Shot.MaxLongEdge
 	}
-	return 1920
+	return imaging.DefaultMaxLongEdge
 }
 
 // implicitFrame is the frame a default screenshot of d would have.

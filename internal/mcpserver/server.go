@@ -79,7 +79,8 @@ type Options struct {
 	// Shots captures and encodes screenshots; nil means imaging.NewPipeline().
 	Shots *imaging.Pipeline
 	// Shot holds the default screenshot options (long edge, format, quality,
-	// byte budget); zero fields take imaging's defaults (1920 px, JPEG q75, 1 MiB).
+	// byte budget); zero fields take imaging's defaults (imaging.DefaultMaxLongEdge,
+	// DefaultQuality, DefaultMaxBytes).
 	Shot imaging.Options
 	// CoordinateMode is the default `space` of coordinate arguments
 	// (GUI_AGENT_COORDINATE_MODE): "" or "image-absolute" = image pixels,

@@ -19,11 +19,6 @@ import (
 	"github.com/guiagent/guiagent/internal/imaging"
 )
 
-// DefaultMaxImageBytes is the screenshot byte budget when Options.Shot.MaxBytes
-// is zero: base64 inflates it by 4/3, so a result stays under about 1 MB, what
-// MCP hosts accept.
-const DefaultMaxImageBytes = 750_000
-
 // ShotInfo is the metadata returned with every screenshot and zoom image.
 type ShotInfo struct {
 	FrameID string `json:"frame_id"`
@@ -72,9 +67,6 @@ func infoOf(shot *imaging.Shot) ShotInfo {
 // capture takes a screenshot of region on d (zero = whole display) and makes
 // it the session's latest frame of d.
 func (s *Server) capture(ctx context.Context, c *call, d geom.Display, region geom.Rect, o imaging.Options) (*imaging.Shot, error) {
-	if o.MaxBytes == 0 {
-		o.MaxBytes = DefaultMaxImageBytes
-	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}

@@ -23,7 +23,6 @@ const (
 	byteOrderDefault  uint32 = 0
 	byteOrder16Little uint32 = 0x1000
 	byteOrder32Little uint32 = 0x2000
-	byteOrder16Big    uint32 = 0x3000
 	byteOrder32Big    uint32 = 0x4000
 
 	pixelFormatMask      uint32 = 0xF0000

@@ -45,7 +45,6 @@ const (
 
 	windowListOnScreenOnly           uint32 = 1 << 0
 	windowListExcludeDesktopElements uint32 = 1 << 4
-	windowImageDefault               uint32 = 0
 	windowImageBestResolution        uint32 = 1 << 3
 
 	cfNumberSInt64         = 4

@@ -13,9 +13,6 @@ const (
 	vkBack     = 0x08
 	vkTab      = 0x09
 	vkReturn   = 0x0D
-	vkShift    = 0x10
-	vkControl  = 0x11
-	vkMenu     = 0x12 // Alt
 	vkLShift   = 0xA0
 	vkLControl = 0xA2
 	vkRMenu    = 0xA5

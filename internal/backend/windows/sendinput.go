@@ -19,7 +19,6 @@ const (
 	mouseMiddleUp    = 0x0040
 	mouseWheel       = 0x0800
 	mouseHWheel      = 0x1000
-	mouseNoCoalesce  = 0x2000
 	mouseVirtualDesk = 0x4000
 	mouseAbsolute    = 0x8000
 )
@@ -29,7 +28,6 @@ const (
 	keyExtended = 0x0001
 	keyUp       = 0x0002
 	keyUnicode  = 0x0004
-	keyScanCode = 0x0008
 )
 
 // wheelDelta is one wheel notch (WHEEL_DELTA).

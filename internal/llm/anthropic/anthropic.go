@@ -32,7 +32,7 @@ import (
 )
 
 // Name is the adapter name.
-const Name = "anthropic-computer"
+const Name = llm.AdapterAnthropic
 
 // Computer tool versions and the beta header each needs.
 const (
@@ -44,12 +44,6 @@ const (
 
 // ToolName is the name the computer tool is declared (and called) with.
 const ToolName = "computer"
-
-const (
-	defaultTimeout    = 120 * time.Second
-	defaultMaxTokens  = 2048
-	defaultKeepImages = 3
-)
 
 // claudeVersion matches "claude-<family>-<major>[-<minor>]" model names.
 var claudeVersion = regexp.MustCompile(`^claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:$|[-@.])`)
@@ -119,23 +113,15 @@ func New(cfg llm.Config) (llm.Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("anthropic-computer: %w", err)
 	}
-	if cfg.KeepImages <= 0 {
-		cfg.KeepImages = defaultKeepImages
-	}
 	cfg, client := newClient(cfg)
-	return &Adapter{cfg: cfg, profile: profileFor(cfg), tool: tool, beta: beta, svc: client.Beta.Messages}, nil
+	return &Adapter{cfg: cfg, profile: cfg.ProfileOf(Name), tool: tool, beta: beta, svc: client.Beta.Messages}, nil
 }
 
 // newClient fills cfg's zero Timeout and MaxTokens and returns it with an SDK
 // client for it: SDK retries off (llm.Do retries), each attempt bounded by
 // cfg.Timeout, no ANTHROPIC_* environment variables read.
 func newClient(cfg llm.Config) (llm.Config, sdk.Client) {
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = defaultTimeout
-	}
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = defaultMaxTokens
-	}
+	cfg = cfg.WithDefaults()
 	hc := cfg.HTTPClient
 	if hc == nil {
 		// Each attempt is bounded by the SDK's request timeout (cfg.Timeout),
@@ -155,24 +141,6 @@ func newClient(cfg llm.Config) (llm.Config, sdk.Client) {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
 	return cfg, sdk.NewClient(opts...)
-}
-
-// profileFor is cfg.Profile, or the "anthropic" row of the convention table
-// (pixels of the image sent, long edge <= 1568, <= 1.15 MP) whatever the model
-// is called: the native tool always speaks in pixels of the declared display.
-func profileFor(cfg llm.Config) geom.Profile {
-	if cfg.Profile != nil {
-		return *cfg.Profile
-	}
-	if p := geom.ProfileFor(cfg.Model); p.Name == "anthropic" {
-		return p
-	}
-	for _, p := range geom.Profiles {
-		if p.Name == "anthropic" {
-			return p
-		}
-	}
-	return geom.Profile{Name: "anthropic", MaxLongEdge: 1568, MaxPixels: 1_150_000}
 }
 
 // Name returns "anthropic-computer".

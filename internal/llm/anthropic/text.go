@@ -27,7 +27,7 @@ var _ llm.TextModel = (*TextModel)(nil)
 // NewTextModel returns a text model for cfg. It needs Model and APIKey;
 // BaseURL is the host root (the SDK adds /v1/messages). Timeout bounds each
 // attempt, Retry governs retries (the SDK's own are off) and MaxTokens caps
-// the answer (zero = 2048); KeepImages, Profile and ToolVersion are unused.
+// the answer (zero = llm.DefaultMaxTokens); KeepImages, Profile and ToolVersion are unused.
 func NewTextModel(cfg llm.Config) (*TextModel, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("anthropic text model: no model given: set GUI_AGENT_MEMORY_MODEL (or GUI_AGENT_MODEL) to a Claude model such as claude-haiku-4-5")

@@ -30,13 +30,6 @@ const (
 	GeminiBaseURL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 )
 
-// Defaults for zero Config fields.
-const (
-	defaultTimeout    = 120 * time.Second
-	defaultMaxTokens  = 2048
-	defaultKeepImages = 3
-)
-
 // client is one configured Chat Completions endpoint.
 type client struct {
 	cfg      llm.Config
@@ -74,15 +67,7 @@ func newClient(cfg llm.Config) (*client, error) {
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 		return nil, fmt.Errorf("base URL %q must start with http:// or https:// (OpenAI-compatible servers: up to and including /v1)", base)
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = defaultTimeout
-	}
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = defaultMaxTokens
-	}
-	if cfg.KeepImages <= 0 {
-		cfg.KeepImages = defaultKeepImages
-	}
+	cfg = cfg.WithDefaults()
 	hc := cfg.HTTPClient
 	if hc == nil {
 		// Each attempt is bounded by a context deadline of cfg.Timeout (see do),
@@ -112,13 +97,8 @@ func newClient(cfg llm.Config) (*client, error) {
 	}, nil
 }
 
-// profile returns cfg.Profile or the table row for the model.
-func (c *client) profile() geom.Profile {
-	if c.cfg.Profile != nil {
-		return *c.cfg.Profile
-	}
-	return geom.ProfileFor(c.cfg.Model)
-}
+// profile returns the profile adapter uses (see llm.Config.ProfileOf).
+func (c *client) profile(adapter string) geom.Profile { return c.cfg.ProfileOf(adapter) }
 
 // exchange is one completed call.
 type exchange struct {

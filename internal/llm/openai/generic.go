@@ -30,12 +30,12 @@ func NewGeneric(cfg llm.Config) (llm.Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := c.profile()
+	p := c.profile(llm.AdapterGeneric)
 	return &Generic{c: c, profile: p, system: genericSystem(p)}, nil
 }
 
 // Name returns "generic".
-func (g *Generic) Name() string { return "generic" }
+func (g *Generic) Name() string { return llm.AdapterGeneric }
 
 // Profile returns the coordinate convention answers are read in.
 func (g *Generic) Profile() geom.Profile { return g.profile }

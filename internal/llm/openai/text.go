@@ -57,7 +57,7 @@ func NewGrounder(cfg llm.Config) (*Grounder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Grounder{c: c, profile: c.profile()}, nil
+	return &Grounder{c: c, profile: c.profile(llm.AdapterGeneric)}, nil
 }
 
 // Profile returns the convention of the points Ground returns.

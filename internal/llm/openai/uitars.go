@@ -27,27 +27,18 @@ type UITARS struct {
 
 var _ llm.Adapter = (*UITARS)(nil)
 
-// NewUITARS returns the UI-TARS adapter for cfg. Without cfg.Profile, a model
-// name outside the UI-TARS rows of geom.Profiles uses the "ui-tars-1.5" row
-// (smart-resized pixels), the convention of the open 1.5 weights.
+// NewUITARS returns the UI-TARS adapter for cfg. Without cfg.Profile it uses
+// llm.ProfileFor(llm.AdapterUITARS, cfg.Model, "").
 func NewUITARS(cfg llm.Config) (llm.Adapter, error) {
 	c, err := newClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	p := c.profile()
-	if cfg.Profile == nil && p.Name != "ui-tars" && p.Name != "ui-tars-1.5" {
-		for _, row := range geom.Profiles {
-			if row.Name == "ui-tars-1.5" {
-				p = row
-			}
-		}
-	}
-	return &UITARS{c: c, profile: p}, nil
+	return &UITARS{c: c, profile: c.profile(llm.AdapterUITARS)}, nil
 }
 
 // Name returns "ui-tars".
-func (u *UITARS) Name() string { return "ui-tars" }
+func (u *UITARS) Name() string { return llm.AdapterUITARS }
 
 // Profile returns the coordinate convention answers are read in.
 func (u *UITARS) Profile() geom.Profile { return u.profile }

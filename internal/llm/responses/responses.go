@@ -35,15 +35,10 @@ import (
 )
 
 // Name is the adapter name.
-const Name = "openai-computer"
+const Name = llm.AdapterOpenAIComputer
 
 // DefaultBaseURL is where requests go when Config.BaseURL is empty.
 const DefaultBaseURL = "https://api.openai.com/v1/"
-
-const (
-	defaultTimeout   = 120 * time.Second
-	defaultMaxTokens = 2048
-)
 
 // Adapter is the openai-computer model adapter. It is safe for concurrent use;
 // each Session is used by one goroutine.
@@ -65,12 +60,7 @@ func New(cfg llm.Config) (llm.Adapter, error) {
 	if cfg.APIKey == "" {
 		return nil, errors.New("openai-computer: no API key: set GUI_AGENT_API_KEY to an OpenAI API key")
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = defaultTimeout
-	}
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = defaultMaxTokens
-	}
+	cfg = cfg.WithDefaults()
 	hc := cfg.HTTPClient
 	if hc == nil {
 		// Each attempt is bounded by the SDK's request timeout (cfg.Timeout),
@@ -92,7 +82,7 @@ func New(cfg llm.Config) (llm.Adapter, error) {
 		option.WithMaxRetries(0),
 		option.WithRequestTimeout(cfg.Timeout),
 	)
-	return &Adapter{cfg: cfg, profile: profileFor(cfg), environment: EnvironmentFor(runtime.GOOS), svc: svc}, nil
+	return &Adapter{cfg: cfg, profile: cfg.ProfileOf(Name), environment: EnvironmentFor(runtime.GOOS), svc: svc}, nil
 }
 
 // EnvironmentFor returns the computer tool environment for a GOOS value:
@@ -107,19 +97,6 @@ func EnvironmentFor(goos string) string {
 	return "linux"
 }
 
-// profileFor is cfg.Profile, or the "openai-computer" row of the convention
-// table (pixels of the declared display, which is the image sent).
-func profileFor(cfg llm.Config) geom.Profile {
-	if cfg.Profile != nil {
-		return *cfg.Profile
-	}
-	for _, p := range geom.Profiles {
-		if p.Name == "openai-computer" {
-			return p
-		}
-	}
-	return geom.Profile{Name: "openai-computer"}
-}
 
 // Name returns "openai-computer".
 func (a *Adapter) Name() string { return Name }
