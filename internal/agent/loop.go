@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
@@ -293,120 +294,52 @@ func (ru *run) loopSteps() ending {
 // doStep runs one step; stop is true when the run ends with end.
 func (ru *run) doStep(step int) (end ending, stop bool) {
 	stepStart := time.Now()
-	base := float64(step - 1)
-	ru.setPhase(step, "capturing")
-	if step == 1 {
-		ru.progressEvent(base, "Capturing the screen")
-	} else {
-		ru.progressEvent(base, fmt.Sprintf("Capturing the updated screen after step %d", step-1))
+	obs, shot, end, stop := ru.observe(step)
+	if stop {
+		return end, true
 	}
-	shot, settleWarn, err := ru.captureSettled(step)
-	if err != nil {
-		if e := ru.stopEnding(); e != nil {
-			return *e, true
-		}
-		return ending{status: Failed, summary: "cannot capture the screen: " + err.Error()}, true
+	st := StepTrace{Step: step, FrameID: shot.Frame.ID, Warnings: obs.Warnings}
+	// stopAfter records the step as ended by end and ends the run.
+	stopAfter := func(end ending) (ending, bool) {
+		st.Outcome = end.summary
+		st.StepMillis = time.Since(stepStart).Milliseconds()
+		ru.recordStep(st)
+		return end, true
 	}
-	warnings := ru.nextWarn
-	ru.nextWarn = nil
-	if settleWarn != "" {
-		warnings = append(warnings, settleWarn)
-		ru.warnings = append(ru.warnings, fmt.Sprintf("step %d: %s", step, settleWarn))
-	}
-	// Stuck detection: did the previous step's actions change the screen?
-	if ru.prevShot != nil {
-		v, msg := ru.stuck.observe(imaging.Diff(ru.prevShot.Thumb, shot.Thumb), ru.prevActs)
-		switch v {
-		case verdictFail:
-			return ending{status: Failed, summary: msg + "; the run was ended"}, true
-		case verdictWarn:
-			ru.warn(step, msg)
-			warnings = append(warnings, msg)
-		}
-	}
-	img := ru.imageOf(shot, step, fmt.Sprintf("images/step-%03d", step))
-	ru.emit(Event{Kind: EvScreenshot, Step: step, Image: &img})
-
-	obs := llm.Observation{
-		Step: step, Task: ru.task.Task, Screenshot: img, Recent: ru.recentImages(),
-		Memory: ru.mem.text(), History: ru.mem.history(), Warnings: warnings, Feedback: ru.feedback,
-	}
-	// Where the pointer is, in the screenshot's pixels (native tools ask for it).
-	if p, err := ru.o.Input.CursorPosition(ru.ctx); err == nil && shot.Frame.Region.Contains(p) {
-		ip := shot.Frame.GlobalToImage(p)
-		obs.Cursor = &ip
-	}
-	if len(ru.zooms) > 0 {
-		obs.Feedback = strings.TrimSpace(obs.Feedback + fmt.Sprintf(
-			"\nThe %d zoomed region(s) you asked for are the last earlier image(s), just before the current screenshot.", len(ru.zooms)))
-	}
-	st := StepTrace{Step: step, FrameID: shot.Frame.ID, Warnings: warnings}
 	dec, modelMS, end, stop := ru.decide(step, obs)
 	st.ModelMillis = modelMS
 	if stop {
 		if dec != nil {
 			st.Usage = dec.Usage
 		}
-		st.Outcome = end.summary
-		st.StepMillis = time.Since(stepStart).Milliseconds()
-		ru.recordStep(st)
-		return end, true
+		return stopAfter(end)
 	}
 	st.Observation, st.Reasoning, st.ExpectedOutcome = dec.Observation, dec.Reasoning, dec.ExpectedOutcome
 	st.ModelStatus, st.Usage = dec.Status, dec.Usage
 	ru.mem.addFacts(dec.MemoryUpdate)
-
-	// The screenshot history the next call carries.
-	ru.recent = append(ru.recent, img)
-	if k := ru.o.KeepImages - 1; len(ru.recent) > k {
-		ru.recent = append([]llm.Image(nil), ru.recent[len(ru.recent)-k:]...)
-	}
-	ru.zooms = nil
-	ru.prevShot = shot
+	ru.keepScreenshot(obs.Screenshot, shot)
 
 	if end, stop := ru.terminal(dec, step); stop && len(dec.Actions) == 0 || stop && dec.Status != llm.Done {
-		st.Outcome = end.summary
-		st.StepMillis = time.Since(stepStart).Milliseconds()
-		ru.recordStep(st)
-		ru.mem.finishStep(ru.ctx, stepLine(step, dec, nil, end.summary))
-		return end, true
+		defer ru.mem.finishStep(ru.ctx, stepLine(step, dec, nil, end.summary))
+		return stopAfter(end)
 	}
 	if ru.o.TokenBudget > 0 && ru.tokensUsed() > ru.o.TokenBudget && dec.Status != llm.Done {
-		end := ending{status: Failed, summary: fmt.Sprintf(
-			"token budget exhausted: %d tokens used of %d; the last decision was not executed", ru.tokensUsed(), ru.o.TokenBudget)}
-		st.Outcome = end.summary
-		st.StepMillis = time.Since(stepStart).Milliseconds()
-		ru.recordStep(st)
-		return end, true
+		return stopAfter(ending{status: Failed, summary: fmt.Sprintf(
+			"token budget exhausted: %d tokens used of %d; the last decision was not executed", ru.tokensUsed(), ru.o.TokenBudget)})
 	}
 
 	// Resolve the whole batch against this screenshot, then execute it in order.
 	ru.setPhase(step, "acting")
-	plan := ru.resolve(dec, shot, img)
+	plan := ru.resolve(dec, shot, obs.Screenshot)
 	if v, msg := ru.loop.observe(planTraces(plan)); v == verdictFail {
-		end := ending{status: Failed, summary: msg + "; the run was ended"}
-		st.Outcome = end.summary
-		st.StepMillis = time.Since(stepStart).Milliseconds()
-		ru.recordStep(st)
-		return end, true
+		return stopAfter(ending{status: Failed, summary: msg + "; the run was ended"})
 	} else if v == verdictWarn {
 		ru.warn(step, msg)
 		ru.nextWarn = append(ru.nextWarn, msg)
 	}
 	acts, halt, outcome := ru.executePlan(step, plan)
-	st.Actions = acts
-	st.Outcome = outcome
-	ru.prevActs = actedOnScreen(acts)
-	ru.feedback = feedbackFor(acts, outcome)
-	allOK := len(acts) == len(plan)
-	for _, a := range acts {
-		if a.Warning != "" {
-			st.Warnings = append(st.Warnings, a.Warning)
-			ru.nextWarn = append(ru.nextWarn, a.Warning)
-			ru.warnings = append(ru.warnings, fmt.Sprintf("step %d: %s", step, a.Warning))
-		}
-		allOK = allOK && a.Outcome == "ok"
-	}
+	st.Actions, st.Outcome = acts, outcome
+	allOK := ru.afterActions(step, &st, acts, outcome) && len(acts) == len(plan)
 	if halt == nil && ru.o.StepDelay > 0 {
 		sleepCtx(ru.ctx, ru.o.StepDelay)
 	}
@@ -422,6 +355,87 @@ func (ru *run) doStep(step int) (end ending, stop bool) {
 		return end, true
 	}
 	return ending{}, false
+}
+
+// observe captures the settled screen, checks whether the previous step's
+// actions changed it, and builds the step's observation. stop is set when the
+// run must end (end says why).
+func (ru *run) observe(step int) (obs llm.Observation, shot *imaging.Shot, end ending, stop bool) {
+	ru.setPhase(step, "capturing")
+	if step == 1 {
+		ru.progressEvent(float64(step-1), "Capturing the screen")
+	} else {
+		ru.progressEvent(float64(step-1), fmt.Sprintf("Capturing the updated screen after step %d", step-1))
+	}
+	shot, settleWarn, err := ru.captureSettled(step)
+	if err != nil {
+		if e := ru.stopEnding(); e != nil {
+			return obs, nil, *e, true
+		}
+		return obs, nil, ending{status: Failed, summary: "cannot capture the screen: " + err.Error()}, true
+	}
+	warnings := ru.nextWarn
+	ru.nextWarn = nil
+	if settleWarn != "" {
+		warnings = append(warnings, settleWarn)
+		ru.warnings = append(ru.warnings, fmt.Sprintf("step %d: %s", step, settleWarn))
+	}
+	// Stuck detection: did the previous step's actions change the screen?
+	if ru.prevShot != nil {
+		v, msg := ru.stuck.observe(imaging.Diff(ru.prevShot.Thumb, shot.Thumb), ru.prevActs)
+		switch v {
+		case verdictFail:
+			return obs, nil, ending{status: Failed, summary: msg + "; the run was ended"}, true
+		case verdictWarn:
+			ru.warn(step, msg)
+			warnings = append(warnings, msg)
+		}
+	}
+	img := ru.imageOf(shot, step, fmt.Sprintf("images/step-%03d", step))
+	ru.emit(Event{Kind: EvScreenshot, Step: step, Image: &img})
+	obs = llm.Observation{
+		Step: step, Task: ru.task.Task, Screenshot: img, Recent: ru.recentImages(),
+		Memory: ru.mem.text(), History: ru.mem.history(), Warnings: warnings, Feedback: ru.feedback,
+	}
+	// Where the pointer is, in the screenshot's pixels (native tools ask for it).
+	if p, err := ru.o.Input.CursorPosition(ru.ctx); err == nil && shot.Frame.Region.Contains(p) {
+		ip := shot.Frame.GlobalToImage(p)
+		obs.Cursor = &ip
+	}
+	if len(ru.zooms) > 0 {
+		obs.Feedback = strings.TrimSpace(obs.Feedback + fmt.Sprintf(
+			"\nThe %d zoomed region(s) you asked for are the last earlier image(s), just before the current screenshot.", len(ru.zooms)))
+	}
+	return obs, shot, ending{}, false
+}
+
+// keepScreenshot adds the step's screenshot to the history the next call
+// carries (the last KeepImages-1) and makes it the one the next step compares with.
+func (ru *run) keepScreenshot(img llm.Image, shot *imaging.Shot) {
+	ru.recent = append(ru.recent, img)
+	if k := ru.o.KeepImages - 1; len(ru.recent) > k {
+		ru.recent = append([]llm.Image(nil), ru.recent[len(ru.recent)-k:]...)
+	}
+	ru.zooms = nil
+	ru.prevShot = shot
+}
+
+// afterActions notes what the executed actions mean for the next step
+// (feedback, whether the screen should change, warnings) and reports whether
+// every one of them ran without error.
+func (ru *run) afterActions(step int, st *StepTrace, acts []action.Trace, outcome string) (allOK bool) {
+	ru.prevActs = actedOnScreen(acts)
+	ru.feedback = feedbackFor(acts, outcome)
+	allOK = true
+	for _, a := range acts {
+		if a.Warning != "" {
+			st.Warnings = append(st.Warnings, a.Warning)
+			ru.nextWarn = append(ru.nextWarn, a.Warning)
+			ru.warnings = append(ru.warnings, fmt.Sprintf("step %d: %s", step, a.Warning))
+		}
+		allOK = allOK && a.OK()
+	}
+	return allOK
 }
 
 func (ru *run) tokensUsed() int {
