@@ -131,6 +131,44 @@ func ReadLines(dir string) (lines []Line, skipped int, err error) {
 // loadReport builds the report view from a run directory's files.
 func loadReport(dir string, running bool) (*reportView, error) {
 	v := &reportView{CSS: template.CSS(reportCSS), Running: running, Generated: time.Now().UTC()}
+	readRunFiles(dir, running, v)
+	lines, skipped, err := ReadLines(dir)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("trace: cannot read %s: %w", filepath.Join(dir, EventsFile), err)
+	}
+	if skipped > 0 {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%d damaged line(s) of %s were skipped", skipped, EventsFile))
+	}
+	b := &reportBuilder{v: v, steps: map[int]*stepView{}}
+	for _, ln := range lines {
+		if b.t0.IsZero() {
+			b.t0 = ln.Time
+		}
+		if add, ok := lineReaders[ln.Kind]; ok {
+			add(b, ln)
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, ResultFile)); err == nil {
+		var res agent.Result
+		if json.Unmarshal(data, &res) == nil {
+			v.Result = &res
+		}
+	}
+	v.HasResult = v.Result != nil
+	if v.Result != nil {
+		v.Warnings = append(v.Warnings, v.Result.Warnings...)
+		v.Usage, v.WallMS = v.Result.Usage.Usage, v.Result.Usage.WallMillis
+	}
+	if v.WallMS == 0 && len(lines) > 1 {
+		v.WallMS = lines[len(lines)-1].Time.Sub(lines[0].Time).Milliseconds()
+	}
+	b.finishSteps()
+	dedupe(&v.Warnings)
+	return v, nil
+}
+
+// readRunFiles reads the run's meta, task and config files into v.
+func readRunFiles(dir string, running bool, v *reportView) {
 	if b, err := os.ReadFile(filepath.Join(dir, MetaFile)); err == nil {
 		json.Unmarshal(b, &v.Meta)
 	}
@@ -150,105 +188,119 @@ func loadReport(dir string, running bool) (*reportView, error) {
 	if _, err := os.Stat(filepath.Join(dir, ImagesDir)); err != nil {
 		v.ImagesOff = true
 	}
-	lines, skipped, err := ReadLines(dir)
-	if err != nil && !os.IsNotExist(err) {
-		return nil, fmt.Errorf("trace: cannot read %s: %w", filepath.Join(dir, EventsFile), err)
+}
+
+// reportBuilder gathers the lines of events.jsonl into the report's steps.
+type reportBuilder struct {
+	v     *reportView
+	steps map[int]*stepView
+	t0    time.Time
+}
+
+// step returns the view of step n, creating it.
+func (b *reportBuilder) step(n int) *stepView {
+	s := b.steps[n]
+	if s == nil {
+		s = &stepView{N: n}
+		b.steps[n] = s
 	}
-	if skipped > 0 {
-		v.Warnings = append(v.Warnings, fmt.Sprintf("%d damaged line(s) of %s were skipped", skipped, EventsFile))
+	return s
+}
+
+// lineReaders reads each kind of line into the report.
+var lineReaders = map[string]func(b *reportBuilder, ln Line){
+	string(agent.EvStart): func(b *reportBuilder, ln Line) {
+		b.v.Notes = append(b.v.Notes, noteView{b.at(ln), "start", ln.Message})
+	},
+	string(agent.EvProgress):   (*reportBuilder).note,
+	string(agent.EvWarning):    (*reportBuilder).note,
+	string(agent.EvScreenshot): (*reportBuilder).screenshot,
+	string(agent.EvModel):      (*reportBuilder).model,
+	string(agent.EvAction):     (*reportBuilder).action,
+	string(agent.EvStep):       (*reportBuilder).stepDone,
+	KindOverlay:                func(b *reportBuilder, ln Line) { b.step(ln.Step).Overlay = ln.Image },
+	string(agent.EvFinish):     (*reportBuilder).finish,
+	KindTool:                   (*reportBuilder).tool,
+}
+
+// at is the line's time since the first line.
+func (b *reportBuilder) at(ln Line) string {
+	return fmt.Sprintf("+%.1f s", ln.Time.Sub(b.t0).Seconds())
+}
+
+func (b *reportBuilder) note(ln Line) {
+	n := noteView{b.at(ln), ln.Kind, ln.Message}
+	if ln.Kind == string(agent.EvWarning) {
+		b.v.Warnings = append(b.v.Warnings, ln.Message)
 	}
-	steps := map[int]*stepView{}
-	step := func(n int) *stepView {
-		s := steps[n]
-		if s == nil {
-			s = &stepView{N: n}
-			steps[n] = s
+	if ln.Step > 0 {
+		b.step(ln.Step).Notes = append(b.step(ln.Step).Notes, n)
+	} else {
+		b.v.Notes = append(b.v.Notes, n)
+	}
+}
+
+func (b *reportBuilder) screenshot(ln Line) {
+	if ln.Image != nil {
+		s := b.step(ln.Step)
+		s.shots = append(s.shots, ln.Image)
+	}
+}
+
+func (b *reportBuilder) model(ln Line) {
+	var d llm.Decision
+	if json.Unmarshal(ln.Decision, &d) == nil {
+		b.step(ln.Step).Decision = &d
+	}
+	b.step(ln.Step).Files = append(b.step(ln.Step).Files, ln.Files...)
+}
+
+func (b *reportBuilder) action(ln Line) {
+	var a action.Trace
+	if json.Unmarshal(ln.Action, &a) == nil {
+		b.step(ln.Step).actionEvents = append(b.step(ln.Step).actionEvents, a)
+	}
+}
+
+func (b *reportBuilder) stepDone(ln Line) {
+	var st agent.StepTrace
+	if json.Unmarshal(ln.StepTrace, &st) == nil {
+		n := st.Step
+		if n == 0 {
+			n = ln.Step
 		}
-		return s
+		b.step(n).Trace = &st
 	}
-	var t0 time.Time
-	for _, ln := range lines {
-		if t0.IsZero() {
-			t0 = ln.Time
-		}
-		at := fmt.Sprintf("+%.1f s", ln.Time.Sub(t0).Seconds())
-		switch ln.Kind {
-		case string(agent.EvStart):
-			v.Notes = append(v.Notes, noteView{at, "start", ln.Message})
-		case string(agent.EvProgress), string(agent.EvWarning):
-			n := noteView{at, ln.Kind, ln.Message}
-			if ln.Kind == string(agent.EvWarning) {
-				v.Warnings = append(v.Warnings, ln.Message)
-			}
-			if ln.Step > 0 {
-				step(ln.Step).Notes = append(step(ln.Step).Notes, n)
-			} else {
-				v.Notes = append(v.Notes, n)
-			}
-		case string(agent.EvScreenshot):
-			if ln.Image != nil {
-				s := step(ln.Step)
-				s.shots = append(s.shots, ln.Image)
-			}
-		case string(agent.EvModel):
-			var d llm.Decision
-			if json.Unmarshal(ln.Decision, &d) == nil {
-				step(ln.Step).Decision = &d
-			}
-			step(ln.Step).Files = append(step(ln.Step).Files, ln.Files...)
-		case string(agent.EvAction):
-			var a action.Trace
-			if json.Unmarshal(ln.Action, &a) == nil {
-				step(ln.Step).actionEvents = append(step(ln.Step).actionEvents, a)
-			}
-		case string(agent.EvStep):
-			var st agent.StepTrace
-			if json.Unmarshal(ln.StepTrace, &st) == nil {
-				n := st.Step
-				if n == 0 {
-					n = ln.Step
-				}
-				step(n).Trace = &st
-			}
-		case KindOverlay:
-			step(ln.Step).Overlay = ln.Image
-		case string(agent.EvFinish):
-			var res agent.Result
-			if json.Unmarshal(ln.Result, &res) == nil {
-				v.Result = &res
-			}
-		case KindTool:
-			s := step(ln.Step)
-			tv := &toolView{Name: ln.Tool, Result: ln.ToolResult, IsError: ln.IsError, Millis: ln.Millis}
-			if len(ln.Args) > 0 {
-				tv.Args = string(prettyJSON(ln.Args))
-			}
-			s.Tool = tv
-			if ln.Image != nil {
-				s.shots = append(s.shots, ln.Image)
-			}
-			if len(ln.Actions) > 0 {
-				json.Unmarshal(ln.Actions, &s.actionEvents)
-			}
-		}
+}
+
+func (b *reportBuilder) finish(ln Line) {
+	var res agent.Result
+	if json.Unmarshal(ln.Result, &res) == nil {
+		b.v.Result = &res
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, ResultFile)); err == nil {
-		var res agent.Result
-		if json.Unmarshal(b, &res) == nil {
-			v.Result = &res
-		}
+}
+
+func (b *reportBuilder) tool(ln Line) {
+	s := b.step(ln.Step)
+	tv := &toolView{Name: ln.Tool, Result: ln.ToolResult, IsError: ln.IsError, Millis: ln.Millis}
+	if len(ln.Args) > 0 {
+		tv.Args = string(prettyJSON(ln.Args))
 	}
-	v.HasResult = v.Result != nil
-	if v.Result != nil {
-		v.Warnings = append(v.Warnings, v.Result.Warnings...)
-		v.Usage, v.WallMS = v.Result.Usage.Usage, v.Result.Usage.WallMillis
+	s.Tool = tv
+	if ln.Image != nil {
+		s.shots = append(s.shots, ln.Image)
 	}
-	if v.WallMS == 0 && len(lines) > 1 {
-		v.WallMS = lines[len(lines)-1].Time.Sub(lines[0].Time).Milliseconds()
+	if len(ln.Actions) > 0 {
+		json.Unmarshal(ln.Actions, &s.actionEvents)
 	}
+}
+
+// finishSteps orders the steps into the view and sums their usage when the
+// result gives none.
+func (b *reportBuilder) finishSteps() {
 	var sumUsage llm.Usage
-	for _, n := range sortedKeys(steps) {
-		s := steps[n]
+	for _, n := range sortedKeys(b.steps) {
+		s := b.steps[n]
 		if n == 0 && s.Trace == nil && s.Decision == nil && s.Tool == nil {
 			continue // pre-step screenshots only
 		}
@@ -258,13 +310,11 @@ func loadReport(dir string, running bool) (*reportView, error) {
 		} else if s.Decision != nil {
 			sumUsage = sumUsage.Add(s.Decision.Usage)
 		}
-		v.Steps = append(v.Steps, s)
+		b.v.Steps = append(b.v.Steps, s)
 	}
-	if v.Usage == (llm.Usage{}) {
-		v.Usage = sumUsage
+	if b.v.Usage == (llm.Usage{}) {
+		b.v.Usage = sumUsage
 	}
-	dedupe(&v.Warnings)
-	return v, nil
 }
 
 func sortedKeys(m map[int]*stepView) []int {
