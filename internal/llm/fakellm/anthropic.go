@@ -120,25 +120,59 @@ func anthBlocks(raw json.RawMessage) ([]anthBlock, error) {
 // Parse implements Wire: it validates the request as the Messages API would
 // and extracts the latest image and all text.
 func (aw *anthropicWire) Parse(body []byte) (Parsed, error) {
+	req, err := aw.request(body)
+	if err != nil {
+		return Parsed{}, err
+	}
+	ap := &anthParse{}
+	if err := ap.system(req.System); err != nil {
+		return Parsed{}, err
+	}
+	for i, m := range req.Messages {
+		if err := ap.message(i, m.Role, m.Content); err != nil {
+			return Parsed{}, err
+		}
+	}
+	if req.Messages[len(req.Messages)-1].Role != "user" {
+		return Parsed{}, errors.New("messages: the last message must be a user message")
+	}
+	if ap.lastImage != "" {
+		img, err := DecodeImage(ap.lastImage)
+		if err != nil {
+			return Parsed{}, err
+		}
+		ap.p.Image = img
+	}
+	ap.p.Prompt = strings.Join(ap.texts, "\n")
+	return ap.p, nil
+}
+
+// request checks the headers and the request's top-level fields and tools,
+// as the Messages API does.
+func (aw *anthropicWire) request(body []byte) (*anthRequest, error) {
 	if aw.header.Get("X-Api-Key") == "" && aw.header.Get("Authorization") == "" {
-		return Parsed{}, errAuth
+		return nil, errAuth
 	}
 	if aw.header.Get("Anthropic-Version") == "" {
-		return Parsed{}, errors.New("anthropic-version: header is required")
+		return nil, errors.New("anthropic-version: header is required")
 	}
 	var req anthRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return Parsed{}, fmt.Errorf("request body is not JSON: %w", err)
+		return nil, fmt.Errorf("request body is not JSON: %w", err)
 	}
-	if req.Model == "" {
-		return Parsed{}, errors.New("model: field required")
+	switch {
+	case req.Model == "":
+		return nil, errors.New("model: field required")
+	case req.MaxTokens <= 0:
+		return nil, errors.New("max_tokens: must be greater than 0")
+	case len(req.Messages) == 0:
+		return nil, errors.New("messages: at least one message is required")
 	}
-	if req.MaxTokens <= 0 {
-		return Parsed{}, errors.New("max_tokens: must be greater than 0")
-	}
-	if len(req.Messages) == 0 {
-		return Parsed{}, errors.New("messages: at least one message is required")
-	}
+	return &req, aw.checkTools(&req)
+}
+
+// checkTools checks the computer tool declarations against the beta header.
+func (aw *anthropicWire) checkTools(req *anthRequest) error {
 	betas := strings.Split(strings.Join(aw.header.Values("Anthropic-Beta"), ","), ",")
 	for i := range betas {
 		betas[i] = strings.TrimSpace(betas[i])
@@ -150,142 +184,159 @@ func (aw *anthropicWire) Parse(body []byte) (Parsed, error) {
 			continue // other tools are not this fake's business
 		}
 		aw.plain = false
-		if t.Name != "computer" {
-			return Parsed{}, fmt.Errorf("tools.%d.name: the %s tool must be named \"computer\"", i, t.Type)
-		}
-		if t.DisplayWidth <= 0 || t.DisplayHeight <= 0 {
-			return Parsed{}, fmt.Errorf("tools.%d: display_width_px and display_height_px are required", i)
-		}
-		if !slices.Contains(betas, beta) {
-			return Parsed{}, fmt.Errorf("tools.%d: the %s tool requires the anthropic-beta header %q (got %q)", i, t.Type, beta, strings.Join(betas, ","))
-		}
-		if t.EnableZoom != nil && t.Type != "computer_20251124" {
-			return Parsed{}, fmt.Errorf("tools.%d.enable_zoom: extra inputs are not permitted for %s", i, t.Type)
+		switch {
+		case t.Name != "computer":
+			return fmt.Errorf("tools.%d.name: the %s tool must be named \"computer\"", i, t.Type)
+		case t.DisplayWidth <= 0 || t.DisplayHeight <= 0:
+			return fmt.Errorf("tools.%d: display_width_px and display_height_px are required", i)
+		case !slices.Contains(betas, beta):
+			return fmt.Errorf("tools.%d: the %s tool requires the anthropic-beta header %q (got %q)", i, t.Type, beta, strings.Join(betas, ","))
+		case t.EnableZoom != nil && t.Type != "computer_20251124":
+			return fmt.Errorf("tools.%d.enable_zoom: extra inputs are not permitted for %s", i, t.Type)
 		}
 	}
+	return nil
+}
 
-	var p Parsed
-	var texts []string
-	if len(req.System) > 0 {
-		bs, err := anthBlocks(req.System)
-		if err != nil {
-			return Parsed{}, fmt.Errorf("system: %w", err)
+// anthParse walks a request's system prompt and messages.
+type anthParse struct {
+	p         Parsed
+	texts     []string
+	lastImage string
+	openUses  []string // tool_use ids of the previous assistant message
+}
+
+func (ap *anthParse) system(raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	bs, err := anthBlocks(raw)
+	if err != nil {
+		return fmt.Errorf("system: %w", err)
+	}
+	for j, b := range bs {
+		if b.Type != "text" {
+			return fmt.Errorf("system.%d.type: system blocks must be text blocks, got %q", j, b.Type)
 		}
-		for j, b := range bs {
-			if b.Type != "text" {
-				return Parsed{}, fmt.Errorf("system.%d.type: system blocks must be text blocks, got %q", j, b.Type)
-			}
-			if b.Text == "" && req.System[0] == '[' {
-				return Parsed{}, fmt.Errorf("system.%d.text: text content blocks must be non-empty", j)
-			}
-			texts = append(texts, b.Text)
+		if b.Text == "" && raw[0] == '[' {
+			return fmt.Errorf("system.%d.text: text content blocks must be non-empty", j)
+		}
+		ap.texts = append(ap.texts, b.Text)
+	}
+	return nil
+}
+
+// message checks message i: alternating roles, its blocks, and that a user
+// message answers every tool_use of the assistant message before it.
+func (ap *anthParse) message(i int, role string, content json.RawMessage) error {
+	want := "user"
+	if i%2 == 1 {
+		want = "assistant"
+	}
+	if role != want {
+		return fmt.Errorf("messages.%d.role: roles must alternate starting with user; got %q where %q was expected", i, role, want)
+	}
+	bs, err := anthBlocks(content)
+	if err != nil {
+		return fmt.Errorf("messages.%d: %w", i, err)
+	}
+	if len(bs) == 0 {
+		return fmt.Errorf("messages.%d: content must not be empty", i)
+	}
+	var uses []string
+	answered := map[string]bool{}
+	seenOther := false
+	for j, b := range bs {
+		where := fmt.Sprintf("messages.%d.content.%d", i, j)
+		if err := ap.block(where, role, b, &uses, answered, &seenOther); err != nil {
+			return err
 		}
 	}
-	lastImage := ""
-	var openUses []string // tool_use ids of the previous assistant message
-	for i, m := range req.Messages {
-		want := "user"
-		if i%2 == 1 {
-			want = "assistant"
-		}
-		if m.Role != want {
-			return Parsed{}, fmt.Errorf("messages.%d.role: roles must alternate starting with user; got %q where %q was expected", i, m.Role, want)
-		}
-		bs, err := anthBlocks(m.Content)
-		if err != nil {
-			return Parsed{}, fmt.Errorf("messages.%d: %w", i, err)
-		}
-		if len(bs) == 0 {
-			return Parsed{}, fmt.Errorf("messages.%d: content must not be empty", i)
-		}
-		var uses []string
-		answered := map[string]bool{}
-		seenOther := false
-		for j, b := range bs {
-			where := fmt.Sprintf("messages.%d.content.%d", i, j)
-			switch b.Type {
-			case "text":
-				if b.Text == "" {
-					return Parsed{}, fmt.Errorf("%s.text: text content blocks must be non-empty", where)
-				}
-				texts = append(texts, b.Text)
-				seenOther = true
-			case "image":
-				if m.Role != "user" {
-					return Parsed{}, fmt.Errorf("%s: images are only allowed in user messages", where)
-				}
-				data, err := anthImage(b)
-				if err != nil {
-					return Parsed{}, fmt.Errorf("%s: %w", where, err)
-				}
-				p.Images++
-				lastImage = data
-				seenOther = true
-			case "tool_use":
-				if m.Role != "assistant" {
-					return Parsed{}, fmt.Errorf("%s: tool_use blocks are only allowed in assistant messages", where)
-				}
-				if b.ID == "" {
-					return Parsed{}, fmt.Errorf("%s.id: field required", where)
-				}
-				uses = append(uses, b.ID)
-			case "tool_result":
-				if m.Role != "user" {
-					return Parsed{}, fmt.Errorf("%s: tool_result blocks are only allowed in user messages", where)
-				}
-				if seenOther {
-					return Parsed{}, fmt.Errorf("%s: tool_result blocks must come before any other content in the message", where)
-				}
-				if !slices.Contains(openUses, b.ToolUseID) {
-					return Parsed{}, fmt.Errorf("%s: unexpected tool_use_id %q: each tool_result must answer a tool_use of the previous message", where, b.ToolUseID)
-				}
-				answered[b.ToolUseID] = true
-				if len(b.Content) > 0 {
-					inner, err := anthBlocks(b.Content)
-					if err != nil {
-						return Parsed{}, fmt.Errorf("%s.content: %w", where, err)
-					}
-					for k, c := range inner {
-						switch c.Type {
-						case "text":
-							texts = append(texts, c.Text)
-						case "image":
-							data, err := anthImage(c)
-							if err != nil {
-								return Parsed{}, fmt.Errorf("%s.content.%d: %w", where, k, err)
-							}
-							p.Images++
-							lastImage = data
-						default:
-							return Parsed{}, fmt.Errorf("%s.content.%d: type %q is not allowed in a tool_result", where, k, c.Type)
-						}
-					}
-				}
-			default:
-				return Parsed{}, fmt.Errorf("%s.type: unknown content block type %q", where, b.Type)
+	if role == "user" {
+		for _, id := range ap.openUses {
+			if !answered[id] {
+				return fmt.Errorf("messages.%d: tool_use ids were found without tool_result blocks immediately after: %s. Each tool_use block must have a corresponding tool_result block in the next message", i, id)
 			}
 		}
-		if m.Role == "user" {
-			for _, id := range openUses {
-				if !answered[id] {
-					return Parsed{}, fmt.Errorf("messages.%d: tool_use ids were found without tool_result blocks immediately after: %s. Each tool_use block must have a corresponding tool_result block in the next message", i, id)
-				}
+	}
+	ap.openUses = uses
+	return nil
+}
+
+// block checks one content block of a message with role.
+func (ap *anthParse) block(where, role string, b anthBlock, uses *[]string, answered map[string]bool, seenOther *bool) error {
+	switch b.Type {
+	case "text":
+		if b.Text == "" {
+			return fmt.Errorf("%s.text: text content blocks must be non-empty", where)
+		}
+		ap.texts = append(ap.texts, b.Text)
+		*seenOther = true
+	case "image":
+		if role != "user" {
+			return fmt.Errorf("%s: images are only allowed in user messages", where)
+		}
+		*seenOther = true
+		return ap.image(where, b)
+	case "tool_use":
+		if role != "assistant" {
+			return fmt.Errorf("%s: tool_use blocks are only allowed in assistant messages", where)
+		}
+		if b.ID == "" {
+			return fmt.Errorf("%s.id: field required", where)
+		}
+		*uses = append(*uses, b.ID)
+	case "tool_result":
+		if role != "user" {
+			return fmt.Errorf("%s: tool_result blocks are only allowed in user messages", where)
+		}
+		if *seenOther {
+			return fmt.Errorf("%s: tool_result blocks must come before any other content in the message", where)
+		}
+		if !slices.Contains(ap.openUses, b.ToolUseID) {
+			return fmt.Errorf("%s: unexpected tool_use_id %q: each tool_result must answer a tool_use of the previous message", where, b.ToolUseID)
+		}
+		answered[b.ToolUseID] = true
+		return ap.toolResult(where, b)
+	default:
+		return fmt.Errorf("%s.type: unknown content block type %q", where, b.Type)
+	}
+	return nil
+}
+
+// image checks an image block and counts it.
+func (ap *anthParse) image(where string, b anthBlock) error {
+	data, err := anthImage(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	ap.p.Images++
+	ap.lastImage = data
+	return nil
+}
+
+// toolResult checks a tool_result's content: text and image blocks only.
+func (ap *anthParse) toolResult(where string, b anthBlock) error {
+	if len(b.Content) == 0 {
+		return nil
+	}
+	inner, err := anthBlocks(b.Content)
+	if err != nil {
+		return fmt.Errorf("%s.content: %w", where, err)
+	}
+	for k, c := range inner {
+		switch c.Type {
+		case "text":
+			ap.texts = append(ap.texts, c.Text)
+		case "image":
+			if err := ap.image(fmt.Sprintf("%s.content.%d", where, k), c); err != nil {
+				return err
 			}
+		default:
+			return fmt.Errorf("%s.content.%d: type %q is not allowed in a tool_result", where, k, c.Type)
 		}
-		openUses = uses
 	}
-	if req.Messages[len(req.Messages)-1].Role != "user" {
-		return Parsed{}, errors.New("messages: the last message must be a user message")
-	}
-	if lastImage != "" {
-		img, err := DecodeImage(lastImage)
-		if err != nil {
-			return Parsed{}, err
-		}
-		p.Image = img
-	}
-	p.Prompt = strings.Join(texts, "\n")
-	return p, nil
+	return nil
 }
 
 var errAuth = errors.New("x-api-key header is required")

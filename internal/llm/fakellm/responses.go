@@ -107,16 +107,54 @@ var errBearer = errors.New("you didn't provide an API key: send it as Authorizat
 // Parse implements Wire: it validates the request as the Responses API would
 // and extracts the latest image and all text.
 func (rw *responsesWire) Parse(body []byte) (Parsed, error) {
+	req, items, err := rw.request(body)
+	if err != nil {
+		return Parsed{}, err
+	}
+	rw.s.mu.Lock()
+	prev, known := rw.s.calls[req.PreviousResponseID]
+	rw.s.mu.Unlock()
+	if req.PreviousResponseID != "" && !known {
+		return Parsed{}, fmt.Errorf("previous response with id '%s' not found", req.PreviousResponseID)
+	}
+	rp := &respParse{prev: prev, answered: map[string]bool{}}
+	if req.Instructions != "" {
+		rp.texts = append(rp.texts, req.Instructions)
+	}
+	for i, it := range items {
+		if err := rp.item(fmt.Sprintf("input[%d]", i), it); err != nil {
+			return Parsed{}, err
+		}
+	}
+	for _, c := range prev {
+		if !rp.answered[c.callID] {
+			return Parsed{}, fmt.Errorf("no computer_call_output found for computer call %s of the previous response", c.callID)
+		}
+	}
+	if rp.lastImage != "" {
+		img, err := DecodeImage(rp.lastImage)
+		if err != nil {
+			return Parsed{}, err
+		}
+		rp.p.Image = img
+	}
+	rp.p.Prompt = strings.Join(rp.texts, "\n")
+	return rp.p, nil
+}
+
+// request checks the header, the top-level fields and the computer tool, and
+// returns the input items.
+func (rw *responsesWire) request(body []byte) (*respRequest, []respItem, error) {
 	auth := rw.header.Get("Authorization")
 	if !strings.HasPrefix(auth, "Bearer ") || strings.TrimSpace(strings.TrimPrefix(auth, "Bearer ")) == "" {
-		return Parsed{}, errBearer
+		return nil, nil, errBearer
 	}
 	var req respRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return Parsed{}, fmt.Errorf("request body is not JSON: %w", err)
+		return nil, nil, fmt.Errorf("request body is not JSON: %w", err)
 	}
 	if req.Model == "" {
-		return Parsed{}, errors.New("missing required parameter: 'model'")
+		return nil, nil, errors.New("missing required parameter: 'model'")
 	}
 	rw.model, rw.prevID = req.Model, req.PreviousResponseID
 	computer := false
@@ -126,113 +164,105 @@ func (rw *responsesWire) Parse(body []byte) (Parsed, error) {
 		}
 		computer = true
 		if t.DisplayWidth <= 0 || t.DisplayHeight <= 0 {
-			return Parsed{}, fmt.Errorf("tools[%d]: display_width and display_height are required", i)
+			return nil, nil, fmt.Errorf("tools[%d]: display_width and display_height are required", i)
 		}
 		if !slices.Contains([]string{"windows", "mac", "linux", "ubuntu", "browser"}, t.Environment) {
-			return Parsed{}, fmt.Errorf("tools[%d].environment: %q is not one of windows, mac, linux, ubuntu, browser", i, t.Environment)
+			return nil, nil, fmt.Errorf("tools[%d].environment: %q is not one of windows, mac, linux, ubuntu, browser", i, t.Environment)
 		}
 	}
 	if computer && req.Truncation != "auto" {
-		return Parsed{}, errors.New("truncation must be 'auto' when using the computer_use_preview tool")
+		return nil, nil, errors.New("truncation must be 'auto' when using the computer_use_preview tool")
 	}
-
 	var items []respItem
 	var asText string
 	if json.Unmarshal(req.Input, &asText) == nil {
 		items = []respItem{{Type: "message", Role: "user", Content: req.Input}}
 	} else if err := json.Unmarshal(req.Input, &items); err != nil {
-		return Parsed{}, fmt.Errorf("input is neither a string nor a list of items: %w", err)
+		return nil, nil, fmt.Errorf("input is neither a string nor a list of items: %w", err)
 	}
 	if len(items) == 0 {
-		return Parsed{}, errors.New("input must not be empty")
+		return nil, nil, errors.New("input must not be empty")
 	}
+	return &req, items, nil
+}
 
-	rw.s.mu.Lock()
-	prev, known := rw.s.calls[req.PreviousResponseID]
-	rw.s.mu.Unlock()
-	if req.PreviousResponseID != "" && !known {
-		return Parsed{}, fmt.Errorf("previous response with id '%s' not found", req.PreviousResponseID)
-	}
+// respParse walks a request's input items.
+type respParse struct {
+	p         Parsed
+	texts     []string
+	lastImage string
+	prev      []issuedCall // the calls of the previous response
+	answered  map[string]bool
+}
 
-	var p Parsed
-	var texts []string
-	if req.Instructions != "" {
-		texts = append(texts, req.Instructions)
+func (rp *respParse) item(where string, it respItem) error {
+	switch it.Type {
+	case "", "message":
+		if it.Role != "user" && it.Role != "developer" && it.Role != "system" {
+			return fmt.Errorf("%s.role: %q is not allowed in input messages here", where, it.Role)
+		}
+		return rp.message(where, it.Content)
+	case "computer_call_output":
+		return rp.callOutput(where, it)
 	}
-	lastImage := ""
-	answered := map[string]bool{}
-	for i, it := range items {
-		where := fmt.Sprintf("input[%d]", i)
-		switch it.Type {
-		case "", "message":
-			if it.Role != "user" && it.Role != "developer" && it.Role != "system" {
-				return Parsed{}, fmt.Errorf("%s.role: %q is not allowed in input messages here", where, it.Role)
+	return fmt.Errorf("%s.type: %q is not supported by this fake", where, it.Type)
+}
+
+// message reads an input message: a string, or input_text and input_image parts.
+func (rp *respParse) message(where string, content json.RawMessage) error {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		rp.texts = append(rp.texts, s)
+		return nil
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL string `json:"image_url"`
+		Detail   string `json:"detail"`
+	}
+	if err := json.Unmarshal(content, &parts); err != nil {
+		return fmt.Errorf("%s.content: neither a string nor a list of parts: %w", where, err)
+	}
+	for j, part := range parts {
+		switch part.Type {
+		case "input_text":
+			rp.texts = append(rp.texts, part.Text)
+		case "input_image":
+			if !strings.HasPrefix(part.ImageURL, "data:image/") {
+				return fmt.Errorf("%s.content[%d].image_url: expected a data:image/... URL", where, j)
 			}
-			var s string
-			if json.Unmarshal(it.Content, &s) == nil {
-				texts = append(texts, s)
-				continue
-			}
-			var parts []struct {
-				Type     string `json:"type"`
-				Text     string `json:"text"`
-				ImageURL string `json:"image_url"`
-				Detail   string `json:"detail"`
-			}
-			if err := json.Unmarshal(it.Content, &parts); err != nil {
-				return Parsed{}, fmt.Errorf("%s.content: neither a string nor a list of parts: %w", where, err)
-			}
-			for j, part := range parts {
-				switch part.Type {
-				case "input_text":
-					texts = append(texts, part.Text)
-				case "input_image":
-					if !strings.HasPrefix(part.ImageURL, "data:image/") {
-						return Parsed{}, fmt.Errorf("%s.content[%d].image_url: expected a data:image/... URL", where, j)
-					}
-					p.Images++
-					lastImage = part.ImageURL
-				default:
-					return Parsed{}, fmt.Errorf("%s.content[%d].type: %q is not an input content type", where, j, part.Type)
-				}
-			}
-		case "computer_call_output":
-			var issued *issuedCall
-			for k := range prev {
-				if prev[k].callID == it.CallID {
-					issued = &prev[k]
-				}
-			}
-			if issued == nil {
-				return Parsed{}, fmt.Errorf("%s: no computer call found for call_id %q in the previous response", where, it.CallID)
-			}
-			if it.Output == nil || it.Output.Type != "computer_screenshot" || !strings.HasPrefix(it.Output.ImageURL, "data:image/") {
-				return Parsed{}, fmt.Errorf("%s.output: expected {type: computer_screenshot, image_url: data:image/...}", where)
-			}
-			if err := sameChecks(issued.checks, it.Acknowledged); err != nil {
-				return Parsed{}, fmt.Errorf("%s: %w", where, err)
-			}
-			answered[it.CallID] = true
-			p.Images++
-			lastImage = it.Output.ImageURL
+			rp.p.Images++
+			rp.lastImage = part.ImageURL
 		default:
-			return Parsed{}, fmt.Errorf("%s.type: %q is not supported by this fake", where, it.Type)
+			return fmt.Errorf("%s.content[%d].type: %q is not an input content type", where, j, part.Type)
 		}
 	}
-	for _, c := range prev {
-		if !answered[c.callID] {
-			return Parsed{}, fmt.Errorf("no computer_call_output found for computer call %s of the previous response", c.callID)
+	return nil
+}
+
+// callOutput checks that a computer_call_output answers a call of the
+// previous response with a screenshot and acknowledges exactly its checks.
+func (rp *respParse) callOutput(where string, it respItem) error {
+	var issued *issuedCall
+	for k := range rp.prev {
+		if rp.prev[k].callID == it.CallID {
+			issued = &rp.prev[k]
 		}
 	}
-	if lastImage != "" {
-		img, err := DecodeImage(lastImage)
-		if err != nil {
-			return Parsed{}, err
-		}
-		p.Image = img
+	if issued == nil {
+		return fmt.Errorf("%s: no computer call found for call_id %q in the previous response", where, it.CallID)
 	}
-	p.Prompt = strings.Join(texts, "\n")
-	return p, nil
+	if it.Output == nil || it.Output.Type != "computer_screenshot" || !strings.HasPrefix(it.Output.ImageURL, "data:image/") {
+		return fmt.Errorf("%s.output: expected {type: computer_screenshot, image_url: data:image/...}", where)
+	}
+	if err := sameChecks(issued.checks, it.Acknowledged); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	rp.answered[it.CallID] = true
+	rp.p.Images++
+	rp.lastImage = it.Output.ImageURL
+	return nil
 }
 
 // sameChecks checks that acknowledged lists exactly the pending checks.
