@@ -586,9 +586,15 @@ func (ru *run) recentImages() []llm.Image {
 
 // captureSettled takes a screenshot once the screen stops changing (bounded).
 func (ru *run) captureSettled(step int) (*imaging.Shot, string, error) {
-	shot, err := ru.shoot(geom.Rect{})
-	if err != nil || ru.o.Settle.MaxWait < 0 {
+	if ru.o.Settle.MaxWait < 0 {
+		shot, err := ru.shoot(geom.Rect{})
 		return shot, "", err
+	}
+	// The wait compares thumbnails of bare captures (no scaling, no encoding);
+	// only the settled screen is encoded for the model.
+	thumb, err := ru.thumb()
+	if err != nil {
+		return nil, "", err
 	}
 	limit := time.Now().Add(ru.o.Settle.MaxWait)
 	// After acting, an application may not have repainted yet: a screen still
@@ -597,31 +603,40 @@ func (ru *run) captureSettled(step int) (*imaging.Shot, string, error) {
 	// little) to show the change before waiting for stillness.
 	if ru.prevActs && ru.prevShot != nil {
 		changeBy := time.Now().Add(min(ru.o.Settle.MaxWait, expectChangeWait))
-		for imaging.Diff(ru.prevShot.Thumb, shot.Thumb) < ru.stuck.threshold && time.Now().Before(changeBy) {
+		for imaging.Diff(ru.prevShot.Thumb, thumb) < ru.stuck.threshold && time.Now().Before(changeBy) {
 			if !sleepCtx(ru.ctx, ru.o.Settle.Interval) {
 				return nil, "", context.Cause(ru.ctx)
 			}
-			if shot, err = ru.shoot(geom.Rect{}); err != nil {
+			if thumb, err = ru.thumb(); err != nil {
 				return nil, "", err
 			}
 		}
 	}
+	warn := ""
 	for {
 		if !sleepCtx(ru.ctx, ru.o.Settle.Interval) {
 			return nil, "", context.Cause(ru.ctx)
 		}
-		next, err := ru.shoot(geom.Rect{})
+		next, err := ru.thumb()
 		if err != nil {
 			return nil, "", err
 		}
-		if imaging.Diff(shot.Thumb, next.Thumb) < ru.o.Settle.Threshold {
-			return next, "", nil
+		if imaging.Diff(thumb, next) < ru.o.Settle.Threshold {
+			break
 		}
-		shot = next
+		thumb = next
 		if time.Now().After(limit) {
-			return shot, fmt.Sprintf("the screen was still changing after %s; this screenshot may show a transition", ru.o.Settle.MaxWait), nil
+			warn = fmt.Sprintf("the screen was still changing after %s; this screenshot may show a transition", ru.o.Settle.MaxWait)
+			break
 		}
 	}
+	shot, err := ru.shoot(geom.Rect{})
+	return shot, warn, err
+}
+
+// thumb captures the run's display and returns only its thumbnail.
+func (ru *run) thumb() (imaging.Thumb, error) {
+	return ru.o.Shots.Thumb(ru.ctx, ru.o.Screen, ru.display, geom.Rect{})
 }
 
 // shoot captures region (zero = the run's whole display).

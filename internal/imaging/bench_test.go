@@ -112,3 +112,18 @@ func BenchmarkLiveFrameWithPointer(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkThumb1080 is one check of the agent's settle wait: capture and
+// thumbnail, no scaling or encoding (compare BenchmarkShoot1080, what each
+// check cost before).
+func BenchmarkThumb1080(b *testing.B) {
+	d := geom.Display{ID: "0", Bounds: geom.Rect{W: 1920, H: 1080}}
+	s := newTestScreen(d, busyScreen(1920, 1080, 1))
+	p := NewPipeline()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Thumb(context.Background(), s, d, geom.Rect{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -108,36 +108,20 @@ func (p *Pipeline) Shoot(ctx context.Context, s desktop.Screen, d geom.Display, 
 		return nil, err
 	}
 	o = o.WithDefaults()
-	if d.Bounds.Empty() {
-		return nil, fmt.Errorf("display %q has empty bounds %v: list displays again (gui_list_displays)", d.ID, d.Bounds)
-	}
-	zoom := false
-	if region == (geom.Rect{}) {
-		region = d.Bounds
-	} else {
-		r := region.Intersect(d.Bounds)
-		if r.Empty() {
-			return nil, fmt.Errorf("%w: region %v does not overlap display %q at %v; give a region inside the display",
-				geom.ErrOutside, region, d.ID, d.Bounds)
-		}
-		region, zoom = r, r != d.Bounds
-	}
 	st := p.get()
 	defer p.put(st)
-
 	shot := &Shot{MIME: o.MIME()}
 	t0 := time.Now()
-	img, err := s.Capture(ctx, region, st.capture)
+	img, region, zoom, err := st.captureRegion(ctx, s, d, region)
 	shot.Timing.Capture = time.Since(t0)
 	if err != nil {
-		return nil, fmt.Errorf("capture of display %q region %v with the %s backend failed: %w", d.ID, region, s.Name(), err)
+		return nil, err
 	}
-	if img == nil || img.Rect.Empty() {
-		return nil, fmt.Errorf("capture of display %q region %v with the %s backend returned no pixels", d.ID, region, s.Name())
-	}
-	if st.capture == nil || cap(img.Pix) >= cap(st.capture.Pix) {
-		st.capture = img
-	}
+	// The thumbnail summarizes the capture itself, so a Thumb of the same
+	// screen (Pipeline.Thumb, no scaling or encoding) equals it.
+	t1 := time.Now()
+	shot.Thumb = ThumbOf(img)
+	shot.Timing.Scale = time.Since(t1)
 
 	edge := o.MaxLongEdge
 	quality := o.Quality
@@ -156,14 +140,13 @@ func (p *Pipeline) Shoot(ctx context.Context, s desktop.Screen, d geom.Display, 
 				ErrTooLarge, len(st.out), tried.W, tried.H, quality, o.MaxBytes, o.Profile.Name)
 		}
 		tried = content
-		t1 := time.Now()
+		t1 = time.Now()
 		canvas = img // no resampling or padding: encode the capture itself
 		if prepared != content || content != (geom.Size{W: img.Rect.Dx(), H: img.Rect.Dy()}) || img.Rect.Min != (image.Point{}) {
 			canvas = st.canvasFor(prepared)
 			st.sc.Scale(canvas.SubImage(image.Rect(0, 0, content.W, content.H)).(*image.RGBA), img)
 			padBlack(canvas, content)
 		}
-		shot.Thumb = thumbRGBA(canvas, content.W, content.H)
 		if o.Pointer != nil && region.Contains(*o.Pointer) {
 			canvas = st.drawPointer(canvas, img, geom.Frame{Display: d, Region: region, Content: content, Prepared: prepared}, *o.Pointer)
 		}
@@ -231,6 +214,51 @@ func (st *shotState) drawPointer(canvas, capture *image.RGBA, f geom.Frame, at g
 	p := f.GlobalToImage(at)
 	DrawPointer(canvas, int(p.X+0.5), int(p.Y+0.5))
 	return canvas
+}
+
+// Thumb captures region of display d (the zero Rect: the whole display) and
+// returns only its thumbnail: no scaling, no encoding. It equals the Thumb of
+// a Shoot of the same screen, so the agent's settle wait can compare frames
+// without encoding each one.
+func (p *Pipeline) Thumb(ctx context.Context, s desktop.Screen, d geom.Display, region geom.Rect) (Thumb, error) {
+	st := p.get()
+	defer p.put(st)
+	img, _, _, err := st.captureRegion(ctx, s, d, region)
+	if err != nil {
+		return Thumb{}, err
+	}
+	return ThumbOf(img), nil
+}
+
+// captureRegion captures region of d into the state's reused buffer; the zero
+// Rect means the whole display, any other region is cut to the display and is
+// a zoom when it is not the whole display.
+func (st *shotState) captureRegion(ctx context.Context, s desktop.Screen, d geom.Display, region geom.Rect) (*image.RGBA, geom.Rect, bool, error) {
+	if d.Bounds.Empty() {
+		return nil, region, false, fmt.Errorf("display %q has empty bounds %v: list displays again (gui_list_displays)", d.ID, d.Bounds)
+	}
+	zoom := false
+	if region == (geom.Rect{}) {
+		region = d.Bounds
+	} else {
+		r := region.Intersect(d.Bounds)
+		if r.Empty() {
+			return nil, region, false, fmt.Errorf("%w: region %v does not overlap display %q at %v; give a region inside the display",
+				geom.ErrOutside, region, d.ID, d.Bounds)
+		}
+		region, zoom = r, r != d.Bounds
+	}
+	img, err := s.Capture(ctx, region, st.capture)
+	if err != nil {
+		return nil, region, zoom, fmt.Errorf("capture of display %q region %v with the %s backend failed: %w", d.ID, region, s.Name(), err)
+	}
+	if img == nil || img.Rect.Empty() {
+		return nil, region, zoom, fmt.Errorf("capture of display %q region %v with the %s backend returned no pixels", d.ID, region, s.Name())
+	}
+	if st.capture == nil || cap(img.Pix) >= cap(st.capture.Pix) {
+		st.capture = img
+	}
+	return img, region, zoom, nil
 }
 
 // canvasFor returns an RGBA image of size sz backed by the state's reused buffer.

@@ -519,3 +519,35 @@ func TestShootOverBudgetAtTheProfileSizeFloorFails(t *testing.T) {
 		t.Fatal("Shoot did not return within 20 s: it keeps re-encoding the same size")
 	}
 }
+
+// The settle wait compares Pipeline.Thumb of bare captures with the Thumb of
+// encoded shots: for the same screen they must be equal, whatever the sizing.
+func TestThumbEqualsShotThumb(t *testing.T) {
+	for _, d := range []geom.Display{
+		{ID: "0", Bounds: geom.Rect{W: 1920, H: 1080}},
+		{ID: "1", Bounds: geom.Rect{X: -1280, W: 1280, H: 800}, Scale: 2},
+	} {
+		ps := d.PhysicalSize()
+		s := newTestScreen(d, busyScreen(ps.W, ps.H, 3))
+		p := NewPipeline()
+		for _, o := range []Options{{MaxLongEdge: 640}, {Profile: geom.ProfileFor("qwen2.5-vl-7b")}, {Format: "png", MaxLongEdge: 256}} {
+			shot, err := p.Shoot(context.Background(), s, d, geom.Rect{}, o, "f")
+			if err != nil {
+				t.Fatal(err)
+			}
+			th, err := p.Thumb(context.Background(), s, d, geom.Rect{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if th != shot.Thumb {
+				t.Errorf("display %s, options %+v: Thumb differs from the shot's (diff %g)", d.ID, o, Diff(th, shot.Thumb))
+			}
+		}
+		other := newTestScreen(d, busyScreen(ps.W, ps.H, 4))
+		th, _ := p.Thumb(context.Background(), other, d, geom.Rect{})
+		shot, _ := p.Shoot(context.Background(), s, d, geom.Rect{}, Options{}, "f")
+		if Diff(th, shot.Thumb) == 0 {
+			t.Errorf("display %s: a different screen has the same thumbnail", d.ID)
+		}
+	}
+}
