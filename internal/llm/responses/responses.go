@@ -97,7 +97,6 @@ func EnvironmentFor(goos string) string {
 	return "linux"
 }
 
-
 // Name returns "openai-computer".
 func (a *Adapter) Name() string { return Name }
 
