@@ -15,7 +15,8 @@ import (
 // TestImportRules holds the import direction of ARCHITECTURE.md: geom is pure,
 // the MCP SDK stays in mcpserver (and the e2e tests), and only cmd and platform
 // import concrete backends; only cmd imports concrete model providers outside
-// tests.
+// tests; llm reaches desktop only through the action vocabulary; action
+// builds on geom and desktop alone.
 func TestImportRules(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").CombinedOutput()
 	if err != nil {
@@ -34,6 +35,7 @@ func TestImportRules(t *testing.T) {
 		{mod + "internal/llm/anthropic", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
 		{mod + "internal/llm/responses", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
 		{mod + "internal/mcpserver", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
+		{mod + "internal/desktop", func(p string) bool { return !strings.HasPrefix(p, mod+"internal/llm") }},
 		{mod + "internal/agent", func(p string) bool {
 			for _, ok := range []string{"cmd/", "internal/mcpserver", "internal/web", "internal/trace", "internal/agent"} {
 				if strings.HasPrefix(p, mod+ok) {
@@ -49,6 +51,9 @@ func TestImportRules(t *testing.T) {
 		for _, imp := range imports {
 			if pkg == mod+"internal/geom" && strings.Contains(imp, ".") {
 				t.Errorf("internal/geom must import only the standard library, imports %s", imp)
+			}
+			if pkg == mod+"internal/action" && strings.Contains(imp, ".") && imp != mod+"internal/geom" && imp != mod+"internal/desktop" {
+				t.Errorf("internal/action must import only the standard library, geom and desktop, imports %s", imp)
 			}
 			for _, r := range rules {
 				if strings.HasPrefix(imp, r.imported) && !strings.HasPrefix(pkg, r.imported) && !r.allowed(pkg) {
@@ -147,11 +152,12 @@ func TestTestHelpersAreImportedOnlyByTests(t *testing.T) {
 var layers = [][]string{
 	// 0: pure values, standard library only.
 	{"internal/geom", "internal/secret"},
-	// 1: the desktop contract and the configuration.
-	{"internal/desktop", "internal/config"},
-	// 2: what works on the contract without choosing an implementation.
+	// 1: the desktop contract.
+	{"internal/desktop"},
+	// 2: what works on the contract without choosing an implementation, and
+	// the configuration, which takes its defaults from llm and imaging.
 	{"internal/desktop/fake", "internal/desktop/suite", "internal/imaging", "internal/safety", "internal/action",
-		"internal/llm", "internal/sampleapp", "internal/trace/browsertest"},
+		"internal/llm", "internal/sampleapp", "internal/trace/browsertest", "internal/config"},
 	// 3: implementations: backends and the platform that picks one, model
 	// providers and their scripted fakes.
 	{"internal/backend/", "internal/platform", "internal/llm/"},
@@ -218,5 +224,74 @@ func TestLayers(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMCPServerUsesAgentOnlyForTasks: mcpserver records its atomic calls in
+// its own terms (action.Trace for the inputs); it uses the agent package only
+// for the gui_execute_task tool (a task, its result and progress events).
+func TestMCPServerUsesAgentOnlyForTasks(t *testing.T) {
+	allowed := map[string]bool{"Task": true, "Result": true, "Event": true, "EvProgress": true, "Failed": true}
+	files, err := filepath.Glob("internal/mcpserver/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := sel.X.(*ast.Ident); ok && id.Name == "agent" && !allowed[sel.Sel.Name] {
+				t.Errorf("%s: mcpserver uses agent.%s; only the task tool may use agent (%v)", fset.Position(sel.Pos()), sel.Sel.Name, allowed)
+			}
+			return true
+		})
+	}
+}
+
+// TestNoLongFunctions: no non-test function is longer than 100 lines; a
+// longer one is split into named steps.
+func TestNoLongFunctions(t *testing.T) {
+	const maxLines = 100
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			if n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1; n > maxLines {
+				t.Errorf("%s: %s is %d lines long (at most %d): split it into named steps", fset.Position(fn.Pos()), fn.Name.Name, n, maxLines)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
