@@ -11,7 +11,8 @@
 //   - Trace is one executed (or refused) action with the pixels it went to; the
 //     agent, the MCP server and the run records all keep this one type.
 //
-// Points are resolved to screen pixels by geom.ResolveIn, never here.
+// Points are resolved to screen pixels by Point.Resolve, which is the one
+// resolver geom.ResolveIn.
 package action
 
 import (
@@ -76,7 +77,7 @@ const (
 )
 
 // Point is a position as someone gave it: named x and y in a coordinate space.
-// It is resolved to a screen pixel against a frame by geom.ResolveIn.
+// It is resolved to a screen pixel against a frame by Point.Resolve.
 type Point struct {
 	Space geom.Space `json:"space"`
 	X     float64    `json:"x"`
@@ -93,6 +94,14 @@ func (p Point) String() string {
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// Resolve maps p to a global pixel through the resolver, geom.ResolveIn: a
+// screen point must lie on one of ds; any other is read over frame f, rejected
+// when more than slack image pixels off its image (geom.AnyDistance: never)
+// and clamped onto f's display otherwise.
+func (p Point) Resolve(f geom.Frame, ds []geom.Display, slack float64) (geom.Resolved, error) {
+	return geom.ResolveIn(p.Space, p.X, p.Y, f, ds, slack)
+}
 
 // Action is one parsed and valid action. The zero values of its optional
 // fields mean the defaults of the kind (see Clicks, Notches, Repeats, WaitFor).

@@ -42,7 +42,7 @@ type frames struct{ model, sent geom.Frame }
 // resolver (a model's point is never rejected for lying off the image: it is
 // clamped onto the display with a warning) and to the sent image's pixels.
 func resolvePoint(pt action.Point, f geom.Frame, sent geom.Frame) (geom.ImagePoint, geom.Resolved, error) {
-	r, err := geom.ResolveIn(pt.Space, pt.X, pt.Y, f, nil, geom.AnyDistance)
+	r, err := pt.Resolve(f, nil, geom.AnyDistance)
 	if err != nil {
 		return geom.ImagePoint{}, geom.Resolved{}, err
 	}

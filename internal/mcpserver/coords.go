@@ -115,15 +115,16 @@ func (s *Server) frameFor(ss *mcp.ServerSession, d geom.Display) (geom.Frame, er
 }
 
 // resolve maps point p of an action (named x and y in its space) on display
-// id to a global pixel through the resolver, geom.ResolveIn: screen points as
-// they are, the other spaces over the session's latest frame of the display.
+// id to a global pixel through the resolver (action.Point.Resolve, that is
+// geom.ResolveIn): screen points as they are, the other spaces over the
+// session's latest frame of the display.
 func (s *Server) resolve(ctx context.Context, ss *mcp.ServerSession, display string, p action.Point) (target, error) {
 	d, ds, err := s.display(ctx, display)
 	if err != nil {
 		return target{}, err
 	}
 	if p.Space == geom.SpaceScreen {
-		r, err := geom.ResolveIn(p.Space, p.X, p.Y, geom.Frame{}, ds, imageTolerancePx)
+		r, err := p.Resolve(geom.Frame{}, ds, imageTolerancePx)
 		if err != nil {
 			return target{}, fmt.Errorf("%w (see gui_list_displays)", err)
 		}
@@ -133,7 +134,7 @@ func (s *Server) resolve(ctx context.Context, ss *mcp.ServerSession, display str
 	if err != nil {
 		return target{}, err
 	}
-	r, err := geom.ResolveIn(p.Space, p.X, p.Y, f, ds, imageTolerancePx)
+	r, err := p.Resolve(f, ds, imageTolerancePx)
 	switch {
 	case errors.Is(err, geom.ErrOffDisplay):
 		return target{}, fmt.Errorf("%w; give a point inside the image, or space \"screen\" for global pixels", err)
