@@ -1,9 +1,11 @@
 // Package llm holds provider-neutral types for talking to multimodal models: what
 // the agent loop shows a model each step (Observation), what it gets back
-// (Decision with Actions in the model's own coordinate convention), and the small
-// interfaces provider adapters implement. Actions are the typed vocabulary of
-// package action; adapters parse their wire format into it with action.Parse. Provider wire formats live in
-// subpackages; only cmd picks one.
+// (Decision), and the small interfaces provider adapters implement. A
+// Decision's Actions are package action's typed vocabulary, their points in
+// the space of the model's convention: each adapter parses its wire format
+// with action.ParseModel (ParseActions), once. The defaults of a model call and
+// the choice of a model's coordinate profile (ProfileFor) live in config.go.
+// Provider wire formats live in subpackages; only cmd picks one.
 package llm
 
 import (
