@@ -329,81 +329,99 @@ func tarsCoords(args map[string]string, keys ...string) ([]float64, error) {
 	return nil, nil
 }
 
+// tarsPointActions are the UI-TARS calls that act at start_box: name -> action.
+var tarsPointActions = map[string]action.Raw{
+	"click": {Kind: action.Click}, "left_single": {Kind: action.Click}, "left_click": {Kind: action.Click},
+	"left_double": {Kind: action.DoubleClick}, "double_click": {Kind: action.DoubleClick}, "left_double_click": {Kind: action.DoubleClick},
+	"left_triple": {Kind: action.TripleClick}, "triple_click": {Kind: action.TripleClick},
+	"right_single": {Kind: action.Click, Button: "right"}, "right_click": {Kind: action.Click, Button: "right"},
+	"hover": {Kind: action.Move}, "mouse_move": {Kind: action.Move}, "move_to": {Kind: action.Move},
+}
+
+// tarsCalls are the other UI-TARS calls, by name.
+var tarsCalls = map[string]func(args map[string]string, at []float64) ([]action.Raw, llm.Status, string, error){
+	"drag": tarsDrag, "select": tarsDrag, "left_drag": tarsDrag,
+	"hotkey": tarsKeys, "press": tarsKeys, "keypress": tarsKeys, "key": tarsKeys,
+	"type": tarsType, "input": tarsType,
+	"scroll": tarsScroll,
+	"wait": func(map[string]string, []float64) ([]action.Raw, llm.Status, string, error) {
+		return []action.Raw{{Kind: action.Wait, DurationMS: 2000}}, "", "", nil
+	},
+	"finished": tarsFinished, "finish": tarsFinished,
+	"call_user": func(map[string]string, []float64) ([]action.Raw, llm.Status, string, error) {
+		return nil, llm.Blocked, "", nil
+	},
+}
+
+// tarsAction maps one UI-TARS call to raw actions, or to a final status.
 func tarsAction(name string, args map[string]string) ([]action.Raw, llm.Status, string, error) {
 	at, err := tarsCoords(args, "start_box", "point", "start_point")
 	if err != nil {
 		return nil, "", "", err
 	}
-	needAt := func() error {
+	name = strings.ToLower(name)
+	if a, ok := tarsPointActions[name]; ok {
 		if at == nil {
-			return fmt.Errorf("needs start_box='(x,y)'")
-		}
-		return nil
-	}
-	one := func(a action.Raw) ([]action.Raw, llm.Status, string, error) {
-		if err := needAt(); err != nil {
-			return nil, "", "", err
+			return nil, "", "", fmt.Errorf("needs start_box='(x,y)'")
 		}
 		a.At = at
 		return []action.Raw{a}, "", "", nil
 	}
-	switch strings.ToLower(name) {
-	case "click", "left_single", "left_click":
-		return one(action.Raw{Kind: action.Click})
-	case "left_double", "double_click", "left_double_click":
-		return one(action.Raw{Kind: action.DoubleClick})
-	case "left_triple", "triple_click":
-		return one(action.Raw{Kind: action.TripleClick})
-	case "right_single", "right_click":
-		return one(action.Raw{Kind: action.Click, Button: "right"})
-	case "hover", "mouse_move", "move_to":
-		return one(action.Raw{Kind: action.Move})
-	case "drag", "select", "left_drag":
-		to, err := tarsCoords(args, "end_box", "end_point")
-		if err != nil {
-			return nil, "", "", err
-		}
-		if at == nil || to == nil {
-			return nil, "", "", fmt.Errorf("needs start_box='(x1,y1)' and end_box='(x2,y2)'")
-		}
-		return []action.Raw{{Kind: action.Drag, At: at, To: to}}, "", "", nil
-	case "hotkey", "press", "keypress", "key":
-		k := strings.TrimSpace(args["key"])
-		if k == "" {
-			k = strings.TrimSpace(args["keys"])
-		}
-		if k == "" {
-			return nil, "", "", fmt.Errorf("needs key='...' such as key='ctrl c'")
-		}
-		k = strings.ReplaceAll(k, "+", " ")
-		return []action.Raw{{Kind: action.KeyPress, Keys: strings.Fields(strings.ToLower(k))}}, "", "", nil
-	case "type", "input":
-		content := unescape(args["content"])
-		if content == "" {
-			return nil, "", "", fmt.Errorf("needs content='...'")
-		}
-		submit := strings.HasSuffix(content, "\n")
-		content = strings.TrimRight(content, "\n")
-		var acts []action.Raw
-		if content != "" {
-			acts = append(acts, action.Raw{Kind: action.TypeText, Text: content})
-		}
-		if submit {
-			acts = append(acts, action.Raw{Kind: action.KeyPress, Keys: []string{"Return"}})
-		}
-		return acts, "", "", nil
-	case "scroll":
-		dir := strings.ToLower(strings.TrimSpace(args["direction"]))
-		if dir == "" {
-			return nil, "", "", fmt.Errorf("needs direction='up', 'down', 'left' or 'right'")
-		}
-		return []action.Raw{{Kind: action.Scroll, At: at, Direction: dir}}, "", "", nil
-	case "wait":
-		return []action.Raw{{Kind: action.Wait, DurationMS: 2000}}, "", "", nil
-	case "finished", "finish":
-		return nil, llm.Done, unescape(args["content"]), nil
-	case "call_user":
-		return nil, llm.Blocked, "", nil
+	if call, ok := tarsCalls[name]; ok {
+		return call(args, at)
 	}
 	return nil, "", "", fmt.Errorf("unknown action %q: use click, left_double, right_single, drag, hotkey, type, scroll, wait, finished or call_user", name)
+}
+
+func tarsDrag(args map[string]string, at []float64) ([]action.Raw, llm.Status, string, error) {
+	to, err := tarsCoords(args, "end_box", "end_point")
+	if err != nil {
+		return nil, "", "", err
+	}
+	if at == nil || to == nil {
+		return nil, "", "", fmt.Errorf("needs start_box='(x1,y1)' and end_box='(x2,y2)'")
+	}
+	return []action.Raw{{Kind: action.Drag, At: at, To: to}}, "", "", nil
+}
+
+func tarsKeys(args map[string]string, _ []float64) ([]action.Raw, llm.Status, string, error) {
+	k := strings.TrimSpace(args["key"])
+	if k == "" {
+		k = strings.TrimSpace(args["keys"])
+	}
+	if k == "" {
+		return nil, "", "", fmt.Errorf("needs key='...' such as key='ctrl c'")
+	}
+	k = strings.ReplaceAll(k, "+", " ")
+	return []action.Raw{{Kind: action.KeyPress, Keys: strings.Fields(strings.ToLower(k))}}, "", "", nil
+}
+
+// tarsType types content; a trailing newline means "and press Enter".
+func tarsType(args map[string]string, _ []float64) ([]action.Raw, llm.Status, string, error) {
+	content := unescape(args["content"])
+	if content == "" {
+		return nil, "", "", fmt.Errorf("needs content='...'")
+	}
+	submit := strings.HasSuffix(content, "\n")
+	content = strings.TrimRight(content, "\n")
+	var acts []action.Raw
+	if content != "" {
+		acts = append(acts, action.Raw{Kind: action.TypeText, Text: content})
+	}
+	if submit {
+		acts = append(acts, action.Raw{Kind: action.KeyPress, Keys: []string{"Return"}})
+	}
+	return acts, "", "", nil
+}
+
+func tarsScroll(args map[string]string, at []float64) ([]action.Raw, llm.Status, string, error) {
+	dir := strings.ToLower(strings.TrimSpace(args["direction"]))
+	if dir == "" {
+		return nil, "", "", fmt.Errorf("needs direction='up', 'down', 'left' or 'right'")
+	}
+	return []action.Raw{{Kind: action.Scroll, At: at, Direction: dir}}, "", "", nil
+}
+
+func tarsFinished(args map[string]string, _ []float64) ([]action.Raw, llm.Status, string, error) {
+	return nil, llm.Done, unescape(args["content"]), nil
 }
