@@ -90,7 +90,7 @@ type toolView struct {
 
 type actionView struct {
 	N                    int
-	Kind, Detail         string
+	Detail               string // action.Action.Label: the action for humans, without its points
 	Model, Image, Global string
 	Outcome, Error, Warn string
 	Millis               int64
@@ -352,7 +352,7 @@ func finishStep(s *stepView) {
 	}
 	allOK := true
 	for i, a := range acts {
-		av := actionView{N: i + 1, Kind: string(a.Action.Kind), Detail: a.Action.Label(), Outcome: a.Outcome,
+		av := actionView{N: i + 1, Detail: a.Action.Label(), Outcome: a.Outcome,
 			Error: a.Error, Warn: a.Warning, Millis: a.Millis}
 		av.OK = (a.Outcome == "" || a.OK()) && a.Error == ""
 		allOK = allOK && av.OK
