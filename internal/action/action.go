@@ -29,7 +29,7 @@ type Kind string
 
 // The action set.
 const (
-	Click       Kind = "click"        // At (or Target), Button, Clicks 1-3, Keys = modifiers held
+	Click       Kind = "click"        // At (or Target), Button, Count 1-3, Keys = modifiers held
 	DoubleClick Kind = "double_click" // At (or Target), Keys = modifiers
 	TripleClick Kind = "triple_click" // At (or Target), Keys = modifiers
 	Move        Kind = "move"         // At (or Target)

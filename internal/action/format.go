@@ -51,13 +51,13 @@ func (a Action) describe(at, to string) string {
 	if at != "" {
 		b.WriteString(" at " + at)
 	} else if a.Target != "" {
-		b.WriteString(" on " + strconv.Quote(Shorten(a.Target, maxQuoted)))
+		b.WriteString(" on " + strconv.Quote(shorten(a.Target, maxQuoted)))
 	}
 	if to != "" {
 		b.WriteString(" to " + to)
 	}
 	if a.Text != "" {
-		b.WriteString(" " + strconv.Quote(Shorten(a.Text, maxQuoted)))
+		b.WriteString(" " + strconv.Quote(shorten(a.Text, maxQuoted)))
 	}
 	if len(a.Keys) > 0 {
 		b.WriteString(" " + desktop.ComboString(a.Keys))
@@ -77,8 +77,8 @@ func (a Action) describe(at, to string) string {
 	return b.String()
 }
 
-// Shorten cuts s to at most n characters, marking a cut with "...".
-func Shorten(s string, n int) string {
+// shorten cuts s to at most n characters, marking a cut with "...".
+func shorten(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
