@@ -104,13 +104,10 @@ func (ru *run) ground(acts []action.Action, img llm.Image) (map[int]action.Point
 	if err != nil {
 		err = fmt.Errorf("the grounding model failed: %w", err)
 	}
-	sp := ru.o.Grounder.Profile().Space()
 	out := map[int]action.Point{}
 	for j, i := range idx {
 		if j < len(pts) && pts[j] != nil {
-			if pt, perr := action.ParsePoint(pts[j], sp); perr == nil {
-				out[i] = pt
-			}
+			out[i] = *pts[j]
 		}
 	}
 	return out, err

@@ -583,12 +583,18 @@ type fakeGrounder struct {
 }
 
 func (g *fakeGrounder) Profile() geom.Profile { return g.prof }
-func (g *fakeGrounder) Ground(_ context.Context, img llm.Image, targets []string) ([][]float64, llm.Usage, error) {
+func (g *fakeGrounder) Ground(_ context.Context, img llm.Image, targets []string) ([]*action.Point, llm.Usage, error) {
 	g.calls++
 	g.targets = append(g.targets, targets)
-	out := make([][]float64, len(targets))
+	out := make([]*action.Point, len(targets))
 	for i, t := range targets {
-		out[i] = g.point(img, t)
+		if nums := g.point(img, t); nums != nil {
+			pt, err := action.ParsePoint(nums, g.prof.Space())
+			if err != nil {
+				return nil, llm.Usage{}, err
+			}
+			out[i] = &pt
+		}
 	}
 	return out, llm.Usage{Calls: 1, InputTokens: 900}, nil
 }

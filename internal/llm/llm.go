@@ -125,11 +125,11 @@ type TextModel interface {
 	Complete(ctx context.Context, system, prompt string) (string, Usage, error)
 }
 
-// Grounder finds named targets on a screenshot and returns one point per target
-// in its profile's convention (nil for a target it cannot find).
+// Grounder finds named targets on a screenshot: one point per target, over
+// img's frame and carrying the space of the grounder's convention, or nil for
+// a target it cannot find. The points come through action.ParsePoint.
 type Grounder interface {
-	Profile() geom.Profile
-	Ground(ctx context.Context, img Image, targets []string) ([][]float64, Usage, error)
+	Ground(ctx context.Context, img Image, targets []string) ([]*action.Point, Usage, error)
 }
 
 // ErrBadOutput wraps a model answer that does not parse or validate; the loop

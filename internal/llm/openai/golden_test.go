@@ -228,8 +228,8 @@ func TestGoldenGrounderRequest(t *testing.T) {
 	if len(pts) != 3 || pts[1] != nil {
 		t.Fatalf("points = %v, want 3 with the second missing", pts)
 	}
-	assertOnBox(t, toGlobal(t, g.Profile(), img.Frame, pts[0]), screen, redBox, 3)
-	assertOnBox(t, toGlobal(t, g.Profile(), img.Frame, pts[2]), screen, blueBox, 3)
+	assertOnBox(t, pointToGlobal(t, img.Frame, pts[0]), screen, redBox, 3)
+	assertOnBox(t, pointToGlobal(t, img.Frame, pts[2]), screen, blueBox, 3)
 	if u.Calls != 1 {
 		t.Fatalf("usage = %+v, want one call for all targets", u)
 	}

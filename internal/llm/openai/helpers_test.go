@@ -73,20 +73,6 @@ func itoa3(n int) string {
 	return string(s)
 }
 
-// toGlobal maps model numbers through the profile and the frame, the way the loop does.
-func toGlobal(t testing.TB, p geom.Profile, f geom.Frame, nums []float64) geom.GlobalPoint {
-	t.Helper()
-	ip, err := p.ToImage(nums, f)
-	if err != nil {
-		t.Fatalf("ToImage(%v): %v", nums, err)
-	}
-	r, err := f.Resolve(ip, true)
-	if err != nil {
-		t.Fatalf("Resolve(%v): %v", ip, err)
-	}
-	return r.Global
-}
-
 // pointToGlobal maps a parsed action point over f to the screen, strictly.
 func pointToGlobal(t testing.TB, f geom.Frame, pt *action.Point) geom.GlobalPoint {
 	t.Helper()

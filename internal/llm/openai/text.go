@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 
 	oai "github.com/openai/openai-go/v3"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 )
@@ -65,7 +65,7 @@ func (g *Grounder) Profile() geom.Profile { return g.profile }
 
 // Ground returns one point (or box) per target in g's profile, nil for a target
 // the model could not find. A malformed answer is an error wrapping llm.ErrBadOutput.
-func (g *Grounder) Ground(ctx context.Context, img llm.Image, targets []string) ([][]float64, llm.Usage, error) {
+func (g *Grounder) Ground(ctx context.Context, img llm.Image, targets []string) ([]*action.Point, llm.Usage, error) {
 	if len(targets) == 0 {
 		return nil, llm.Usage{}, nil
 	}
@@ -118,7 +118,7 @@ func pointConvention(p geom.Profile) string {
 	return s
 }
 
-func parsePoints(text string, n int, p geom.Profile) ([][]float64, error) {
+func parsePoints(text string, n int, p geom.Profile) ([]*action.Point, error) {
 	raw, err := llm.ExtractJSON(text)
 	if err != nil {
 		return nil, err
@@ -132,21 +132,20 @@ func parsePoints(text string, n int, p geom.Profile) ([][]float64, error) {
 	if len(ans.Points) != n {
 		return nil, fmt.Errorf("%w: the grounding answer has %d points for %d targets: give exactly one entry (or null) per target", llm.ErrBadOutput, len(ans.Points), n)
 	}
-	out := make([][]float64, n)
+	out := make([]*action.Point, n)
 	for i, r := range ans.Points {
 		if string(r) == "null" {
 			continue
 		}
 		var v []float64
-		if err := json.Unmarshal(r, &v); err != nil || (len(v) != 2 && len(v) != 4) {
+		if err := json.Unmarshal(r, &v); err != nil {
 			return nil, fmt.Errorf("%w: points[%d] is %s, want [x, y], a box of 4 numbers, or null", llm.ErrBadOutput, i, clip(string(r), 40))
 		}
-		for _, f := range v {
-			if math.IsNaN(f) || math.IsInf(f, 0) || f < -1 || (p.Divisor > 0 && f > 1.05*p.Divisor) {
-				return nil, fmt.Errorf("%w: points[%d] %v is out of range for %s", llm.ErrBadOutput, i, v, pointConvention(p))
-			}
+		pt, err := action.ParsePoint(v, p.Space())
+		if err != nil {
+			return nil, fmt.Errorf("%w: points[%d] %v: %v (%s)", llm.ErrBadOutput, i, v, err, pointConvention(p))
 		}
-		out[i] = v
+		out[i] = &pt
 	}
 	return out, nil
 }
