@@ -160,11 +160,12 @@ var layers = [][]string{
 		"internal/llm", "internal/sampleapp", "internal/trace/browsertest", "internal/config"},
 	// 3: implementations: backends and the platform that picks one, model
 	// providers and their scripted fakes.
-	{"internal/backend/", "internal/platform", "internal/llm/"},
+	{"internal/backend/", "internal/platform", "internal/llm/", "internal/vision"},
 	// 4: the task loop.
 	{"internal/agent"},
-	// 5: run records of tasks and MCP sessions.
-	{"internal/trace"},
+	// 5: run records of tasks and MCP sessions; flows, which run steps and
+	// tasks and record them.
+	{"internal/trace", "internal/flow"},
 	// 6: the two front ends, which never import each other.
 	{"internal/mcpserver", "internal/web"},
 	// 7: the binary, its end-to-end tests and the module root (this test).
