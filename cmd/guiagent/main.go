@@ -19,24 +19,6 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-const usage = `guiagent: an MCP server that lets AI agents see and operate a desktop.
-
-Usage:
-  guiagent [serve] [flags]      serve MCP over stdio (default)
-  guiagent serve --http [flags] serve MCP over Streamable HTTP on 127.0.0.1:60008 (/mcp) + dashboard (/)
-  guiagent demo [flags]         run a task on a sample app in a private virtual desktop (offline)
-  guiagent doctor               check display, input, clipboard and model configuration
-  guiagent release [--display :N]  release keys and buttons a killed guiagent left held
-  guiagent bench capture [--size WxH] [--max-long-edge N] [--format jpeg|png] [-n N]
-  guiagent runs                 list recorded task runs
-  guiagent report ID            print the path of a run's HTML report
-  guiagent version
-
-Serve flags: --http --addr HOST:PORT --allow-remote --display :N --virtual-display WxH
-             --log-level LEVEL --log-file PATH --runs-dir DIR --provider P --model M
-Configuration also comes from GUI_AGENT_* environment variables (see README).
-`
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }
@@ -46,8 +28,16 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cmd := "serve"
-	if len(args) > 0 && (len(args[0]) == 0 || args[0][0] != '-') {
+	switch {
+	case len(args) > 0 && (args[0] == "--version" || args[0] == "-v"):
+		cmd, args = "version", args[1:]
+	case len(args) > 0 && (args[0] == "--help" || args[0] == "-h" || args[0] == "-help"):
+		cmd, args = "help", args[1:]
+	case len(args) > 0 && (len(args[0]) == 0 || args[0][0] != '-'):
 		cmd, args = args[0], args[1:]
+	}
+	if code, done := help(cmd, args, stdout, stderr); done {
+		return code
 	}
 	var err error
 	switch cmd {
@@ -62,24 +52,42 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	case "bench":
 		err = cmdBench(ctx, args, getenv, stdout, stderr)
 	case "runs":
-		err = cmdRuns(args, getenv, stdout)
+		err = cmdRuns(args, getenv, stdout, stderr)
 	case "report":
 		err = cmdReport(args, getenv, stdout)
 	case "sample-app":
-		err = cmdSampleApp(ctx, args, getenv, stdout)
-	case "version", "--version", "-v":
+		err = cmdSampleApp(ctx, args, getenv, stdout, stderr)
+	case "version":
 		fmt.Fprintln(stdout, "guiagent", version)
-	case "help", "--help", "-h":
-		fmt.Fprint(stdout, usage)
-	default:
-		fmt.Fprintf(stderr, "guiagent: unknown command %q\n\n%s", cmd, usage)
-		return 2
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "guiagent:", err)
 		return 1
 	}
 	return 0
+}
+
+// help answers `guiagent help [CMD]`, `CMD --help` and unknown commands;
+// done reports whether it did (with the exit code).
+func help(cmd string, args []string, stdout, stderr io.Writer) (code int, done bool) {
+	if cmd == "help" {
+		if len(args) == 0 {
+			printUsage(stdout)
+			return 0, true
+		}
+		cmd, args = args[0], []string{"--help"}
+	}
+	c, ok := findCommand(cmd)
+	if !ok {
+		fmt.Fprintf(stderr, "guiagent: unknown command %q\n\n", cmd)
+		printUsage(stderr)
+		return 2, true
+	}
+	if wantsHelp(args) {
+		printCommandHelp(stdout, c)
+		return 0, true
+	}
+	return 0, false
 }
 
 // newLogger writes to the configured file or stderr, never stdout.

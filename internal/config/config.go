@@ -77,6 +77,10 @@ type Config struct {
 	HTTPToken   string `json:"http_token"`   // GUI_AGENT_HTTP_TOKEN ("" = generated at start; never logged)
 	AllowRemote bool   `json:"allow_remote"` // --allow-remote / GUI_AGENT_ALLOW_REMOTE (requires a token)
 
+	// MCP surface.
+	Tools    []string `json:"tools"`     // --tools / GUI_AGENT_TOOLS: tool names or groups to offer, comma separated (nil = all)
+	ReadOnly bool     `json:"read_only"` // --read-only / GUI_AGENT_READ_ONLY: offer only the observe group (Tools is then ["observe"])
+
 	// Records and logs.
 	RunsDir     string `json:"runs_dir"`     // GUI_AGENT_RUNS_DIR, default $XDG_STATE_HOME/guiagent/runs
 	RunsKeep    int    `json:"runs_keep"`    // GUI_AGENT_RUNS_KEEP: finished run records kept, 1-100000, default 200
@@ -122,21 +126,15 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	if err := c.loadEnv(getenv); err != nil {
 		return c, nil, err
 	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.BoolVar(&c.HTTP, "http", c.HTTP, "serve MCP over Streamable HTTP instead of stdio")
-	fs.StringVar(&c.HTTPAddr, "addr", c.HTTPAddr, "HTTP listen address (loopback unless --allow-remote)")
-	fs.BoolVar(&c.AllowRemote, "allow-remote", c.AllowRemote, "allow a non-loopback --addr (requires GUI_AGENT_HTTP_TOKEN)")
-	fs.StringVar(&c.XDisplay, "display", c.XDisplay, "X display to drive (default $DISPLAY)")
-	fs.StringVar(&c.VNC, "vnc", c.VNC, "drive a remote desktop over VNC at host[:port] (default port 5900; password in GUI_AGENT_VNC_PASSWORD)")
-	vd := fs.String("virtual-display", "", "when no X display is reachable, start a private Xvfb of this size, e.g. 1280x800")
-	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
-	fs.StringVar(&c.LogFile, "log-file", c.LogFile, "write logs to this file instead of stderr")
-	fs.StringVar(&c.RunsDir, "runs-dir", c.RunsDir, "where task run records are written")
-	fs.StringVar(&c.Model, "model", c.Model, "model name (GUI_AGENT_MODEL)")
-	fs.StringVar(&c.Provider, "provider", c.Provider, "openai, anthropic or gemini (GUI_AGENT_PROVIDER)")
+	fs, vd, tools := newFlagSet(name, &c)
 	if err := fs.Parse(args); err != nil {
-		return c, nil, fmt.Errorf("%s: %w (run 'guiagent help')", name, err)
+		if errors.Is(err, flag.ErrHelp) {
+			return c, nil, err
+		}
+		return c, nil, fmt.Errorf("%s: %w (run 'guiagent %s --help')", name, err, name)
+	}
+	if err := c.applyToolFlags(*tools); err != nil {
+		return c, nil, err
 	}
 	if *vd != "" {
 		s, err := ParseSize(*vd)
@@ -160,6 +158,73 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	// of reading c and calling c.Validate unspecified.
 	err := c.Validate()
 	return c, fs.Args(), err
+}
+
+// newFlagSet declares every configuration flag of name (serve, demo, doctor,
+// release) over c's current values. vd and tools hold --virtual-display and
+// --tools as given, parsed by Load.
+func newFlagSet(name string, c *Config) (fs *flag.FlagSet, vd, tools *string) {
+	fs = flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&c.HTTP, "http", c.HTTP, "serve MCP over Streamable HTTP instead of stdio")
+	fs.StringVar(&c.HTTPAddr, "addr", c.HTTPAddr, "HTTP listen `host:port` (loopback unless --allow-remote; GUI_AGENT_HTTP_ADDR)")
+	fs.BoolVar(&c.AllowRemote, "allow-remote", c.AllowRemote, "allow a non-loopback --addr (requires GUI_AGENT_HTTP_TOKEN; GUI_AGENT_ALLOW_REMOTE)")
+	fs.StringVar(&c.XDisplay, "display", c.XDisplay, "X `display` to drive, e.g. :1 (default $DISPLAY)")
+	fs.StringVar(&c.VNC, "vnc", c.VNC, "drive a remote desktop over VNC at `host[:port]` (default port 5900; password in GUI_AGENT_VNC_PASSWORD; GUI_AGENT_VNC)")
+	vd = fs.String("virtual-display", "", "when no X display is reachable, start a private Xvfb of this `size`, e.g. 1280x800 (GUI_AGENT_VIRTUAL_DISPLAY)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "`level`: debug, info, warn or error (GUI_AGENT_LOG_LEVEL)")
+	fs.StringVar(&c.LogFile, "log-file", c.LogFile, "write logs to this `file` instead of stderr (GUI_AGENT_LOG_FILE)")
+	fs.StringVar(&c.RunsDir, "runs-dir", c.RunsDir, "`dir`ectory of run records (GUI_AGENT_RUNS_DIR; default $XDG_STATE_HOME/guiagent/runs)")
+	fs.StringVar(&c.Model, "model", c.Model, "model `name` (GUI_AGENT_MODEL)")
+	fs.StringVar(&c.Provider, "provider", c.Provider, "model `provider`: openai, anthropic or gemini (GUI_AGENT_PROVIDER)")
+	tools = fs.String("tools", "", "offer only these tools: comma `list` of tool names or groups ("+strings.Join(ToolGroupNames, ", ")+"; GUI_AGENT_TOOLS)")
+	fs.BoolVar(&c.ReadOnly, "read-only", c.ReadOnly, "offer only the observe tools: no input, no clipboard writes, no tasks (GUI_AGENT_READ_ONLY)")
+	return fs, vd, tools
+}
+
+// ToolGroupNames are the groups --tools and GUI_AGENT_TOOLS accept besides
+// tool names; the server (mcpserver) defines which tools each holds.
+var ToolGroupNames = []string{"observe", "input", "clipboard", "task", "flows"}
+
+// ReadOnlyTools is what --read-only selects.
+const ReadOnlyTools = "observe"
+
+// PrintFlags writes the configuration flags of command name, one per entry
+// with its default, to w (for `guiagent name --help`).
+func PrintFlags(name string, w io.Writer) {
+	c := Default()
+	fs, _, _ := newFlagSet(name, &c)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// applyToolFlags parses --tools (it replaces GUI_AGENT_TOOLS when given) and
+// --read-only into c.Tools. Names are checked by the server, which knows them.
+func (c *Config) applyToolFlags(tools string) error {
+	if tools != "" {
+		c.Tools = splitList(tools)
+		if len(c.Tools) == 0 {
+			return fmt.Errorf("--tools %q names no tool: give tool names or groups (%s), comma separated", tools, strings.Join(ToolGroupNames, ", "))
+		}
+	}
+	if !c.ReadOnly {
+		return nil
+	}
+	if len(c.Tools) > 0 && !(len(c.Tools) == 1 && c.Tools[0] == ReadOnlyTools) {
+		return fmt.Errorf("--read-only (GUI_AGENT_READ_ONLY) and --tools (GUI_AGENT_TOOLS=%s) are both set: --read-only means --tools %s; keep one", strings.Join(c.Tools, ","), ReadOnlyTools)
+	}
+	c.Tools = []string{ReadOnlyTools}
+	return nil
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // XDisplay is the X display of the session ($DISPLAY), the default of every
@@ -253,11 +318,7 @@ func (r *envReader) bool(name string, dst *bool) {
 
 func (r *envReader) list(name string, dst *[]string) {
 	if v, ok := r.lookup(name); ok {
-		for _, s := range strings.Split(v, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				*dst = append(*dst, s)
-			}
-		}
+		*dst = append(*dst, splitList(v)...)
 	}
 }
 
@@ -306,6 +367,8 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.str("HTTP_ADDR", &c.HTTPAddr)
 	r.str("HTTP_TOKEN", &c.HTTPToken)
 	r.bool("ALLOW_REMOTE", &c.AllowRemote)
+	r.list("TOOLS", &c.Tools)
+	r.bool("READ_ONLY", &c.ReadOnly)
 	r.str("RUNS_DIR", &c.RunsDir)
 	r.int("RUNS_KEEP", &c.RunsKeep, 1, 100_000)
 	r.int("RUNS_MAX_MB", &c.RunsMaxMB, 1, 1<<20)
@@ -344,6 +407,7 @@ func (c *Config) Validate() error {
 	if c.Provider != "" {
 		errs = append(errs, oneOf("GUI_AGENT_PROVIDER", c.Provider, Providers))
 	}
+	errs = append(errs, c.checkModelPair())
 	if c.MemoryProvider != "" {
 		errs = append(errs, oneOf("GUI_AGENT_MEMORY_PROVIDER", c.MemoryProvider, Providers))
 	}
@@ -392,6 +456,21 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("GUI_AGENT_HTTP_TOKEN is too short: use at least 16 characters (e.g. openssl rand -hex 32)"))
 	}
 	return errors.Join(errs...)
+}
+
+// checkModelPair names the missing half of a half-configured model: a
+// provider needs a model and a model a provider. Neither means no model
+// (atomic tools only); a key or base URL alone names both.
+func (c *Config) checkModelPair() error {
+	switch {
+	case c.Provider != "" && c.Model == "":
+		return fmt.Errorf("GUI_AGENT_PROVIDER=%s is set but GUI_AGENT_MODEL (--model) is not: set the model name too, or unset GUI_AGENT_PROVIDER to run without a model", c.Provider)
+	case c.Model != "" && c.Provider == "":
+		return fmt.Errorf("GUI_AGENT_MODEL=%s is set but GUI_AGENT_PROVIDER (--provider) is not: set it to %s, or unset GUI_AGENT_MODEL to run without a model", c.Model, strings.Join(Providers, ", "))
+	case c.Model == "" && (c.APIKey != "" || c.BaseURL != ""):
+		return errors.New("GUI_AGENT_API_KEY or GUI_AGENT_BASE_URL is set but GUI_AGENT_PROVIDER and GUI_AGENT_MODEL are not: set both to use a model, or unset the key")
+	}
+	return nil
 }
 
 // IsLoopbackHost reports whether host names the loopback interface.

@@ -79,7 +79,7 @@ func TestRemoteNeedsToken(t *testing.T) {
 }
 
 func TestRedactedHidesSecrets(t *testing.T) {
-	c, _, err := Load("serve", nil, env(map[string]string{"GUI_AGENT_API_KEY": "sk-canary-123", "GUI_AGENT_HTTP_TOKEN": "tok-canary-4567890123"}))
+	c, _, err := Load("serve", nil, env(map[string]string{"GUI_AGENT_PROVIDER": "openai", "GUI_AGENT_MODEL": "gpt-4o", "GUI_AGENT_API_KEY": "sk-canary-123", "GUI_AGENT_HTTP_TOKEN": "tok-canary-4567890123"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,5 +181,50 @@ func TestRunRetentionKnobs(t *testing.T) {
 		if _, _, err := Load("serve", nil, env(map[string]string{"HOME": "/h", k: v})); err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("%s=%s: error %v does not name the variable", k, v, err)
 		}
+	}
+}
+
+func TestHalfConfiguredModelNamesTheMissingVariable(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{map[string]string{"GUI_AGENT_PROVIDER": "openai"}, nil, "GUI_AGENT_PROVIDER=openai is set but GUI_AGENT_MODEL (--model) is not"},
+		{map[string]string{"GUI_AGENT_MODEL": "gpt-4o"}, nil, "GUI_AGENT_MODEL=gpt-4o is set but GUI_AGENT_PROVIDER (--provider) is not"},
+		{nil, []string{"--model", "gpt-4o"}, "GUI_AGENT_PROVIDER (--provider) is not"},
+		{map[string]string{"GUI_AGENT_API_KEY": "sk-x"}, nil, "GUI_AGENT_PROVIDER and GUI_AGENT_MODEL are not"},
+	}
+	for _, tc := range cases {
+		_, _, err := Load("serve", tc.args, env(tc.env))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v %v: got %v, want it to contain %q", tc.env, tc.args, err, tc.want)
+		}
+	}
+	if _, _, err := Load("serve", []string{"--provider", "openai", "--model", "gpt-4o"}, env(nil)); err != nil {
+		t.Fatalf("a provider and a model are a whole configuration: %v", err)
+	}
+}
+
+func TestToolSelection(t *testing.T) {
+	c, _, err := Load("serve", []string{"--tools", " gui_click, observe ,"}, env(map[string]string{"GUI_AGENT_TOOLS": "input"}))
+	if err != nil || strings.Join(c.Tools, "|") != "gui_click|observe" {
+		t.Fatalf("--tools should replace GUI_AGENT_TOOLS: %q, %v", c.Tools, err)
+	}
+	c, _, err = Load("serve", nil, env(map[string]string{"GUI_AGENT_TOOLS": "input,clipboard"}))
+	if err != nil || strings.Join(c.Tools, "|") != "input|clipboard" {
+		t.Fatalf("GUI_AGENT_TOOLS: %q, %v", c.Tools, err)
+	}
+	c, _, err = Load("serve", []string{"--read-only"}, env(nil))
+	if err != nil || strings.Join(c.Tools, "|") != "observe" {
+		t.Fatalf("--read-only: %q, %v", c.Tools, err)
+	}
+	_, _, err = Load("serve", []string{"--read-only", "--tools", "input"}, env(nil))
+	if err == nil || !strings.Contains(err.Error(), "--read-only") || !strings.Contains(err.Error(), "keep one") {
+		t.Fatalf("--read-only with --tools input: %v", err)
+	}
+	_, _, err = Load("serve", []string{"--tools", ","}, env(nil))
+	if err == nil || !strings.Contains(err.Error(), "names no tool") {
+		t.Fatalf("--tools ',': %v", err)
 	}
 }
