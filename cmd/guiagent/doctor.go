@@ -47,6 +47,12 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		add("FAIL", "display", err.Error(), "run inside a desktop session, set DISPLAY, or pass --virtual-display 1280x800 (needs Xvfb: apt-get install xvfb)")
 	} else {
 		defer closeScreen()
+		ch := chooseDesktop(ctx, c, screen)
+		level := "ok"
+		if ch.warn {
+			level = "warn"
+		}
+		add(level, "desktop", fmt.Sprintf("%s, %s: %s", ch.display, ch.size, ch.why), "")
 		checkDesktop(ctx, screen, add)
 		checkHeldInput(ctx, c, screen, add)
 	}
@@ -59,7 +65,7 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	// Model.
 	switch {
 	case !modelConfigured(c):
-		add("warn", "model", "no model configured: atomic tools work, gui_execute_task does not",
+		add("warn", "model", "no model configured: gui_execute_task is not offered; the atomic tools work",
 			"set GUI_AGENT_PROVIDER (openai, anthropic, gemini), GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
 	case c.APIKey == "" && c.BaseURL == "":
 		add("FAIL", "model", fmt.Sprintf("provider %s, model %s, but GUI_AGENT_API_KEY is not set", c.Provider, c.Model),
@@ -93,6 +99,9 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 			add("ok", "grounding", "named targets are located by "+c.GroundingModel, "")
 		}
 	}
+
+	tc := toolsCheck(c)
+	add(tc.level, tc.name, tc.detail, tc.fix)
 
 	// Files.
 	if err := os.MkdirAll(c.RunsDir, 0o700); err != nil {

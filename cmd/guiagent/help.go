@@ -22,6 +22,9 @@ type command struct {
 func configFlags(name string) func(io.Writer) {
 	return func(w io.Writer) {
 		config.PrintFlags(name, w)
+		if name == "serve" || name == "doctor" {
+			printToolGroups(w)
+		}
 		fmt.Fprintln(w, "\nFlags name their GUI_AGENT_* environment variable; the README lists every variable.")
 	}
 }

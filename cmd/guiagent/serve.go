@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"path/filepath"
+	"strings"
 
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/config"
@@ -32,13 +34,6 @@ type app struct {
 	runner *agent.Runner // nil when no model is configured
 	server *mcpserver.Server
 	closes []func() error
-}
-
-// unconfiguredRunner answers gui_execute_task when no model is configured.
-type unconfiguredRunner struct{ err error }
-
-func (u unconfiguredRunner) Run(_ context.Context, _ agent.Task, _ func(agent.Event)) agent.Result {
-	return agent.Result{Status: agent.Failed, Summary: u.err.Error(), Trace: []agent.StepTrace{}}
 }
 
 // newApp opens the log (c.LogFile, else stderr) and the desktop and builds
@@ -78,7 +73,7 @@ func newApp(ctx context.Context, c config.Config, stderr io.Writer) (*app, error
 	a.closes = append(a.closes, a.store.Close)
 	shot := imaging.Options{MaxLongEdge: c.MaxLongEdge, Format: c.ImageFormat, Quality: c.JPEGQuality, MaxBytes: c.MaxImageBytes}
 
-	var tasks mcpserver.TaskRunner = unconfiguredRunner{errNoModel}
+	var tasks mcpserver.TaskRunner // nil: gui_execute_task is not offered
 	if modelConfigured(c) {
 		r, err := a.newRunner(shot)
 		if err != nil {
@@ -88,6 +83,7 @@ func newApp(ctx context.Context, c config.Config, stderr io.Writer) (*app, error
 		a.runner, tasks = r, r
 	}
 	opts := mcpserver.Options{
+		Tools:  toolSelection(c),
 		Screen: screen, Input: a.input, Shots: a.shots, Shot: shot,
 		CoordinateMode: c.CoordinateMode, DefaultDisplay: c.DisplayIndex,
 		ScreenshotAfterAction: c.ScreenshotAfterAction,
@@ -170,9 +166,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, _ 
 		return err
 	}
 	defer a.Close()
-	a.log.Info("desktop ready", "backend", a.screen.Name(), "version", version)
+	a.logDesktop(ctx)
+	a.log.Info("tools offered", "tools", strings.Join(a.server.ToolNames(), ","))
 	if a.runner == nil {
-		a.log.Info("gui_execute_task has no model; atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY")
+		a.log.Info("gui_execute_task is not offered: no model is configured; the atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY")
 	}
 	if !c.HTTP {
 		return a.server.ServeStdio(ctx)
@@ -182,20 +179,42 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, _ 
 
 func (a *app) serveHTTP(ctx context.Context, stderr io.Writer) error {
 	c := a.cfg
-	token := c.HTTPToken
+	token, generated := c.HTTPToken, false
 	if token == "" {
 		var err error
 		if token, err = mcpserver.GenerateToken(); err != nil {
 			return err
 		}
-		path := filepath.Join(filepath.Dir(c.RunsDir), "http-token")
-		if err := mcpserver.WriteTokenFile(path, token); err != nil {
-			return fmt.Errorf("write token file: %w", err)
-		}
-		// The token goes to the terminal (stderr), never into logs.
-		fmt.Fprintf(stderr, "guiagent: generated HTTP bearer token (also in %s, mode 0600):\n  %s\n", path, token)
+		generated = true
 	}
 	ho := mcpserver.HTTPOptions{Addr: c.HTTPAddr, Token: token, AllowRemote: c.AllowRemote}
-	ho.Dashboard, ho.OnListen = a.dashboard(token, stderr)
+	var announce func(net.Addr)
+	ho.Dashboard, announce = a.dashboard(token, stderr)
+	ho.OnListen = func(addr net.Addr) error {
+		if generated {
+			if err := publishToken(tokenFile(c), token, stderr); err != nil {
+				return err
+			}
+		}
+		announce(addr)
+		return nil
+	}
 	return a.server.ListenAndServe(ctx, ho)
+}
+
+// tokenFile is where serve --http writes a generated bearer token: the file
+// http-token beside the runs folder (by default
+// $XDG_STATE_HOME/guiagent/http-token).
+func tokenFile(c config.Config) string { return filepath.Join(filepath.Dir(c.RunsDir), "http-token") }
+
+// publishToken writes a generated token to path (mode 0600) and shows it on
+// the terminal (stderr), never in logs. serve calls it only once the listener
+// is bound, so a second serve on a busy port leaves a running server's token
+// file alone.
+func publishToken(path, token string, stderr io.Writer) error {
+	if err := mcpserver.WriteTokenFile(path, token); err != nil {
+		return fmt.Errorf("write token file: %w", err)
+	}
+	fmt.Fprintf(stderr, "guiagent: generated HTTP bearer token (also in %s, mode 0600):\n  %s\n", path, token)
+	return nil
 }

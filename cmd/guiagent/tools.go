@@ -189,7 +189,7 @@ func cmdRuns(args []string, getenv func(string) string, stdout, stderr io.Writer
 	for _, r := range runs {
 		task := r.Task
 		if task == "" {
-			task = "session " + r.SessionID
+			task = sessionLabel(r)
 		}
 		if r := []rune(task); len(r) > 60 {
 			task = string(r[:57]) + "..." // cut on a character, never inside a UTF-8 sequence
@@ -197,6 +197,15 @@ func cmdRuns(args []string, getenv func(string) string, stdout, stderr io.Writer
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Kind, r.Started.Local().Format(time.DateTime), r.Status, r.Steps, task)
 	}
 	return tw.Flush()
+}
+
+// sessionLabel describes a session run: its id and the client's name.
+func sessionLabel(r trace.RunInfo) string {
+	s := "session " + r.SessionID
+	if r.Client != "" {
+		s += " (" + r.Client + ")"
+	}
+	return s
 }
 
 // cmdReport prints the path of a run's HTML report, generating it if needed.

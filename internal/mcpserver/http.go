@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -65,8 +66,9 @@ type HTTPOptions struct {
 	// streams are not cut by it. There is no write timeout, for the same reason.
 	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
 	// OnListen, when set, is called with the bound address before serving
-	// (useful with port 0).
-	OnListen func(net.Addr)
+	// (useful with port 0, and to publish the token only once the address is
+	// ours). An error it returns closes the listener unserved and is returned.
+	OnListen func(net.Addr) error
 }
 
 func (o HTTPOptions) withDefaults() HTTPOptions {
@@ -116,6 +118,9 @@ func (s *Server) NewHTTPHandler(o HTTPOptions) (http.Handler, error) {
 	})
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, s.requireToken(o.Token, s.capSessions(o, s.cancelWhenClientGone(mcpHandler))))
+	for _, p := range noOAuthPaths {
+		mux.HandleFunc(p, noOAuth)
+	}
 	if o.Dashboard != nil {
 		mux.Handle("/", o.Dashboard)
 	} else {
@@ -195,19 +200,47 @@ func (s *Server) requireToken(token string, next http.Handler) http.Handler {
 		auth := r.Header.Get("Authorization")
 		scheme, got, ok := strings.Cut(auth, " ")
 		if auth == "" || !ok || !strings.EqualFold(scheme, "Bearer") {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="guiagent"`)
-			http.Error(w, "unauthorized: send the header Authorization: Bearer <token> (GUI_AGENT_HTTP_TOKEN, or the token guiagent printed at start)", http.StatusUnauthorized)
+			unauthorized(w, "missing", "unauthorized: send the header Authorization: Bearer <token> (GUI_AGENT_HTTP_TOKEN, or the token guiagent printed at start and wrote to its http-token file)")
 			return
 		}
 		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
 		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 			s.log.Warn("HTTP request with a wrong bearer token", "remote", r.RemoteAddr)
-			w.Header().Set("WWW-Authenticate", `Bearer realm="guiagent", error="invalid_token"`)
-			http.Error(w, "unauthorized: the bearer token is wrong", http.StatusUnauthorized)
+			unauthorized(w, "wrong", "unauthorized: the bearer token is wrong (use GUI_AGENT_HTTP_TOKEN, or the token in guiagent's http-token file; a restart without GUI_AGENT_HTTP_TOKEN makes a new one)")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// unauthorized answers 401 with a WWW-Authenticate challenge that names a
+// static token and no authorization server: no realm or resource_metadata
+// parameter that MCP clients take as an invitation to OAuth discovery, so a
+// client shows the message instead of starting a login. what is "missing" or
+// "wrong".
+func unauthorized(w http.ResponseWriter, what, msg string) {
+	challenge := `Bearer error="invalid_request", error_description="a static bearer token is required (no OAuth)"`
+	if what == "wrong" {
+		challenge = `Bearer error="invalid_token", error_description="wrong static bearer token (no OAuth)"`
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	http.Error(w, msg, http.StatusUnauthorized)
+}
+
+// noOAuthPaths are where MCP clients look for OAuth after a 401: the
+// discovery documents and the default endpoints a client falls back to.
+var noOAuthPaths = []string{"/.well-known/", "/authorize", "/token", "/register"}
+
+// NoOAuthMessage is the error_description of every OAuth path's 404.
+const NoOAuthMessage = "guiagent does not use OAuth: send its static bearer token in the header Authorization: Bearer <token> (GUI_AGENT_HTTP_TOKEN, or the token in guiagent's http-token file)"
+
+// noOAuth answers a definitive 404 with an OAuth-style JSON error, so a client
+// that probes for OAuth stops and shows the description.
+func noOAuth(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNotFound)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_request", "error_description": NoOAuthMessage})
 }
 
 // limitBody rejects bodies over max bytes with 413. (http.Server clears the
@@ -268,7 +301,10 @@ func (s *Server) ListenAndServe(ctx context.Context, o HTTPOptions) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	if o.OnListen != nil {
-		o.OnListen(ln.Addr())
+		if err := o.OnListen(ln.Addr()); err != nil {
+			ln.Close()
+			return err
+		}
 	}
 	s.log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+MCPPath, "remote", o.AllowRemote)
 	errc := make(chan error, 1)

@@ -277,7 +277,7 @@ func TestListenAndServe(t *testing.T) {
 	addrc := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- srv.ListenAndServe(ctx, HTTPOptions{Addr: "127.0.0.1:0", Token: testToken, OnListen: func(a net.Addr) { addrc <- a }})
+		done <- srv.ListenAndServe(ctx, HTTPOptions{Addr: "127.0.0.1:0", Token: testToken, OnListen: func(a net.Addr) error { addrc <- a; return nil }})
 	}()
 	var addr net.Addr
 	select {

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/trace"
 )
 
@@ -59,7 +61,13 @@ func (s *Server) addResources() {
 	add(StatusURI, "status", "Backend, displays, current task, uptime, kill switch and sessions.", s.Status)
 	add(PermissionsURI, "permissions", "What this platform allows: capture, input, clipboard, and backend details (on X11: XTEST, SHM, RandR).", s.Permissions)
 	add(AuditURI, "audit", "The last 1000 tool calls: time, tool, arguments with text redacted to its length, result, duration.",
-		func(context.Context) (any, error) { return map[string]any{"entries": s.audit.Snapshot()}, nil })
+		func(context.Context) (any, error) {
+			entries := s.audit.Snapshot()
+			if entries == nil {
+				entries = []safety.AuditEntry{} // "entries": [] when empty, never null
+			}
+			return map[string]any{"entries": entries}, nil
+		})
 	add(DisplaysURI, "displays", "The monitors, as gui_list_displays reports them.", func(ctx context.Context) (any, error) {
 		ds, err := s.displays(ctx)
 		if err != nil {
@@ -124,7 +132,7 @@ func (s *Server) Status(ctx context.Context) (any, error) {
 		held = append(held, b.String()+" button")
 	}
 	st["held"] = held
-	st["task_tool"] = s.opts.Tasks != nil
+	st["task_tool"] = slices.Contains(s.tools, "gui_execute_task")
 	if s.opts.CurrentTask != nil {
 		st["current_task"] = s.opts.CurrentTask()
 	}

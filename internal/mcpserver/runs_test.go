@@ -104,6 +104,9 @@ func TestEndedSessionClosesItsRecord(t *testing.T) {
 	if runs, err = store.List(); err != nil || len(runs) != 1 { // as of when the close was seen
 		t.Fatalf("runs = %+v, %v", runs, err)
 	}
+	if runs[0].Client != "short-lived" || !strings.HasPrefix(runs[0].SessionID, "stdio-") || len(runs[0].SessionID) <= len("stdio-") {
+		t.Fatalf("the record of a session without a transport id: client %q, session id %q; want the client's name and a generated id", runs[0].Client, runs[0].SessionID)
+	}
 	if runs[0].Status != trace.StatusRecorded || runs[0].Finished == nil {
 		t.Fatalf("the ended session's record is %q (finished %v), want %q: it was never closed", runs[0].Status, runs[0].Finished, trace.StatusRecorded)
 	}

@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -107,8 +108,14 @@ type Options struct {
 	// and session record the server produces: a model can repeat a key it was
 	// shown, and a provider or a failing call can echo one. Nil scrubs nothing.
 	Secrets []string
-	// Tasks runs gui_execute_task; nil leaves that tool unregistered.
+	// Tasks runs gui_execute_task; nil leaves that tool unregistered (no model
+	// is configured), and gui://status then says task_tool false.
 	Tasks TaskRunner
+	// Tools selects the tools offered, by tool name or group name (GroupObserve,
+	// GroupInput, ...; see ToolGroups); nil or empty offers all. New fails on
+	// a name that is neither, listing the valid ones, and when the selection
+	// leaves no tool to offer.
+	Tools []string
 	// CurrentTask, when set, reports the running task for gui://status.
 	CurrentTask func() any
 	// Records, when set, returns the recorder for an MCP session id ("" for
@@ -142,7 +149,9 @@ type Server struct {
 	frames  frameStore
 	frameN  atomic.Uint64
 	watched sync.Map // *mcp.ServerSession -> struct{}: sessions whose end is awaited
-	tools   []string // registered tool names, in order
+	// localIDs names sessions whose transport gives no id (stdio): *mcp.ServerSession -> string.
+	localIDs sync.Map
+	tools    []string // registered tool names, in order
 }
 
 // New validates opts and builds the server with its tools and resources
@@ -209,12 +218,36 @@ func New(opts Options) (*Server, error) {
 			Logger:       s.log.With("component", "mcp-sdk"),
 			Capabilities: &mcp.ServerCapabilities{}, // tools and resources are inferred; no logging capability
 		})
-	for _, t := range s.toolList() {
-		t.add(s.mcp)
-		s.tools = append(s.tools, t.name)
+	if err := s.registerTools(); err != nil {
+		return nil, err
 	}
 	s.addResources()
 	return s, nil
+}
+
+// registerTools adds the tools of toolList that opts.Tools selects.
+func (s *Server) registerTools() error {
+	sel, err := selectTools(s.opts.Tools)
+	if err != nil {
+		return err
+	}
+	for _, t := range s.toolList() {
+		if _, ok := groupOf(t.name); !ok {
+			panic("mcpserver: tool " + t.name + " has no row in toolGroups")
+		}
+		if sel.has(t.name) {
+			t.add(s.mcp)
+			s.tools = append(s.tools, t.name)
+		}
+	}
+	if len(s.tools) == 0 {
+		why := ""
+		if s.opts.Tasks == nil {
+			why = " (gui_execute_task needs a model: none is configured)"
+		}
+		return fmt.Errorf("--tools/GUI_AGENT_TOOLS=%s selects no tool this server offers%s", strings.Join(s.opts.Tools, ","), why)
+	}
+	return nil
 }
 
 const instructions = `guiagent controls this computer's screen, mouse and keyboard.
@@ -342,12 +375,13 @@ func (s *Server) watchSession(ss *mcp.ServerSession) {
 		_ = ss.Wait()
 		s.frames.forget(ss)
 		if s.opts.Records != nil {
-			if c, ok := s.opts.Records(ss.ID()).(io.Closer); ok {
+			if c, ok := s.opts.Records(s.recordID(ss)).(io.Closer); ok {
 				if err := c.Close(); err != nil {
-					s.log.Warn("closing the record of an ended MCP session failed", "session", ss.ID(), "err", err)
+					s.log.Warn("closing the record of an ended MCP session failed", "session", s.recordID(ss), "err", err)
 				}
 			}
 		}
+		s.localIDs.Delete(ss)
 		s.watched.Delete(ss)
 	}()
 }

@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -113,13 +115,13 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 		}
 		s.audit.Record(entry, in)
 		if s.opts.Records != nil {
-			if r := s.opts.Records(sessionID(c.ss)); r != nil {
+			if r := s.opts.Records(s.recordID(c.ss)); r != nil {
 				text := entry.Result
 				if entry.Error != "" {
 					text = "error: " + entry.Error
 				}
 				r.RecordCall(trace.Call{Tool: name, Args: json.RawMessage(s.scrub.Bytes(safety.MaskArgs(in))), Result: text, IsError: entry.Error != "" || res.IsError,
-					Image: c.img, Actions: c.actions, Frame: c.frame, Millis: ms})
+					Image: c.img, Actions: c.actions, Frame: c.frame, Millis: ms, Client: clientName(c.ss)})
 			}
 		}
 		return res, nil, nil
@@ -153,6 +155,36 @@ func sessionID(ss *mcp.ServerSession) string {
 		return ""
 	}
 	return ss.ID()
+}
+
+// recordID names the session in its run record: the MCP session id, or for a
+// transport without one (stdio, in-memory) a generated "stdio-" id kept for
+// the session's life, so no record is named by an empty id.
+func (s *Server) recordID(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return "stdio"
+	}
+	if id := ss.ID(); id != "" {
+		return id
+	}
+	if v, ok := s.localIDs.Load(ss); ok {
+		return v.(string)
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	v, _ := s.localIDs.LoadOrStore(ss, "stdio-"+hex.EncodeToString(b))
+	return v.(string)
+}
+
+// clientName is the client's name from its initialize request ("" before it).
+func clientName(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+		return p.ClientInfo.Name
+	}
+	return ""
 }
 
 // summary is the first text content of a result, shortened, for the audit.

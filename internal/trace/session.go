@@ -37,6 +37,9 @@ type Call struct {
 	// one an earlier call returned (stored once: identical images share a
 	// file); nil means Image.
 	Frame *imaging.Shot
+	// Client is the MCP client's name; the session's first call names it in
+	// the record (RunInfo.Client).
+	Client string
 	// Millis is how long the call took; Time when it ended (zero = now).
 	Millis int64
 	Time   time.Time
@@ -90,7 +93,7 @@ func (sr *SessionRecorder) RecordCall(c Call) {
 		if sr.part > 1 {
 			id += fmt.Sprintf("-part%d", sr.part)
 		}
-		r, err := sr.store.begin(KindSession, id, "", sr.sessionID, nil)
+		r, err := sr.store.begin(KindSession, id, "", sr.sessionID, c.Client, nil)
 		if err != nil {
 			sr.failed = true
 			sr.store.log.Error("trace: cannot record MCP session; its tool calls go unrecorded", "session", sr.sessionID, "err", err)

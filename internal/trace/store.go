@@ -100,10 +100,12 @@ type RunInfo struct {
 	ID   string `json:"id"`
 	Kind string `json:"kind"`
 	// Task is the task text (task runs) and SessionID the MCP session (session runs).
-	Task      string     `json:"task,omitempty"`
-	SessionID string     `json:"session_id,omitempty"`
-	Started   time.Time  `json:"started"`
-	Finished  *time.Time `json:"finished,omitempty"`
+	Task      string `json:"task,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
+	// Client is the MCP client's name (its initialize clientInfo.name) for session runs.
+	Client   string     `json:"client,omitempty"`
+	Started  time.Time  `json:"started"`
+	Finished *time.Time `json:"finished,omitempty"`
 	// Status is an agent.Status for finished task runs, or one of the Status* constants.
 	Status  string `json:"status"`
 	Summary string `json:"summary,omitempty"`
@@ -190,10 +192,10 @@ func sanitizeID(id string) string {
 // fields redacted, see secret.RedactJSON) and starts the writer. The returned Run's
 // ID may differ from runID when that was unsafe or taken.
 func (s *Store) Begin(runID, task string, config any) (*Run, error) {
-	return s.begin(KindTask, runID, task, "", config)
+	return s.begin(KindTask, runID, task, "", "", config)
 }
 
-func (s *Store) begin(kind, runID, task, sessionID string, config any) (*Run, error) {
+func (s *Store) begin(kind, runID, task, sessionID, client string, config any) (*Run, error) {
 	cfg, cfgSecrets, err := secret.RedactJSON(config)
 	if err != nil {
 		return nil, err
@@ -216,7 +218,7 @@ func (s *Store) begin(kind, runID, task, sessionID string, config any) (*Run, er
 	}
 	scrub := secret.NewScrubber(append(slices.Clone(s.opts.Secrets), cfgSecrets...)...)
 	r := newRun(s, kind, id, dir, scrub)
-	r.meta = RunInfo{ID: id, Kind: kind, Task: scrub.String(task), SessionID: scrub.String(sessionID), Started: time.Now().UTC(), Status: StatusRunning}
+	r.meta = RunInfo{ID: id, Kind: kind, Task: scrub.String(task), SessionID: scrub.String(sessionID), Client: scrub.String(client), Started: time.Now().UTC(), Status: StatusRunning}
 	if err := r.open(scrub.Bytes([]byte(task)), scrub.Bytes(cfg)); err != nil {
 		os.RemoveAll(dir)
 		return nil, err

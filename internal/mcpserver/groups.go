@@ -1,0 +1,130 @@
+package mcpserver
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Tool groups that Options.Tools (--tools, GUI_AGENT_TOOLS) selects by name.
+const (
+	GroupObserve   = "observe"   // see the screen; changes nothing (--read-only)
+	GroupInput     = "input"     // mouse and keyboard
+	GroupClipboard = "clipboard" // read and replace the clipboard
+	GroupTask      = "task"      // gui_execute_task: the agent loop
+	GroupFlows     = "flows"     // recorded flows
+)
+
+// groupOrder lists the groups in the order help and errors show them.
+var groupOrder = []string{GroupObserve, GroupInput, GroupClipboard, GroupTask, GroupFlows}
+
+// toolGroups is the one table of which group each tool belongs to. A new tool
+// joins a group by adding its row here; New panics for a tool without one.
+var toolGroups = []struct{ tool, group string }{
+	{"gui_list_displays", GroupObserve},
+	{"gui_screenshot", GroupObserve},
+	{"gui_zoom", GroupObserve},
+	{"gui_cursor_position", GroupObserve},
+	{"gui_find_image", GroupObserve},
+	{"gui_wait", GroupObserve},
+	{"gui_move", GroupInput},
+	{"gui_click", GroupInput},
+	{"gui_double_click", GroupInput},
+	{"gui_mouse_down", GroupInput},
+	{"gui_mouse_up", GroupInput},
+	{"gui_drag", GroupInput},
+	{"gui_scroll", GroupInput},
+	{"gui_type", GroupInput},
+	{"gui_press_key", GroupInput},
+	{"gui_hotkey", GroupInput},
+	{"gui_clipboard", GroupClipboard},
+	{"gui_execute_task", GroupTask},
+}
+
+// ToolGroup is a group of tools --tools can select by its name.
+type ToolGroup struct {
+	Name  string
+	Tools []string
+}
+
+// ToolGroups lists every group with its tools, in help order.
+func ToolGroups() []ToolGroup {
+	var out []ToolGroup
+	for _, g := range groupOrder {
+		tg := ToolGroup{Name: g}
+		for _, r := range toolGroups {
+			if r.group == g {
+				tg.Tools = append(tg.Tools, r.tool)
+			}
+		}
+		out = append(out, tg)
+	}
+	return out
+}
+
+func groupOf(tool string) (string, bool) {
+	for _, r := range toolGroups {
+		if r.tool == tool {
+			return r.group, true
+		}
+	}
+	return "", false
+}
+
+// toolSelection is the set of tool names Options.Tools selects; nil selects all.
+type toolSelection map[string]bool
+
+// selectTools resolves names (tool names or group names) into a selection.
+// An unknown name is an error listing the valid ones.
+func selectTools(names []string) (toolSelection, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	sel := toolSelection{}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if slices.Contains(groupOrder, n) {
+			for _, r := range toolGroups {
+				if r.group == n {
+					sel[r.tool] = true
+				}
+			}
+			continue
+		}
+		if _, ok := groupOf(n); !ok {
+			return nil, fmt.Errorf("--tools/GUI_AGENT_TOOLS: %q is neither a tool nor a group: the groups are %s; the tools are %s",
+				n, strings.Join(groupOrder, ", "), strings.Join(allToolNames(), ", "))
+		}
+		sel[n] = true
+	}
+	return sel, nil
+}
+
+// ResolveTools returns the tools names selects (tool or group names), in
+// table order; nil or empty selects every tool. An unknown name is the error
+// New would return. Whether a tool is then offered also depends on the server
+// (gui_execute_task needs Options.Tasks).
+func ResolveTools(names []string) ([]string, error) {
+	sel, err := selectTools(names)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range toolGroups {
+		if sel.has(r.tool) {
+			out = append(out, r.tool)
+		}
+	}
+	return out, nil
+}
+
+func allToolNames() []string {
+	names := make([]string, len(toolGroups))
+	for i, r := range toolGroups {
+		names[i] = r.tool
+	}
+	return names
+}
+
+// has reports whether tool is selected.
+func (sel toolSelection) has(tool string) bool { return sel == nil || sel[tool] }
