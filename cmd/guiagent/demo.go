@@ -31,6 +31,11 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 	if len(rest) > 0 {
 		task = strings.Join(rest, " ")
 	}
+	c, stopModel, err := demoModel(c, task, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopModel()
 	size := c.VirtualDisplay
 	if size.W == 0 {
 		size.W, size.H = 1280, 800
@@ -50,17 +55,6 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer sample.Close()
 
-	if c.APIKey == "" && c.BaseURL == "" {
-		srv := fakellm.NewChatServer(fakellm.DemoFormBrain(fakellm.DefaultDemoForm), fakellm.ChatOptions{Model: "guiagent-scripted"})
-		defer srv.Close()
-		c.Provider, c.Model, c.BaseURL, c.APIKey, c.Adapter = "openai", "guiagent-scripted", srv.URL, "demo-no-key", "generic"
-		c.MemoryModel, c.MemoryProvider, c.GroundingModel = "", "", ""
-		fmt.Fprintln(stderr, "demo: no GUI_AGENT_API_KEY set, so the built-in scripted model plays the model's part (offline). Set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY to use a real one.")
-	} else if !modelConfigured(c) {
-		return errNoModel
-	} else {
-		fmt.Fprintf(stderr, "demo: using %s model %s\n", c.Provider, c.Model)
-	}
 	c.XDisplay, c.VirtualDisplay = vd.Display, geom.Size{}
 	a, err := newApp(ctx, c, stderr)
 	if err != nil {
@@ -74,22 +68,25 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 			fmt.Fprintf(stderr, "  %s\n", ev.Message)
 		}
 	})
-	if res.Status == agent.Completed && task == demoTask {
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ev, err := sample.WaitFor(wctx, func(e sampleapp.Event) bool { return e.Event == "submit" })
-		cancel()
-		if err != nil {
-			fmt.Fprintln(stderr, "demo: the agent reported success but the sample app saw no submit")
-		} else {
-			fmt.Fprintf(stderr, "demo: the sample application received: %v\n", ev.Fields)
-		}
-	}
 	out := map[string]any{
 		"status": res.Status, "summary": res.Summary, "result": res.Result, "steps": res.Steps,
 		"usage": res.Usage, "run_id": res.RunID, "run_dir": res.RunDir, "report": res.Report,
 	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	fmt.Fprintln(stdout, string(b))
+	if res.Status == agent.Completed {
+		wait := time.Second // another task need not submit the form
+		if task == demoTask {
+			wait = 5 * time.Second
+		}
+		if fields := submitted(ctx, sample, wait, stderr); fields != nil {
+			out["sample_app_received"] = fields
+		}
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
 	if res.Report != "" {
 		fmt.Fprintf(stderr, "demo: open the report in a browser: file://%s\n", res.Report)
 	}
@@ -97,4 +94,40 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return fmt.Errorf("task ended %s: %s", res.Status, res.Summary)
 	}
 	return nil
+}
+
+// demoModel picks the demo's model: the configured one, or, when none is
+// configured, the built-in scripted model, which can only do demoTask and
+// refuses any other task rather than pretend. stop ends the scripted model.
+func demoModel(c config.Config, task string, stderr io.Writer) (_ config.Config, stop func(), err error) {
+	if modelConfigured(c) {
+		if c.APIKey == "" && c.BaseURL == "" {
+			return c, nil, fmt.Errorf("demo: provider %s, model %s, but GUI_AGENT_API_KEY is not set (a local OpenAI-compatible server needs GUI_AGENT_BASE_URL instead)", c.Provider, c.Model)
+		}
+		fmt.Fprintf(stderr, "demo: using %s model %s\n", c.Provider, c.Model)
+		return c, func() {}, nil
+	}
+	if task != demoTask {
+		return c, nil, fmt.Errorf("demo: the built-in scripted model only knows the demo's own task (%q), so it cannot do %q: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY to run your task with a real model, or run guiagent demo without a task", demoTask, task)
+	}
+	srv := fakellm.NewChatServer(fakellm.DemoFormBrain(fakellm.DefaultDemoForm), fakellm.ChatOptions{Model: "guiagent-scripted"})
+	c.Provider, c.Model, c.BaseURL, c.APIKey, c.Adapter = "openai", "guiagent-scripted", srv.URL, "demo-no-key", "generic"
+	c.MemoryModel, c.MemoryProvider, c.GroundingModel = "", "", ""
+	fmt.Fprintln(stderr, "demo: no model is configured, so the built-in scripted model plays the model's part (offline). Set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY to use a real one.")
+	return c, srv.Close, nil
+}
+
+// submitted waits briefly for the sample form's submit and prints what the
+// application received as JSON; nil when it saw none.
+func submitted(ctx context.Context, sample *sampleapp.App, wait time.Duration, stderr io.Writer) map[string]string {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	ev, err := sample.WaitFor(wctx, func(e sampleapp.Event) bool { return e.Event == "submit" })
+	cancel()
+	if err != nil {
+		fmt.Fprintln(stderr, "demo: the sample application saw no form submitted")
+		return nil
+	}
+	b, _ := json.Marshal(ev.Fields)
+	fmt.Fprintf(stderr, "demo: the sample application received: %s\n", b)
+	return ev.Fields
 }

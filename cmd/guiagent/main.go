@@ -70,7 +70,7 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 // help answers `guiagent help [CMD]`, `CMD --help` and unknown commands;
 // done reports whether it did (with the exit code).
 func help(cmd string, args []string, stdout, stderr io.Writer) (code int, done bool) {
-	if cmd == "help" {
+	if cmd == "help" && !wantsHelp(args) {
 		if len(args) == 0 {
 			printUsage(stdout)
 			return 0, true

@@ -49,7 +49,13 @@ func TestDemoOffline(t *testing.T) {
 	if res.Status != "completed" || res.Usage.Calls > 2 {
 		t.Fatalf("demo result %+v", res)
 	}
-	if !strings.Contains(stderr, "scripted model") || !strings.Contains(stderr, "name:Ada Lovelace") {
+	var received struct {
+		Fields map[string]string `json:"sample_app_received"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &received); err != nil || received.Fields["name"] != "Ada Lovelace" || received.Fields["city"] != "London" {
+		t.Fatalf("demo result lacks what the sample app received: %v\n%s", err, stdout)
+	}
+	if !strings.Contains(stderr, "scripted model") || !strings.Contains(stderr, `"name":"Ada Lovelace"`) {
 		t.Fatalf("demo should say it is scripted and show what the app received:\n%s", stderr)
 	}
 	if _, err := os.Stat(res.Report); err != nil {
