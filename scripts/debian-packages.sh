@@ -1,0 +1,55 @@
+#!/bin/sh
+# The Debian packages guiagent needs, listed once. The container image
+# (Dockerfile) installs the runtime set; CI (.ci/run) installs the ci set,
+# which contains the runtime set, so every CI run goes through the image's
+# install path.
+#
+# Usage: scripts/debian-packages.sh list|install runtime|ci
+set -eu
+
+# runtime: a private virtual display (Xvfb), fonts for Latin and CJK text in
+# the applications it shows, and CA certificates for HTTPS model providers.
+runtime="xvfb fonts-dejavu-core fonts-wqy-microhei ca-certificates"
+
+# ci: the runtime set, plus the X servers, tools and applications the tests
+# drive (Xorg dummy, Xvnc, xdpyinfo/xrandr, Chromium for report tests).
+ci="$runtime x11-utils x11-xserver-utils xserver-xorg-core xserver-xorg-video-dummy tigervnc-standalone-server tigervnc-tools chromium"
+
+usage() {
+	echo "usage: $0 list|install runtime|ci" >&2
+	exit 2
+}
+
+[ $# -eq 2 ] || usage
+case "$2" in
+runtime) pkgs=$runtime ;;
+ci) pkgs=$ci ;;
+*) usage ;;
+esac
+
+case "$1" in
+list)
+	for p in $pkgs; do echo "$p"; done
+	;;
+install)
+	missing=""
+	for p in $pkgs; do
+		dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq
+		# shellcheck disable=SC2086 # one word per package
+		apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	fi
+	# Every package must now be installed: a failed install fails here.
+	for p in $pkgs; do
+		if ! dpkg -s "$p" >/dev/null 2>&1; then
+			echo "$0: $p is not installed" >&2
+			exit 1
+		fi
+	done
+	echo "debian packages ($2): all installed"
+	;;
+*) usage ;;
+esac
