@@ -79,7 +79,7 @@ type Config struct {
 
 	// MCP surface.
 	Tools    []string `json:"tools"`     // --tools / GUI_AGENT_TOOLS: tool names or groups to offer, comma separated (nil = all)
-	ReadOnly bool     `json:"read_only"` // --read-only / GUI_AGENT_READ_ONLY: offer only the observe group (Tools is then ["observe"])
+	ReadOnly bool     `json:"read_only"` // --read-only / GUI_AGENT_READ_ONLY: offer only the observe group (Tools must be empty)
 
 	// Records and logs.
 	RunsDir     string `json:"runs_dir"`     // GUI_AGENT_RUNS_DIR, default $XDG_STATE_HOME/guiagent/runs
@@ -177,17 +177,10 @@ func newFlagSet(name string, c *Config) (fs *flag.FlagSet, vd, tools *string) {
 	fs.StringVar(&c.RunsDir, "runs-dir", c.RunsDir, "`dir`ectory of run records (GUI_AGENT_RUNS_DIR; default $XDG_STATE_HOME/guiagent/runs)")
 	fs.StringVar(&c.Model, "model", c.Model, "model `name` (GUI_AGENT_MODEL)")
 	fs.StringVar(&c.Provider, "provider", c.Provider, "model `provider`: openai, anthropic or gemini (GUI_AGENT_PROVIDER)")
-	tools = fs.String("tools", "", "offer only these tools: comma `list` of tool names or groups ("+strings.Join(ToolGroupNames, ", ")+"; GUI_AGENT_TOOLS)")
+	tools = fs.String("tools", "", "offer only these tools: comma `list` of tool names or groups, listed below (GUI_AGENT_TOOLS)")
 	fs.BoolVar(&c.ReadOnly, "read-only", c.ReadOnly, "offer only the observe tools: no input, no clipboard writes, no tasks (GUI_AGENT_READ_ONLY)")
 	return fs, vd, tools
 }
-
-// ToolGroupNames are the groups --tools and GUI_AGENT_TOOLS accept besides
-// tool names; the server (mcpserver) defines which tools each holds.
-var ToolGroupNames = []string{"observe", "input", "clipboard", "task", "flows"}
-
-// ReadOnlyTools is what --read-only selects.
-const ReadOnlyTools = "observe"
 
 // PrintFlags writes the configuration flags of command name, one per entry
 // with its default, to w (for `guiagent name --help`).
@@ -198,22 +191,19 @@ func PrintFlags(name string, w io.Writer) {
 	fs.PrintDefaults()
 }
 
-// applyToolFlags parses --tools (it replaces GUI_AGENT_TOOLS when given) and
-// --read-only into c.Tools. Names are checked by the server, which knows them.
+// applyToolFlags parses --tools (it replaces GUI_AGENT_TOOLS when given) into
+// c.Tools and refuses it together with --read-only. Names are checked by the
+// server, which defines the tools and groups.
 func (c *Config) applyToolFlags(tools string) error {
 	if tools != "" {
 		c.Tools = splitList(tools)
 		if len(c.Tools) == 0 {
-			return fmt.Errorf("--tools %q names no tool: give tool names or groups (%s), comma separated", tools, strings.Join(ToolGroupNames, ", "))
+			return fmt.Errorf("--tools %q names no tool: give tool names or groups, comma separated (see guiagent serve --help)", tools)
 		}
 	}
-	if !c.ReadOnly {
-		return nil
+	if c.ReadOnly && len(c.Tools) > 0 {
+		return fmt.Errorf("--read-only (GUI_AGENT_READ_ONLY) and --tools (GUI_AGENT_TOOLS=%s) are both set: --read-only means --tools observe; keep one", strings.Join(c.Tools, ","))
 	}
-	if len(c.Tools) > 0 && !(len(c.Tools) == 1 && c.Tools[0] == ReadOnlyTools) {
-		return fmt.Errorf("--read-only (GUI_AGENT_READ_ONLY) and --tools (GUI_AGENT_TOOLS=%s) are both set: --read-only means --tools %s; keep one", strings.Join(c.Tools, ","), ReadOnlyTools)
-	}
-	c.Tools = []string{ReadOnlyTools}
 	return nil
 }
 
