@@ -12,8 +12,9 @@ set -eu
 runtime="xvfb fonts-dejavu-core fonts-wqy-microhei ca-certificates"
 
 # ci: the runtime set, plus the X servers, tools and applications the tests
-# drive (Xorg dummy, Xvnc, xdpyinfo/xrandr, Chromium for report tests).
-ci="$runtime x11-utils x11-xserver-utils xserver-xorg-core xserver-xorg-video-dummy tigervnc-standalone-server tigervnc-tools chromium"
+# drive (Xorg dummy, Xvnc, xdpyinfo/xrandr, Chromium for report tests, Wine
+# and mingw-w64 for the Windows backend tests).
+ci="$runtime x11-utils x11-xserver-utils xserver-xorg-core xserver-xorg-video-dummy tigervnc-standalone-server tigervnc-tools chromium wine wine64 gcc-mingw-w64-x86-64"
 
 usage() {
 	echo "usage: $0 list|install runtime|ci" >&2
