@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/guiagent/guiagent/internal/action/actiontest"
 	"image"
 	"image/color"
 	"image/draw"
@@ -258,7 +259,7 @@ func TestBatchedToolUsesAreOneStepAndAllAnswered(t *testing.T) {
 		g := d.Actions[i]
 		ids[g.CallID] = true
 		g.CallID = ""
-		if !sameActions(t, []action.Action{g}, []action.Raw{w}, geom.SpaceImage) {
+		if !actiontest.Same(t, []action.Action{g}, []action.Raw{w}, geom.SpaceImage) {
 			t.Errorf("action %d differs", i)
 		}
 	}
@@ -597,20 +598,4 @@ func BenchmarkSessionStep(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// sameActions reports whether got are want parsed in space sp (compared as JSON).
-func sameActions(t *testing.T, got []action.Action, want []action.Raw, sp geom.Space) bool {
-	t.Helper()
-	w, err := action.ParseModelAll(want, sp)
-	if err != nil {
-		t.Fatalf("want does not parse: %v", err)
-	}
-	a, _ := json.Marshal(got)
-	b, _ := json.Marshal(w)
-	if string(a) != string(b) {
-		t.Logf("actions %s\nwant    %s", a, b)
-		return false
-	}
-	return true
 }

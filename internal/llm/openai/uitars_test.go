@@ -1,8 +1,8 @@
 package openai
 
 import (
-	"encoding/json"
 	"errors"
+	"github.com/guiagent/guiagent/internal/action/actiontest"
 	"strings"
 	"testing"
 
@@ -47,7 +47,7 @@ func TestParseUITARS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !sameActions(t, d.Actions, tc.want, p.Space()) || d.Status != tc.status || d.Result != tc.result {
+			if !actiontest.Same(t, d.Actions, tc.want, p.Space()) || d.Status != tc.status || d.Result != tc.result {
 				t.Fatalf("got %+v status %s result %q\nwant %+v status %s result %q", d.Actions, d.Status, d.Result, tc.want, tc.status, tc.result)
 			}
 		})
@@ -73,20 +73,4 @@ func TestParseUITARSErrors(t *testing.T) {
 			t.Errorf("%q: err = %v, want ErrBadOutput mentioning %q and no decision", tc.text, err, tc.want)
 		}
 	}
-}
-
-// sameActions reports whether got are want parsed in space sp (compared as JSON).
-func sameActions(t *testing.T, got []action.Action, want []action.Raw, sp geom.Space) bool {
-	t.Helper()
-	w, err := action.ParseModelAll(want, sp)
-	if err != nil {
-		t.Fatalf("want does not parse: %v", err)
-	}
-	a, _ := json.Marshal(got)
-	b, _ := json.Marshal(w)
-	if string(a) != string(b) {
-		t.Logf("actions %s\nwant    %s", a, b)
-		return false
-	}
-	return true
 }

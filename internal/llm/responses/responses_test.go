@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/guiagent/guiagent/internal/action/actiontest"
 	"image"
 	"image/color"
 	"image/draw"
@@ -204,7 +205,7 @@ func TestBatchedActionsOfOneCall(t *testing.T) {
 		{Kind: action.KeyPress, Keys: []string{"CTRL", "S"}, CallID: "call_fake_1"},
 		{Kind: action.Scroll, At: []float64{50, 60}, Direction: "up", Amount: 3, CallID: "call_fake_1"},
 	}
-	if !sameActions(t, d.Actions, want, geom.SpaceImage) {
+	if !actiontest.Same(t, d.Actions, want, geom.SpaceImage) {
 		t.Fatal("actions differ")
 	}
 	if err := llm.ValidateDecision(d); err != nil {
@@ -374,20 +375,4 @@ func TestCancelEndsAHungRequest(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-}
-
-// sameActions reports whether got are want parsed in space sp (compared as JSON).
-func sameActions(t *testing.T, got []action.Action, want []action.Raw, sp geom.Space) bool {
-	t.Helper()
-	w, err := action.ParseModelAll(want, sp)
-	if err != nil {
-		t.Fatalf("want does not parse: %v", err)
-	}
-	a, _ := json.Marshal(got)
-	b, _ := json.Marshal(w)
-	if string(a) != string(b) {
-		t.Logf("actions %s\nwant    %s", a, b)
-		return false
-	}
-	return true
 }
