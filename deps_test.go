@@ -12,11 +12,19 @@ import (
 	"testing"
 )
 
+// wiring reports whether pkg assembles guiagent from its parts: cmd and
+// internal/app (which the public package and cmd are built on).
+func wiring(pkg string) bool {
+	const mod = "github.com/guiagent/guiagent/"
+	return strings.HasPrefix(pkg, mod+"cmd/") || strings.HasPrefix(pkg, mod+"internal/app")
+}
+
 // TestImportRules holds the import direction of ARCHITECTURE.md: geom is pure,
-// the MCP SDK stays in mcpserver (and the e2e tests), and only cmd and platform
-// import concrete backends; only cmd imports concrete model providers outside
-// tests; llm reaches desktop only through the action vocabulary; action
-// builds on geom and desktop alone.
+// the MCP SDK stays in mcpserver (and the e2e tests) and the public package
+// that returns its server, and only cmd and platform import concrete
+// backends; only cmd and internal/app import concrete model providers and
+// the MCP server outside tests; llm reaches desktop only through the action
+// vocabulary; action builds on geom and desktop alone.
 func TestImportRules(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").CombinedOutput()
 	if err != nil {
@@ -27,17 +35,22 @@ func TestImportRules(t *testing.T) {
 		imported string
 		allowed  func(pkg string) bool
 	}{
-		{"github.com/modelcontextprotocol/go-sdk", func(p string) bool { return strings.HasPrefix(p, mod+"internal/mcpserver") }},
+		{"github.com/modelcontextprotocol/go-sdk", func(p string) bool {
+			return strings.HasPrefix(p, mod+"internal/mcpserver") || p == strings.TrimSuffix(mod, "/") // the public package returns *mcp.Server
+		}},
 		{mod + "internal/backend/", func(p string) bool {
 			return strings.HasPrefix(p, mod+"cmd/") || strings.HasPrefix(p, mod+"internal/platform") || strings.HasPrefix(p, mod+"internal/backend/")
 		}},
-		{mod + "internal/llm/openai", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
-		{mod + "internal/llm/anthropic", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
-		{mod + "internal/llm/responses", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
-		{mod + "internal/mcpserver", func(p string) bool { return strings.HasPrefix(p, mod+"cmd/") }},
+		{mod + "internal/llm/openai", wiring},
+		{mod + "internal/llm/anthropic", wiring},
+		{mod + "internal/llm/responses", wiring},
+		{mod + "internal/mcpserver", wiring},
 		{mod + "internal/desktop", func(p string) bool { return !strings.HasPrefix(p, mod+"internal/llm") }},
 		{mod + "internal/agent", func(p string) bool {
-			for _, ok := range []string{"cmd/", "internal/mcpserver", "internal/web", "internal/trace", "internal/agent"} {
+			if p == strings.TrimSuffix(mod, "/") {
+				return true // the public package runs tasks (Execute)
+			}
+			for _, ok := range []string{"cmd/", "internal/app", "internal/mcpserver", "internal/web", "internal/trace", "internal/agent"} {
 				if strings.HasPrefix(p, mod+ok) {
 					return true
 				}
@@ -168,8 +181,9 @@ var layers = [][]string{
 	{"internal/trace", "internal/flow"},
 	// 6: the two front ends, which never import each other.
 	{"internal/mcpserver", "internal/web"},
-	// 7: the binary, its end-to-end tests and the module root (this test).
-	{"cmd/", "e2e", ""},
+	// 7: the assembly of all parts (internal/app), the public package at the
+	// module root built on it, the binary and its end-to-end tests.
+	{"internal/app", "cmd/", "e2e", ""},
 }
 
 // layerOf returns the layer of pkg (module-relative path), or -1.
@@ -220,8 +234,8 @@ func TestLayers(t *testing.T) {
 				t.Errorf("%s (layer %d) imports %s (layer %d): a lower layer never imports a higher one (see ARCHITECTURE.md)", pkg, lp, ip, li)
 			}
 			for _, front := range []string{"internal/mcpserver", "internal/web"} {
-				if (ip == front || strings.HasPrefix(ip, front+"/")) && !strings.HasPrefix(pkg, "cmd/") && !strings.HasPrefix(pkg, front) {
-					t.Errorf("%s imports %s; only cmd wires the front ends together", pkg, ip)
+				if (ip == front || strings.HasPrefix(ip, front+"/")) && !strings.HasPrefix(pkg, "cmd/") && pkg != "internal/app" && !strings.HasPrefix(pkg, front) {
+					t.Errorf("%s imports %s; only internal/app and cmd wire the front ends together", pkg, ip)
 				}
 			}
 		}

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/guiagent/guiagent/internal/agent"
-	"github.com/guiagent/guiagent/internal/config"
-	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
 	"github.com/guiagent/guiagent/internal/platform"
 	"github.com/guiagent/guiagent/internal/sampleapp"
@@ -23,7 +21,7 @@ const demoTask = "In the sample form, enter the name Ada Lovelace, the email ada
 // one task on it through the full loop. Without an API key it uses the built-in
 // scripted model and says so.
 func cmdDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, rest, err := config.Load("demo", args, getenv)
+	o, rest, err := guiagent.LoadOptions(args, getenv)
 	if err != nil {
 		return err
 	}
@@ -31,21 +29,21 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 	if len(rest) > 0 {
 		task = strings.Join(rest, " ")
 	}
-	c, stopModel, err := demoModel(c, task, stderr)
+	o, stopModel, err := demoModel(o, task, stderr)
 	if err != nil {
 		return err
 	}
 	defer stopModel()
-	size := c.VirtualDisplay
-	if size.W == 0 {
-		size.W, size.H = 1280, 800
+	size := o.VirtualDisplay
+	if size.Width == 0 {
+		size.Width, size.Height = 1280, 800
 	}
-	vd, err := platform.StartXvfb(ctx, platform.XvfbOptions{Width: size.W, Height: size.H})
+	vd, err := platform.StartXvfb(ctx, platform.XvfbOptions{Width: size.Width, Height: size.Height})
 	if err != nil {
 		return fmt.Errorf("demo needs a private virtual desktop: %w", err)
 	}
 	defer vd.Close()
-	fmt.Fprintf(stderr, "demo: private virtual desktop %s (%dx%d)\n", vd.Display, size.W, size.H)
+	fmt.Fprintf(stderr, "demo: private virtual desktop %s (%dx%d)\n", vd.Display, size.Width, size.Height)
 
 	appCtx, cancelApp := context.WithTimeout(ctx, 20*time.Second)
 	sample, err := sampleapp.Start(appCtx, sampleapp.Options{Display: vd.Display, Scene: sampleapp.SceneForm})
@@ -55,24 +53,27 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer sample.Close()
 
-	c.XDisplay, c.VirtualDisplay = vd.Display, geom.Size{}
-	a, err := newApp(ctx, c, stderr)
+	o.XDisplay, o.VirtualDisplay, o.Log = vd.Display, guiagent.Size{}, stderr
+	a, err := guiagent.New(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
 
 	fmt.Fprintf(stderr, "demo: task: %s\n", task)
-	res := a.runner.Run(ctx, agent.Task{Task: task}, func(ev agent.Event) {
-		if ev.Kind == agent.EvProgress && ev.Message != "" {
-			fmt.Fprintf(stderr, "  %s\n", ev.Message)
+	res, err := a.Execute(ctx, task, guiagent.WithProgress(func(p guiagent.Progress) {
+		if p.Message != "" {
+			fmt.Fprintf(stderr, "  %s\n", p.Message)
 		}
-	})
+	}))
+	if err != nil {
+		return err
+	}
 	out := map[string]any{
 		"status": res.Status, "summary": res.Summary, "result": res.Result, "steps": res.Steps,
 		"usage": res.Usage, "run_id": res.RunID, "run_dir": res.RunDir, "report": res.Report,
 	}
-	if res.Status == agent.Completed {
+	if res.Status == guiagent.Completed {
 		wait := time.Second // another task need not submit the form
 		if task == demoTask {
 			wait = 5 * time.Second
@@ -90,7 +91,7 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 	if res.Report != "" {
 		fmt.Fprintf(stderr, "demo: open the report in a browser: file://%s\n", res.Report)
 	}
-	if res.Status != agent.Completed {
+	if res.Status != guiagent.Completed {
 		return fmt.Errorf("task ended %s: %s", res.Status, res.Summary)
 	}
 	return nil
@@ -99,8 +100,8 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 // demoModel picks the demo's model: the configured one, or, when none is
 // configured, the built-in scripted model, which can only do demoTask and
 // refuses any other task rather than pretend. stop ends the scripted model.
-func demoModel(c config.Config, task string, stderr io.Writer) (_ config.Config, stop func(), err error) {
-	if modelConfigured(c) {
+func demoModel(c guiagent.Options, task string, stderr io.Writer) (_ guiagent.Options, stop func(), err error) {
+	if c.Provider != "" && c.Model != "" {
 		if c.APIKey == "" && c.BaseURL == "" {
 			return c, nil, fmt.Errorf("demo: provider %s, model %s, but GUI_AGENT_API_KEY is not set (a local OpenAI-compatible server needs GUI_AGENT_BASE_URL instead)", c.Provider, c.Model)
 		}

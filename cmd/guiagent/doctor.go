@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guiagent/guiagent"
+	"github.com/guiagent/guiagent/internal/app"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/platform"
@@ -37,7 +39,7 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		printChecks(stdout, checks)
 		return 1
 	}
-	add("ok", "platform", runtime.GOOS+"/"+runtime.GOARCH+", guiagent "+version, "")
+	add("ok", "platform", runtime.GOOS+"/"+runtime.GOARCH+", guiagent "+guiagent.Version, "")
 
 	// Desktop.
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -64,27 +66,27 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 
 	// Model.
 	switch {
-	case !modelConfigured(c):
+	case !app.ModelConfigured(c):
 		add("warn", "model", "no model configured: gui_execute_task is not offered; the atomic tools work",
 			"set GUI_AGENT_PROVIDER (openai, anthropic, gemini), GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
 	case c.APIKey == "" && c.BaseURL == "":
 		add("FAIL", "model", fmt.Sprintf("provider %s, model %s, but GUI_AGENT_API_KEY is not set", c.Provider, c.Model),
 			"set GUI_AGENT_API_KEY, or GUI_AGENT_BASE_URL for a local server that needs no key")
 	default:
-		p, perr := profileFor(c, adapterName(c), c.Model)
-		detail := fmt.Sprintf("provider %s, model %s, adapter %s, coordinates profile %q", c.Provider, c.Model, adapterName(c), p.Name)
+		p, perr := app.ProfileFor(c)
+		detail := fmt.Sprintf("provider %s, model %s, adapter %s, coordinates profile %q", c.Provider, c.Model, app.AdapterName(c), p.Name)
 		if c.APIKey != "" {
 			detail += ", API key set"
 		}
 		if c.BaseURL != "" {
 			detail += ", base URL " + c.BaseURL
 		}
-		if _, err := newAdapter(c); err != nil || perr != nil {
+		if _, err := app.NewAdapter(c); err != nil || perr != nil {
 			add("FAIL", "model", detail+": "+errors.Join(err, perr).Error(), "see the message")
 		} else {
 			add("ok", "model", detail+" (not contacted: doctor makes no network calls)", "")
 		}
-		if m, err := newMemoryModel(c); err != nil {
+		if m, err := app.NewMemoryModel(c); err != nil {
 			add("FAIL", "memory model", err.Error(), "check GUI_AGENT_MEMORY_MODEL, GUI_AGENT_MEMORY_PROVIDER and GUI_AGENT_MEMORY_API_KEY")
 		} else if m != nil {
 			name := c.MemoryModel
@@ -93,7 +95,7 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 			}
 			add("ok", "memory model", "older steps are summarized by "+name, "")
 		}
-		if g, err := newGrounder(c); err != nil {
+		if g, err := app.NewGrounder(c); err != nil {
 			add("FAIL", "grounding", err.Error(), "check GUI_AGENT_GROUNDING_MODEL and GUI_AGENT_GROUNDING_BASE_URL")
 		} else if g != nil {
 			add("ok", "grounding", "named targets are located by "+c.GroundingModel, "")
@@ -102,6 +104,8 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 
 	tc := toolsCheck(c)
 	add(tc.level, tc.name, tc.detail, tc.fix)
+
+	checkSettings(c, add)
 
 	// Files.
 	if err := os.MkdirAll(c.RunsDir, 0o700); err != nil {
@@ -182,5 +186,25 @@ func printChecks(w io.Writer, checks []check) {
 		if ch.fix != "" && ch.level != "ok" {
 			fmt.Fprintf(w, "     %-16s fix: %s\n", "", ch.fix)
 		}
+	}
+}
+
+// checkSettings shows each run-time setting with the layer that set it (flag,
+// environment, settings file or default), the key only as set or not.
+func checkSettings(c config.Config, add func(level, name, detail, fix string)) {
+	if c.SettingsFile == "" {
+		add("warn", "settings file", "none: no HOME or XDG_CONFIG_HOME, so settings changed over /api/settings last until exit", "set GUI_AGENT_SETTINGS_FILE")
+	} else {
+		add("ok", "settings file", c.SettingsFile+" (flags and GUI_AGENT_* variables take precedence over it)", "")
+	}
+	for _, s := range config.Settings {
+		v := s.Get(c)
+		switch {
+		case s.Secret && v != "":
+			v = "set"
+		case v == "":
+			v = "(empty)"
+		}
+		add("ok", s.Name, fmt.Sprintf("%s (source: %s)", v, c.Sources.Of(s.Env)), "")
 	}
 }

@@ -7,17 +7,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/guiagent/guiagent/internal/config"
-	"github.com/guiagent/guiagent/internal/secret"
+	"github.com/guiagent/guiagent"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
@@ -58,7 +53,7 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	case "sample-app":
 		err = cmdSampleApp(ctx, args, getenv, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "guiagent", version)
+		fmt.Fprintln(stdout, "guiagent", guiagent.Version)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "guiagent:", err)
@@ -88,20 +83,4 @@ func help(cmd string, args []string, stdout, stderr io.Writer) (code int, done b
 		return 0, true
 	}
 	return 0, false
-}
-
-// newLogger writes to the configured file or stderr, never stdout.
-func newLogger(c config.Config, stderr io.Writer) (*slog.Logger, func(), error) {
-	var lvl slog.Level
-	_ = lvl.UnmarshalText([]byte(c.LogLevel))
-	w, closeFn := stderr, func() {}
-	if c.LogFile != "" {
-		f, err := os.OpenFile(c.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return nil, nil, fmt.Errorf("open log file: %w", err)
-		}
-		w, closeFn = f, func() { f.Close() }
-	}
-	w = secret.NewScrubber(c.Secrets()...).Writer(w) // a key a log line carries shows as secret.Marker
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), closeFn, nil
 }

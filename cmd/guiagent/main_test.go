@@ -8,9 +8,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/guiagent/guiagent/internal/config"
-	"github.com/guiagent/guiagent/internal/llm/anthropic"
-	"github.com/guiagent/guiagent/internal/llm/openai"
 )
 
 // runCmd runs guiagent in-process with only the given environment.
@@ -143,19 +140,5 @@ func TestRunsListShortensOnCharacters(t *testing.T) {
 	}
 	if !utf8.ValidString(stdout) || !strings.Contains(stdout, "Grüße Grüße") || !strings.Contains(stdout, "...") {
 		t.Fatalf("runs output is not valid UTF-8 or lost the shortened task:\n%q", stdout)
-	}
-}
-
-func TestMemoryModelFollowsItsProvider(t *testing.T) {
-	c := config.Default()
-	c.Provider, c.Model, c.APIKey = "anthropic", "claude-sonnet-4-5", "sk-ant-x"
-	m, err := newMemoryModel(c)
-	if _, ok := m.(*anthropic.TextModel); err != nil || !ok {
-		t.Fatalf("anthropic memory model: %T, %v", m, err)
-	}
-	c.MemoryProvider, c.MemoryModel, c.MemoryAPIKey = "openai", "gpt-4o-mini", "sk-y"
-	m, err = newMemoryModel(c)
-	if _, ok := m.(*openai.TextModel); err != nil || !ok {
-		t.Fatalf("openai memory model: %T, %v", m, err)
 	}
 }

@@ -7,54 +7,15 @@ import (
 	"io"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/app"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/platform"
 )
 
-// ledgerDisplay names the desktop whose held input a ledger records.
-func ledgerDisplay(c config.Config, s desktop.Screen) string {
-	if c.VNC != "" {
-		return "vnc " + c.VNC
-	}
-	if d, ok := s.(interface{ DisplayName() string }); ok {
-		return s.Name() + " " + d.DisplayName()
-	}
-	return s.Name()
-}
-
-// recoverHeldInput releases what killed guiagent processes left pressed on
-// this desktop and returns this process's ledger for its Input.
-func recoverHeldInput(ctx context.Context, c config.Config, s desktop.Screen) (*desktop.Ledger, []desktop.Recovered, error) {
-	display := ledgerDisplay(c, s)
-	led, err := desktop.NewLedger(c.StateDir, display)
-	if err != nil {
-		return nil, nil, err
-	}
-	rec, err := desktop.RecoverInput(ctx, s, c.StateDir, display)
-	return led, rec, err
-}
-
-// attachLedger is serve's start-up hook: it replays dead ledgers (logging
-// each) and makes Input record what it holds.
-func (a *app) attachLedger(ctx context.Context) error {
-	led, rec, err := recoverHeldInput(ctx, a.cfg, a.screen)
-	for _, r := range rec {
-		a.log.Warn("released input a killed guiagent left held", "report", r.String(), "ledger", r.File)
-	}
-	if led == nil {
-		return err
-	}
-	if err != nil {
-		a.log.Error("could not release input a killed guiagent left held; run guiagent release", "err", err)
-	}
-	a.input.Ledger = led
-	return nil
-}
-
 // checkHeldInput is doctor's check of the held-input ledgers.
 func checkHeldInput(ctx context.Context, c config.Config, s desktop.Screen, add func(level, name, detail, fix string)) {
-	_, rec, err := recoverHeldInput(ctx, c, s)
+	_, rec, err := app.RecoverHeldInput(ctx, c, s)
 	for _, r := range rec {
 		add("warn", "held input", r.String(), "nothing to do: released now")
 	}
@@ -83,13 +44,13 @@ func cmdRelease(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	defer closeScreen()
-	_, rec, err := recoverHeldInput(ctx, c, screen)
+	_, rec, err := app.RecoverHeldInput(ctx, c, screen)
 	enc := json.NewEncoder(stdout)
 	for _, r := range rec {
 		enc.Encode(r)
 	}
 	if len(rec) == 0 && err == nil {
-		fmt.Fprintf(stderr, "guiagent release: nothing was left held on %s\n", ledgerDisplay(c, screen))
+		fmt.Fprintf(stderr, "guiagent release: nothing was left held on %s\n", app.LedgerDisplay(c, screen))
 	}
 	return err
 }

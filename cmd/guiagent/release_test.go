@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/guiagent/guiagent/internal/app"
 	"os"
 	"os/exec"
 	"strings"
@@ -42,7 +43,7 @@ func holdUntilKilled(stateDir, display string) {
 		return
 	}
 	in := desktop.NewInput(b)
-	led, err := desktop.NewLedger(stateDir, ledgerDisplay(config.Config{}, b))
+	led, err := desktop.NewLedger(stateDir, app.LedgerDisplay(config.Config{}, b))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -89,6 +89,10 @@ type Config struct {
 	DebugImages bool   `json:"debug_images"` // GUI_AGENT_DEBUG_IMAGES, default true
 	LogLevel    string `json:"log_level"`    // GUI_AGENT_LOG_LEVEL debug | info | warn | error
 	LogFile     string `json:"log_file"`     // GUI_AGENT_LOG_FILE ("" = stderr)
+
+	// Settings a host application changes at run time (settings.go).
+	SettingsFile string  `json:"settings_file"` // GUI_AGENT_SETTINGS_FILE, default os.UserConfigDir()/guiagent/settings.json ("" = none)
+	Sources      Sources `json:"-"`             // which layer set each value; absent = default
 }
 
 // Providers lists accepted GUI_AGENT_PROVIDER values.
@@ -123,6 +127,9 @@ func Default() Config {
 // Flags are the serve/demo flags; unknown flags are an error naming them.
 func Load(name string, args []string, getenv func(string) string) (Config, []string, error) {
 	c := Default()
+	if err := c.loadSettingsFile(getenv); err != nil {
+		return c, nil, err
+	}
 	if err := c.loadEnv(getenv); err != nil {
 		return c, nil, err
 	}
@@ -136,6 +143,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	if err := c.applyToolFlags(*tools); err != nil {
 		return c, nil, err
 	}
+	c.markFlags(fs)
 	if *vd != "" {
 		s, err := ParseSize(*vd)
 		if err != nil {
@@ -143,9 +151,23 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 		}
 		c.VirtualDisplay = s
 	}
-	c.XAuthority = XAuthority(getenv)
+	c.FillSessionDefaults(getenv)
+	// Validate normalizes c (the provider's case), so it must run before c is
+	// copied into the results: within one return statement Go leaves the order
+	// of reading c and calling c.Validate unspecified.
+	err := c.Validate()
+	return c, fs.Args(), err
+}
+
+// FillSessionDefaults fills the values whose defaults come from the session
+// when they are empty: the X display ($DISPLAY) and its authority file,
+// RunsDir and StateDir.
+func (c *Config) FillSessionDefaults(getenv func(string) string) {
 	if c.XDisplay == "" {
 		c.XDisplay = XDisplay(getenv)
+	}
+	if c.XAuthority == "" {
+		c.XAuthority = XAuthority(getenv)
 	}
 	if c.RunsDir == "" {
 		c.RunsDir = DefaultRunsDir(getenv)
@@ -153,11 +175,6 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	if c.StateDir == "" {
 		c.StateDir = filepath.Dir(DefaultRunsDir(getenv))
 	}
-	// Validate normalizes c (the provider's case), so it must run before c is
-	// copied into the results: within one return statement Go leaves the order
-	// of reading c and calling c.Validate unspecified.
-	err := c.Validate()
-	return c, fs.Args(), err
 }
 
 // newFlagSet declares every configuration flag of name (serve, demo, doctor,
@@ -217,6 +234,11 @@ func splitList(v string) []string {
 	return out
 }
 
+// Getenv reads the process environment. It is what the public package passes
+// where the command passes its getenv: every value from the environment still
+// enters through this package.
+func Getenv(name string) string { return os.Getenv(name) }
+
 // XDisplay is the X display of the session ($DISPLAY), the default of every
 // --display flag; packages below cmd get it through their options.
 func XDisplay(getenv func(string) string) string { return getenv("DISPLAY") }
@@ -257,6 +279,7 @@ func DefaultRunsDir(getenv func(string) string) string {
 type envReader struct {
 	getenv func(string) string
 	errs   []error
+	c      *Config // its Sources record each variable found
 }
 
 func (r *envReader) str(name string, dst *string) {
@@ -267,6 +290,9 @@ func (r *envReader) str(name string, dst *string) {
 
 func (r *envReader) lookup(name string) (string, bool) {
 	v := strings.TrimSpace(r.getenv("GUI_AGENT_" + name))
+	if v != "" {
+		r.c.source(name, SourceEnv)
+	}
 	return v, v != ""
 }
 
@@ -313,7 +339,7 @@ func (r *envReader) list(name string, dst *[]string) {
 }
 
 func (c *Config) loadEnv(getenv func(string) string) error {
-	r := &envReader{getenv: getenv}
+	r := &envReader{getenv: getenv, c: c}
 	r.str("PROVIDER", &c.Provider)
 	r.str("MODEL", &c.Model)
 	r.str("API_KEY", &c.APIKey)

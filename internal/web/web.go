@@ -71,6 +71,9 @@ type Options struct {
 	Audit func() any
 	// Runs is the run store behind /api/runs and /runs/{id}/.
 	Runs *trace.Store
+	// Settings, when set, serves GET and PUT /api/settings and GET
+	// /api/displays behind the dashboard's authentication (see settings.go).
+	Settings http.Handler
 	// Logger receives request errors; nil means slog.Default().
 	Logger *slog.Logger
 	// Secrets are strings (API key, token) removed from every response.
@@ -113,6 +116,7 @@ func New(o Options) *Dashboard {
 	d.mux.Handle("GET /api/runs", d.auth(http.HandlerFunc(d.runs)))
 	d.mux.Handle("POST /api/stop", d.auth(d.sameOrigin(http.HandlerFunc(d.stop))))
 	d.mux.Handle("GET /runs/{id}/{file...}", d.auth(http.HandlerFunc(d.runFile)))
+	d.mountSettings()
 	return d
 }
 

@@ -1,7 +1,6 @@
-package main
+package app
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,9 +11,6 @@ import (
 	"github.com/guiagent/guiagent/internal/llm/openai"
 	"github.com/guiagent/guiagent/internal/llm/responses"
 )
-
-// errNoModel explains what to set for gui_execute_task.
-var errNoModel = errors.New("no model configured for gui_execute_task: set GUI_AGENT_PROVIDER (openai, anthropic or gemini), GUI_AGENT_MODEL and GUI_AGENT_API_KEY (and GUI_AGENT_BASE_URL for a local or compatible server); `guiagent doctor` checks them")
 
 // modelConfigured reports whether the configuration names a model to use.
 func modelConfigured(c config.Config) bool { return c.Model != "" && c.Provider != "" }
@@ -57,7 +53,7 @@ func llmConfig(c config.Config, adapter, provider, model string) (llm.Config, er
 // newAdapter builds the model adapter the configuration selects.
 func newAdapter(c config.Config) (llm.Adapter, error) {
 	if !modelConfigured(c) {
-		return nil, errNoModel
+		return nil, ErrNoModel
 	}
 	if c.APIKey == "" && c.BaseURL == "" {
 		return nil, fmt.Errorf("GUI_AGENT_API_KEY is not set for provider %s (a local OpenAI-compatible server needs GUI_AGENT_BASE_URL instead)", c.Provider)

@@ -1,0 +1,321 @@
+package guiagent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/jpeg" // Screenshot.Image decodes JPEG
+	_ "image/png"  // and PNG
+	"math"
+	"strings"
+	"sync/atomic"
+
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/imaging"
+)
+
+// Rect is a rectangle in screen pixels: logical pixels of the virtual
+// desktop, origin at the primary display's top-left (may be negative).
+type Rect struct{ X, Y, Width, Height int }
+
+// Display is one monitor.
+type Display struct {
+	// ID names it in Options.Display, ScreenshotOptions.Display and OnDisplay.
+	ID   string
+	Name string
+	// Bounds is where it lies in screen pixels.
+	Bounds Rect
+	// ScaleFactor is device pixels per screen pixel (1, 1.25, 2...).
+	ScaleFactor float64
+	Primary     bool
+}
+
+// Displays lists the monitors, as gui_list_displays does.
+func (a *Agent) Displays(ctx context.Context) ([]Display, error) {
+	ds, err := a.app.Screen().Displays(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Display, len(ds))
+	for i, d := range ds {
+		out[i] = Display{ID: d.ID, Name: d.Name, Bounds: Rect{d.Bounds.X, d.Bounds.Y, d.Bounds.W, d.Bounds.H}, ScaleFactor: d.ScaleFactor(), Primary: d.Primary}
+	}
+	return out, nil
+}
+
+// ScreenshotOptions choose what Screenshot captures and how it encodes it.
+// Zero fields take the Agent's Options (and their defaults).
+type ScreenshotOptions struct {
+	// Display is the display id; "" means Options.Display, else the primary.
+	Display string
+	// MaxLongEdge caps the image's long edge in pixels (64-8192).
+	MaxLongEdge int
+	// Format is "jpeg" or "png".
+	Format string
+	// Quality is the JPEG quality, 1-100.
+	Quality int
+}
+
+// Screenshot is one capture of a display, encoded. Its Point method turns
+// pixels of this image into points the input methods accept.
+type Screenshot struct {
+	// Data is the encoded image; MIME is "image/jpeg" or "image/png".
+	Data []byte
+	MIME string
+	// Width and Height are the image's size in pixels.
+	Width, Height int
+	// Display is the id of the display captured; Screen is the part of the
+	// screen the image shows, in screen pixels.
+	Display string
+	Screen  Rect
+
+	frame geom.Frame
+}
+
+var shotSeq atomic.Uint64
+
+// Screenshot captures a display.
+func (a *Agent) Screenshot(ctx context.Context, o ScreenshotOptions) (*Screenshot, error) {
+	c := a.app.Config()
+	ds, err := a.app.Screen().Displays(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := o.Display
+	if id == "" {
+		id = c.DisplayIndex
+	}
+	d, err := geom.FindDisplay(ds, id)
+	if err != nil {
+		return nil, fmt.Errorf("guiagent: screenshot: %w (Displays lists them)", err)
+	}
+	io := imaging.Options{MaxLongEdge: c.MaxLongEdge, Format: c.ImageFormat, Quality: c.JPEGQuality, MaxBytes: c.MaxImageBytes}
+	if o.MaxLongEdge != 0 {
+		io.MaxLongEdge = o.MaxLongEdge
+	}
+	if o.Format != "" {
+		io.Format = o.Format
+	}
+	if o.Quality != 0 {
+		io.Quality = o.Quality
+	}
+	if err := io.Validate(); err != nil {
+		return nil, fmt.Errorf("guiagent: screenshot: %w", err)
+	}
+	shot, err := a.app.Shots().Shoot(ctx, a.app.Screen(), d, geom.Rect{}, io, fmt.Sprintf("go%d", shotSeq.Add(1)))
+	if err != nil {
+		return nil, err
+	}
+	f := shot.Frame
+	sz := f.ImageSize()
+	return &Screenshot{Data: shot.Data, MIME: shot.MIME, Width: sz.W, Height: sz.H, Display: f.Display.ID,
+		Screen: Rect{f.Region.X, f.Region.Y, f.Region.W, f.Region.H}, frame: f}, nil
+}
+
+// Image decodes the screenshot.
+func (s *Screenshot) Image() (image.Image, error) {
+	m, _, err := image.Decode(bytes.NewReader(s.Data))
+	return m, err
+}
+
+// Point is a point on the screen together with its space: pixels of one
+// screenshot's image (Screenshot.Point) or screen pixels (ScreenPoint). The
+// zero Point is invalid.
+type Point struct {
+	x, y   float64
+	shot   *Screenshot // image pixels of this screenshot, or
+	screen bool        // screen pixels
+}
+
+// Point is the point at pixel (x, y) of this screenshot's image (origin at the
+// top-left, fractions allowed). Input at it lands where that pixel shows.
+func (s *Screenshot) Point(x, y float64) Point { return Point{x: x, y: y, shot: s} }
+
+// ScreenPoint is the point at (x, y) in screen pixels: logical pixels of the
+// virtual desktop, origin at the primary display's top-left.
+func ScreenPoint(x, y int) Point { return Point{x: float64(x), y: float64(y), screen: true} }
+
+// String shows the point with its space.
+func (p Point) String() string {
+	switch {
+	case p.shot != nil:
+		return fmt.Sprintf("image(%g,%g)", p.x, p.y)
+	case p.screen:
+		return fmt.Sprintf("screen(%g,%g)", p.x, p.y)
+	}
+	return "invalid point"
+}
+
+// ErrOutside is wrapped by the error for a point outside its screenshot or
+// off every display, or in a screenshot's padding.
+var ErrOutside = errors.New("the point is not on the screen")
+
+// resolve maps p to a global point, refusing one off the screen.
+func (a *Agent) resolve(ctx context.Context, p Point) (geom.GlobalPoint, error) {
+	switch {
+	case p.shot != nil:
+		r, err := p.shot.frame.Resolve(geom.ImagePoint{X: p.x, Y: p.y}, true)
+		if err != nil {
+			return geom.GlobalPoint{}, fmt.Errorf("guiagent: %v of a %dx%d screenshot: %w: %v", p, p.shot.Width, p.shot.Height, ErrOutside, err)
+		}
+		return r.Global, nil
+	case p.screen:
+		g := geom.GlobalPoint{X: int(math.Round(p.x)), Y: int(math.Round(p.y))}
+		ds, err := a.app.Screen().Displays(ctx)
+		if err != nil {
+			return g, err
+		}
+		if _, ok := geom.DisplayAt(ds, g); !ok {
+			return g, fmt.Errorf("guiagent: %v: %w: it is on no display (Displays lists their bounds)", p, ErrOutside)
+		}
+		return g, nil
+	}
+	return geom.GlobalPoint{}, errors.New("guiagent: the zero Point has no space: make points with Screenshot.Point or ScreenPoint")
+}
+
+// Button is a mouse button.
+type Button string
+
+// Mouse buttons.
+const (
+	LeftButton   Button = "left"
+	RightButton  Button = "right"
+	MiddleButton Button = "middle"
+)
+
+func (b Button) parse() (desktop.Button, error) {
+	if b == "" {
+		return desktop.Left, nil
+	}
+	db, err := desktop.ParseButton(string(b))
+	if err != nil {
+		return 0, fmt.Errorf("guiagent: button %q: want left, right or middle", string(b))
+	}
+	return db, nil
+}
+
+// ClickOptions change a click. The zero value is one left click.
+type ClickOptions struct {
+	// Button is LeftButton ("") , RightButton or MiddleButton.
+	Button Button
+	// Count is 1 (0), 2 for a double click or 3 for a triple click.
+	Count int
+	// Modifiers are keys held during the click, e.g. "ctrl", "shift".
+	Modifiers []string
+}
+
+// Move puts the pointer at p.
+func (a *Agent) Move(ctx context.Context, p Point) error {
+	g, err := a.resolve(ctx, p)
+	if err != nil {
+		return err
+	}
+	return a.app.Input().Move(ctx, g)
+}
+
+// Click moves to p and clicks.
+func (a *Agent) Click(ctx context.Context, p Point, o ClickOptions) error {
+	b, err := o.Button.parse()
+	if err != nil {
+		return err
+	}
+	count := o.Count
+	if count == 0 {
+		count = 1
+	}
+	if count < 1 || count > 3 {
+		return fmt.Errorf("guiagent: click count %d: want 1, 2 or 3", o.Count)
+	}
+	mods, err := a.keys(o.Modifiers, false)
+	if err != nil {
+		return err
+	}
+	g, err := a.resolve(ctx, p)
+	if err != nil {
+		return err
+	}
+	return a.app.Input().Click(ctx, &g, b, count, mods)
+}
+
+// Drag presses the left button at from, moves to to and releases it.
+func (a *Agent) Drag(ctx context.Context, from, to Point) error {
+	f, err := a.resolve(ctx, from)
+	if err != nil {
+		return err
+	}
+	t, err := a.resolve(ctx, to)
+	if err != nil {
+		return err
+	}
+	return a.app.Input().Drag(ctx, f, nil, t, desktop.Left)
+}
+
+// Scroll moves to p and turns the wheel notches times in direction "up",
+// "down", "left" or "right".
+func (a *Agent) Scroll(ctx context.Context, p Point, direction string, notches int) error {
+	d, err := desktop.ParseDirection(direction)
+	if err != nil {
+		return fmt.Errorf("guiagent: scroll direction %q: want up, down, left or right", direction)
+	}
+	if notches < 1 || notches > 100 {
+		return fmt.Errorf("guiagent: scroll notches %d: want 1 to 100", notches)
+	}
+	g, err := a.resolve(ctx, p)
+	if err != nil {
+		return err
+	}
+	return a.app.Input().Scroll(ctx, &g, d, notches, nil)
+}
+
+// Type enters text exactly, whatever the keyboard layout.
+func (a *Agent) Type(ctx context.Context, text string) error {
+	return a.app.Input().Type(ctx, text)
+}
+
+// Hotkey presses keys together, e.g. Hotkey(ctx, "ctrl", "s"), and releases
+// them. Combinations the hotkey policy blocks are refused with an error.
+func (a *Agent) Hotkey(ctx context.Context, keys ...string) error {
+	if len(keys) == 0 {
+		return errors.New(`guiagent: Hotkey needs at least one key, e.g. Hotkey(ctx, "ctrl", "s")`)
+	}
+	ks, err := a.keys(keys, true)
+	if err != nil {
+		return err
+	}
+	return a.app.Input().Hotkey(ctx, ks)
+}
+
+// keys parses key names; a combination (checked) goes through the hotkey policy.
+func (a *Agent) keys(names []string, checked bool) ([]desktop.Key, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	ks, err := desktop.ParseKeys(names)
+	if err != nil {
+		return nil, fmt.Errorf("guiagent: keys %s: %w", strings.Join(names, "+"), err)
+	}
+	if checked {
+		if err := a.app.Keys().Check(ks); err != nil {
+			return nil, fmt.Errorf("guiagent: %w", err)
+		}
+	}
+	return ks, nil
+}
+
+// CursorPosition is where the pointer is, as a screen point.
+func (a *Agent) CursorPosition(ctx context.Context) (Point, error) {
+	g, err := a.app.Input().CursorPosition(ctx)
+	if err != nil {
+		return Point{}, err
+	}
+	return ScreenPoint(g.X, g.Y), nil
+}
+
+// ScreenXY returns p in screen pixels, as input at p would land.
+func (a *Agent) ScreenXY(ctx context.Context, p Point) (x, y int, err error) {
+	g, err := a.resolve(ctx, p)
+	return g.X, g.Y, err
+}

@@ -1,0 +1,303 @@
+// Package app assembles a running guiagent from one config.Config: the
+// desktop backend, input with its ledger and kill switch, the screenshot
+// pipeline, the run store, the task runner (rebuilt when the settings change),
+// the MCP server, the dashboard and the settings API. The public package at the
+// module root and cmd/guiagent are built on it; nothing else imports it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/config"
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/mcpserver"
+	"github.com/guiagent/guiagent/internal/platform"
+	"github.com/guiagent/guiagent/internal/safety"
+	"github.com/guiagent/guiagent/internal/secret"
+	"github.com/guiagent/guiagent/internal/trace"
+	"github.com/guiagent/guiagent/internal/web"
+)
+
+// Extra is what an App needs beyond its Config.
+type Extra struct {
+	// Log receives logs when Config.LogFile is empty; nil means os.Stderr.
+	Log io.Writer
+	// Version names the server to MCP clients; "" means "dev".
+	Version string
+}
+
+// App is everything a running guiagent holds, built from one Config.
+type App struct {
+	log    *slog.Logger
+	screen desktop.Screen
+	input  *desktop.Input
+	shots  *imaging.Pipeline
+	kill   *safety.KillSwitch
+	keys   *safety.KeyPolicy
+	audit  *safety.Audit
+	store  *trace.Store
+	tasks  *taskSwitch
+	server *mcpserver.Server
+	token  string
+
+	mu      sync.Mutex // guards cfg and sources (the settings API changes them)
+	cfg     config.Config
+	sources config.Sources
+
+	scrub    *liveScrubber // the log's scrubber; the settings API adds a new key to it
+	dashOnce sync.Once
+	dash     *web.Dashboard
+	closes   []func() error
+	closed   bool
+}
+
+// New opens the log (c.LogFile, else x.Log) and the desktop and builds every
+// part. Close releases what it opened, also after a partial start.
+func New(ctx context.Context, c config.Config, x Extra) (*App, error) {
+	if x.Log == nil {
+		x.Log = os.Stderr
+	}
+	scrub := &liveScrubber{}
+	scrub.add(c.Secrets()...)
+	log, closeLog, err := newLogger(c, x.Log, scrub)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{cfg: c, sources: c.Sources, scrub: scrub, log: log, closes: []func() error{func() error { closeLog(); return nil }}}
+	if err := a.open(ctx, c, x); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
+	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, VNC: c.VNC, VNCPassword: c.VNCPassword})
+	if err != nil {
+		return err
+	}
+	a.screen = screen
+	a.closes = append(a.closes, closeScreen)
+	if a.keys, err = safety.NewKeyPolicy(safety.KeyPolicyOptions{Blocked: c.BlockedHotkeys, Allowed: c.AllowedHotkeys}); err != nil {
+		return fmt.Errorf("GUI_AGENT_BLOCKED_HOTKEYS/GUI_AGENT_ALLOWED_HOTKEYS: %w", err)
+	}
+	a.input = desktop.NewInput(screen)
+	if err := a.attachLedger(ctx); err != nil {
+		return err
+	}
+	if c.KillSwitchFile != "" {
+		a.kill = safety.NewKillSwitch(c.KillSwitchFile)
+		a.input.Gate = a.kill.Gate
+	}
+	a.audit = safety.NewAudit(safety.DefaultAuditSize, c.Secrets()...)
+	a.shots = imaging.NewPipeline()
+	so := trace.DefaultOptions()
+	so.Dir, so.DebugImages, so.Secrets, so.Logger = c.RunsDir, c.DebugImages, c.Secrets(), a.log
+	so.MaxRuns, so.MaxBytes = c.RunsKeep, int64(c.RunsMaxMB)<<20
+	a.store = trace.NewStore(so)
+	a.closes = append(a.closes, a.store.Close)
+	a.tasks = newTaskSwitch(c.OnBusy)
+	if modelConfigured(c) {
+		r, err := a.newRunner(c)
+		if err != nil {
+			return err
+		}
+		a.tasks.set(r, c.DisplayIndex, c.Secrets()...)
+	}
+	if a.token = c.HTTPToken; a.token == "" {
+		if a.token, err = mcpserver.GenerateToken(); err != nil {
+			return err
+		}
+	}
+	opts := mcpserver.Options{
+		Screen: screen, Input: a.input, Shots: a.shots, Shot: shotOptions(c),
+		CoordinateMode: c.CoordinateMode, DefaultDisplay: c.DisplayIndex,
+		ScreenshotAfterAction: c.ScreenshotAfterAction,
+		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Tasks: a.tasks, Secrets: c.Secrets(),
+		Records:     func(id string) mcpserver.ToolRecorder { return a.store.Session(id) },
+		Runs:        a.store,
+		Name:        "guiagent", Version: x.Version, Logger: a.log,
+		CurrentTask: a.currentTask,
+	}
+	a.server, err = mcpserver.New(opts)
+	return err
+}
+
+func shotOptions(c config.Config) imaging.Options {
+	return imaging.Options{MaxLongEdge: c.MaxLongEdge, Format: c.ImageFormat, Quality: c.JPEGQuality, MaxBytes: c.MaxImageBytes}
+}
+
+// currentTask is the running task (an agent.RunInfo) or nil when idle.
+func (a *App) currentTask() any {
+	if info, ok := a.tasks.current(); ok {
+		return info
+	}
+	return nil
+}
+
+// newRunner builds the task runner c describes, recording into the run store.
+func (a *App) newRunner(c config.Config) (*agent.Runner, error) {
+	adapter, err := newAdapter(c)
+	if err != nil {
+		return nil, err
+	}
+	mem, err := newMemoryModel(c)
+	if err != nil {
+		return nil, fmt.Errorf("memory model: %w", err)
+	}
+	ground, err := newGrounder(c)
+	if err != nil {
+		return nil, fmt.Errorf("GUI_AGENT_GROUNDING_MODEL: %w", err)
+	}
+	o := agent.Options{
+		Input: a.input, Screen: a.screen, Shots: a.shots, Shot: shotOptions(c), Adapter: adapter,
+		Grounder: ground, Policy: a.keys,
+		MaxSteps: c.MaxSteps, Timeout: c.TaskTimeout, TokenBudget: c.TokenBudget, StepDelay: c.StepDelay,
+		KeepImages: c.KeepImages, OnBusy: c.OnBusy, DisableHumanOverride: !c.HumanOverride, Logger: a.log,
+		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
+			// Begin records c redacted and scrubs the credentials it holds
+			// from the whole run record, a key set at run time included.
+			return a.store.Begin(runID, t.Task, c)
+		},
+	}
+	if mem != nil {
+		o.MemoryModel = mem
+	}
+	if a.kill != nil {
+		o.KillSwitch = a.kill
+	}
+	return agent.New(o)
+}
+
+// Config returns the configuration in force (settings changes included).
+func (a *App) Config() config.Config {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cfg
+}
+
+// Logger is the App's logger (secrets scrubbed).
+func (a *App) Logger() *slog.Logger { return a.log }
+
+// Screen is the desktop backend.
+func (a *App) Screen() desktop.Screen { return a.screen }
+
+// Input is the serialized input layer with its ledger and kill switch gate.
+func (a *App) Input() *desktop.Input { return a.input }
+
+// Shots is the screenshot pipeline.
+func (a *App) Shots() *imaging.Pipeline { return a.shots }
+
+// Keys is the hotkey policy.
+func (a *App) Keys() *safety.KeyPolicy { return a.keys }
+
+// MCP is the MCP server.
+func (a *App) MCP() *mcpserver.Server { return a.server }
+
+// Token is the HTTP bearer token: GUI_AGENT_HTTP_TOKEN, else one generated at New.
+func (a *App) Token() string { return a.token }
+
+// HasModel reports whether gui_execute_task has a model now.
+func (a *App) HasModel() bool { return a.tasks.configured() }
+
+// RunTask runs t on the current task runner (the settings in force), or fails
+// it with ErrNoModel when no model is configured.
+func (a *App) RunTask(ctx context.Context, t agent.Task, progress func(agent.Event)) agent.Result {
+	return a.tasks.Run(ctx, t, progress)
+}
+
+// Close releases held input, stops the desktop (a private display too),
+// flushes the run store and closes the log, newest first. It is safe to call
+// twice and after a partial New.
+func (a *App) Close() error {
+	var errs []error
+	if a.tasks != nil {
+		a.tasks.cancel("guiagent is closing")
+	}
+	if a.input != nil {
+		errs = append(errs, a.input.ReleaseAll())
+	}
+	for i := len(a.closes) - 1; i >= 0; i-- {
+		errs = append(errs, a.closes[i]())
+	}
+	a.closes = nil
+	return errors.Join(errs...)
+}
+
+// ServeStdio serves MCP over stdin and stdout until the client leaves or ctx ends.
+func (a *App) ServeStdio(ctx context.Context) error { return a.server.ServeStdio(ctx) }
+
+// HTTPOptions are the listener options the configuration gives, with the
+// dashboard (and the settings API) mounted at "/".
+func (a *App) HTTPOptions() mcpserver.HTTPOptions {
+	c := a.Config()
+	return mcpserver.HTTPOptions{Addr: c.HTTPAddr, Token: a.token, AllowRemote: c.AllowRemote, Dashboard: a.Dashboard()}
+}
+
+// Handler is the HTTP handler: /mcp, the dashboard and the settings API.
+func (a *App) Handler() (http.Handler, error) { return a.server.NewHTTPHandler(a.HTTPOptions()) }
+
+// ListenAndServe serves HTTP on the configured address until ctx ends;
+// onListen gets the bound address first.
+func (a *App) ListenAndServe(ctx context.Context, onListen func(net.Addr)) error {
+	o := a.HTTPOptions()
+	o.OnListen = onListen
+	return a.server.ListenAndServe(ctx, o)
+}
+
+// newLogger writes to the configured file or w, never stdout, through scrub.
+func newLogger(c config.Config, w io.Writer, scrub *liveScrubber) (*slog.Logger, func(), error) {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.LogLevel))
+	closeFn := func() {}
+	if c.LogFile != "" {
+		f, err := os.OpenFile(c.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open log file: %w", err)
+		}
+		w, closeFn = f, func() { f.Close() }
+	}
+	w = scrub.writer(w) // a key a log line carries shows as secret.Marker
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), closeFn, nil
+}
+
+// liveScrubber is a log scrubber whose secrets can grow (a key PUT to the
+// settings API). It is safe for concurrent use.
+type liveScrubber struct {
+	mu      sync.Mutex
+	secrets []string
+	s       *secret.Scrubber
+}
+
+func (l *liveScrubber) add(secrets ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.secrets = append(l.secrets, secrets...)
+	l.s = secret.NewScrubber(l.secrets...)
+}
+
+func (l *liveScrubber) writer(w io.Writer) io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		l.mu.Lock()
+		s := l.s
+		l.mu.Unlock()
+		if _, err := w.Write(s.Bytes(p)); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	})
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -1,0 +1,107 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/web"
+)
+
+// Dashboard is the live dashboard (with the settings API) served at "/"
+// beside /mcp, built once.
+func (a *App) Dashboard() *web.Dashboard {
+	a.dashOnce.Do(func() {
+		a.dash = web.New(web.Options{
+			Token:     a.token,
+			Screen:    a.liveScreen,
+			Subscribe: a.subscribe,
+			Current:   a.currentTask,
+			Stop: func() error {
+				if !a.tasks.cancel("stopped from the dashboard") {
+					return errors.New("no task is running")
+				}
+				return nil
+			},
+			Audit:    func() any { return a.audit.Snapshot() },
+			Runs:     a.store,
+			Settings: a.settingsHandler(),
+			Logger:   a.log,
+			Secrets:  a.Config().Secrets(),
+		})
+	})
+	return a.dash
+}
+
+// LoginURL mints a one-time dashboard login link for the listener at addr
+// (a wildcard address becomes 127.0.0.1).
+func (a *App) LoginURL(addr net.Addr) (mcpURL, login string) {
+	host := addr.String()
+	if strings.HasPrefix(host, "[::]") || strings.HasPrefix(host, "0.0.0.0") {
+		_, port, _ := net.SplitHostPort(host)
+		host = net.JoinHostPort("127.0.0.1", port)
+	}
+	return "http://" + host + "/mcp", a.Dashboard().LoginURL("http://" + host)
+}
+
+// liveScreen is a JPEG of the default display with the pointer drawn,
+// captured, drawn and encoded once by the imaging pipeline.
+func (a *App) liveScreen(ctx context.Context) ([]byte, error) {
+	ds, err := a.screen.Displays(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := geom.FindDisplay(ds, a.Config().DisplayIndex)
+	if err != nil {
+		return nil, err
+	}
+	o := imaging.Options{MaxLongEdge: 1280, Quality: 60}
+	if cur, err := a.input.CursorPosition(ctx); err == nil {
+		o.Pointer = &cur
+	}
+	shot, err := a.shots.Shoot(ctx, a.screen, d, geom.Rect{}, o, "live")
+	if err != nil {
+		return nil, err
+	}
+	return shot.Data, nil
+}
+
+// subscribe streams copies of every run's events to the dashboard. Slow
+// readers lose events rather than slow the run.
+func (a *App) subscribe() (<-chan agent.Event, func()) {
+	ch := make(chan agent.Event, 256)
+	remove := a.tasks.AddObserver(agent.ObserverFunc(func(ev agent.Event) {
+		select {
+		case ch <- detach(ev):
+		default:
+		}
+	}))
+	return ch, remove
+}
+
+// detach copies what ev points to, since observers may not keep the run's values.
+func detach(ev agent.Event) agent.Event {
+	ev.Image = nil
+	if ev.Decision != nil {
+		d := *ev.Decision
+		d.Request, d.Response = nil, nil
+		ev.Decision = &d
+	}
+	if ev.Action != nil {
+		x := *ev.Action
+		ev.Action = &x
+	}
+	if ev.StepDone != nil {
+		s := *ev.StepDone
+		ev.StepDone = &s
+	}
+	if ev.Result != nil {
+		r := *ev.Result
+		ev.Result = &r
+	}
+	return ev
+}

@@ -1,0 +1,275 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Source names the layer that set a configuration value. Precedence, highest
+// first: flag, environment, settings file, default.
+type Source string
+
+// The sources of a value.
+const (
+	SourceDefault Source = "default"
+	SourceFile    Source = "settings file"
+	SourceEnv     Source = "environment"
+	SourceFlag    Source = "flag"
+	// SourceOptions is a value a Go program gave guiagent.New directly.
+	SourceOptions Source = "Go options"
+)
+
+// Locked reports whether a value from s ranks above the settings file, so
+// the settings API must not change it.
+func (s Source) Locked() bool { return s == SourceFlag || s == SourceEnv || s == SourceOptions }
+
+// Sources says which layer set each value that is not a default, keyed by the
+// name of its GUI_AGENT_ variable without the prefix ("MODEL", "DISPLAY_INDEX").
+type Sources map[string]Source
+
+// Of returns the source of the value of variable name (without GUI_AGENT_).
+func (s Sources) Of(name string) Source {
+	if src, ok := s[name]; ok {
+		return src
+	}
+	return SourceDefault
+}
+
+// Setting is one value a host application may change at run time (the
+// settings API and the settings file): the vision model and the display.
+type Setting struct {
+	// Name is its JSON name in the settings file and the settings API.
+	Name string
+	// Env is its GUI_AGENT_ variable without the prefix.
+	Env string
+	// Secret settings are write-only: never returned, logged or recorded.
+	Secret bool
+	field  func(*Config) *string
+}
+
+// Get returns the setting's value in c.
+func (s Setting) Get(c Config) string { return *s.field(&c) }
+
+// Set sets the setting's value in c.
+func (s Setting) Set(c *Config, v string) { *s.field(c) = v }
+
+// Settings lists the run-time settings, in the order the API shows them.
+var Settings = []Setting{
+	{Name: "provider", Env: "PROVIDER", field: func(c *Config) *string { return &c.Provider }},
+	{Name: "model", Env: "MODEL", field: func(c *Config) *string { return &c.Model }},
+	{Name: "base_url", Env: "BASE_URL", field: func(c *Config) *string { return &c.BaseURL }},
+	{Name: "api_key", Env: "API_KEY", Secret: true, field: func(c *Config) *string { return &c.APIKey }},
+	{Name: "coordinate_mode", Env: "COORDINATE_MODE", field: func(c *Config) *string { return &c.CoordinateMode }},
+	{Name: "display", Env: "DISPLAY_INDEX", field: func(c *Config) *string { return &c.DisplayIndex }},
+	{Name: "adapter", Env: "ADAPTER", field: func(c *Config) *string { return &c.Adapter }},
+	{Name: "grounding_model", Env: "GROUNDING_MODEL", field: func(c *Config) *string { return &c.GroundingModel }},
+	{Name: "memory_model", Env: "MEMORY_MODEL", field: func(c *Config) *string { return &c.MemoryModel }},
+}
+
+// SettingNamed returns the setting called name.
+func SettingNamed(name string) (Setting, bool) {
+	for _, s := range Settings {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}
+
+// SettingNames lists the settings' JSON names.
+func SettingNames() []string {
+	names := make([]string, len(Settings))
+	for i, s := range Settings {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// flagVars maps a flag to the variable it overrides, for Sources.
+var flagVars = map[string]string{
+	"addr": "HTTP_ADDR", "allow-remote": "ALLOW_REMOTE", "display": "DISPLAY", "vnc": "VNC",
+	"virtual-display": "VIRTUAL_DISPLAY", "log-level": "LOG_LEVEL", "log-file": "LOG_FILE",
+	"runs-dir": "RUNS_DIR", "model": "MODEL", "provider": "PROVIDER", "http": "HTTP",
+}
+
+// markFlags records the flags fs was given in c.Sources.
+func (c *Config) markFlags(fs *flag.FlagSet) {
+	fs.Visit(func(f *flag.Flag) {
+		name, ok := flagVars[f.Name]
+		if !ok {
+			name = strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		}
+		c.source(name, SourceFlag)
+	})
+}
+
+func (c *Config) source(name string, s Source) {
+	if c.Sources == nil {
+		c.Sources = Sources{}
+	}
+	c.Sources[name] = s
+}
+
+// DefaultSettingsFile is where the settings API keeps its values:
+// GUI_AGENT_SETTINGS_FILE, else os.UserConfigDir()/guiagent/settings.json
+// computed from getenv ("" when getenv names no config or home directory, so
+// a test that passes its own getenv never reads the user's file).
+func DefaultSettingsFile(getenv func(string) string) string {
+	if f := strings.TrimSpace(getenv("GUI_AGENT_SETTINGS_FILE")); f != "" {
+		return f
+	}
+	var dir string
+	switch runtime.GOOS {
+	case "windows":
+		dir = getenv("AppData")
+	case "darwin", "ios":
+		if h := getenv("HOME"); h != "" {
+			dir = filepath.Join(h, "Library", "Application Support")
+		}
+	default:
+		dir = getenv("XDG_CONFIG_HOME")
+		if dir == "" || !filepath.IsAbs(dir) {
+			dir = ""
+			if h := getenv("HOME"); h != "" {
+				dir = filepath.Join(h, ".config")
+			}
+		}
+	}
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "guiagent", "settings.json")
+}
+
+// ReadSettingsFile reads the settings file at path: a JSON object of Settings
+// names to strings. A missing file is empty; an unknown name or a value that
+// is not a string is an error naming the file and the name.
+func ReadSettingsFile(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("settings file: %w", err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("settings file %s is not a JSON object: %w (fix or delete it)", path, err)
+	}
+	out := map[string]string{}
+	for k, v := range raw {
+		if _, ok := SettingNamed(k); !ok {
+			return nil, fmt.Errorf("settings file %s: unknown setting %q: want one of %s (fix or delete it)", path, k, strings.Join(SettingNames(), ", "))
+		}
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("settings file %s: %q must be a string (fix or delete it)", path, k)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// WriteSettingsFile replaces the settings file at path with values (empty
+// values are left out), atomically (a temporary file renamed over it) and
+// readable by its owner only (0600: it may hold the API key). The directory
+// is created 0700 when missing.
+func WriteSettingsFile(path string, values map[string]string) error {
+	clean := map[string]string{}
+	for k, v := range values {
+		if _, ok := SettingNamed(k); !ok {
+			return fmt.Errorf("unknown setting %q", k)
+		}
+		if v != "" {
+			clean[k] = v
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(clean); err != nil { // map keys are sorted: a stable file
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("settings file: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".settings-*.json")
+	if err != nil {
+		return fmt.Errorf("settings file: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // after a successful rename there is nothing left to remove
+	if err := f.Chmod(0o600); err != nil && runtime.GOOS != "windows" {
+		f.Close()
+		return fmt.Errorf("settings file: %w", err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("settings file: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("settings file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("settings file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("settings file: %w", err)
+	}
+	return nil
+}
+
+// loadSettingsFile applies the settings file (the layer under the
+// environment) to c and records its path in c.SettingsFile.
+func (c *Config) loadSettingsFile(getenv func(string) string) error {
+	c.SettingsFile = DefaultSettingsFile(getenv)
+	if c.SettingsFile == "" {
+		return nil
+	}
+	values, err := ReadSettingsFile(c.SettingsFile)
+	if err != nil {
+		return fmt.Errorf("%w (GUI_AGENT_SETTINGS_FILE names another file)", err)
+	}
+	for _, s := range Settings {
+		if v, ok := values[s.Name]; ok && v != "" {
+			s.Set(c, v)
+			c.source(s.Env, SourceFile)
+		}
+	}
+	return nil
+}
+
+// ApplySettingsFile applies c.SettingsFile to the settings c leaves empty and
+// marks the others as given by a Go program (SourceOptions), which rank above
+// the file. It is for configurations not built by Load (guiagent.New).
+func (c *Config) ApplySettingsFile() error {
+	for _, s := range Settings {
+		if s.Get(*c) != "" {
+			c.source(s.Env, SourceOptions)
+		}
+	}
+	if c.SettingsFile == "" {
+		return nil
+	}
+	values, err := ReadSettingsFile(c.SettingsFile)
+	if err != nil {
+		return err
+	}
+	for _, s := range Settings {
+		if v := values[s.Name]; v != "" && s.Get(*c) == "" {
+			s.Set(c, v)
+			c.source(s.Env, SourceFile)
+		}
+	}
+	return nil
+}
