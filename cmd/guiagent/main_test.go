@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
 )
 
 // runCmd runs guiagent in-process with only the given environment.

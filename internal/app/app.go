@@ -124,9 +124,9 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 		CoordinateMode: c.CoordinateMode, DefaultDisplay: c.DisplayIndex,
 		ScreenshotAfterAction: c.ScreenshotAfterAction,
 		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Tasks: a.tasks, Secrets: c.Secrets(),
-		Records:     func(id string) mcpserver.ToolRecorder { return a.store.Session(id) },
-		Runs:        a.store,
-		Name:        "guiagent", Version: x.Version, Logger: a.log,
+		Records: func(id string) mcpserver.ToolRecorder { return a.store.Session(id) },
+		Runs:    a.store,
+		Name:    "guiagent", Version: x.Version, Logger: a.log,
 		CurrentTask: a.currentTask,
 	}
 	a.server, err = mcpserver.New(opts)
