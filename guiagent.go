@@ -49,7 +49,7 @@ func New(ctx context.Context, o Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := app.New(ctx, c, app.Extra{Log: o.Log, Version: Version})
+	a, err := app.New(ctx, c, app.Extra{Log: o.Log, Version: Version, ForceVirtual: o.AlwaysVirtualDisplay})
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +104,11 @@ func (a *Agent) ListenAndServe(ctx context.Context, onListen func(Endpoint)) err
 // ServeStdio serves MCP over the process's stdin and stdout until the client
 // disconnects or ctx ends. Nothing but JSON-RPC is written to stdout.
 func (a *Agent) ServeStdio(ctx context.Context) error { return a.app.ServeStdio(ctx) }
+
+// XDisplay is the X display the agent drives, such as ":99" for a private
+// display it started: start the application to operate there. It is "" when
+// the desktop is not X11 (VNC, Windows, macOS).
+func (a *Agent) XDisplay() string { return a.app.XDisplay() }
 
 // HasModel reports whether Execute (and gui_execute_task) has a model now.
 func (a *Agent) HasModel() bool { return a.app.HasModel() }

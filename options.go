@@ -57,6 +57,10 @@ type Options struct {
 	// VirtualDisplay, when set, starts a private Xvfb of this size when no X
 	// display is reachable (--virtual-display); Close stops it.
 	VirtualDisplay Size
+	// AlwaysVirtualDisplay starts the private display even when an X display
+	// is reachable, so nothing touches the user's screen (tests, sandboxes).
+	// Its size is VirtualDisplay, or 1280x800.
+	AlwaysVirtualDisplay bool
 	// VNC drives a remote desktop at host[:port] instead (--vnc), with
 	// VNCPassword (GUI_AGENT_VNC_PASSWORD).
 	VNC, VNCPassword string

@@ -34,6 +34,9 @@ type Extra struct {
 	Log io.Writer
 	// Version names the server to MCP clients; "" means "dev".
 	Version string
+	// ForceVirtual starts the private display (Config.VirtualDisplay, else
+	// 1280x800) even when an X display is reachable.
+	ForceVirtual bool
 }
 
 // App is everything a running guiagent holds, built from one Config.
@@ -82,7 +85,7 @@ func New(ctx context.Context, c config.Config, x Extra) (*App, error) {
 }
 
 func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
-	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, VNC: c.VNC, VNCPassword: c.VNCPassword})
+	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, ForceVirtual: x.ForceVirtual, VNC: c.VNC, VNCPassword: c.VNCPassword})
 	if err != nil {
 		return err
 	}
@@ -203,6 +206,15 @@ func (a *App) Keys() *safety.KeyPolicy { return a.keys }
 
 // MCP is the MCP server.
 func (a *App) MCP() *mcpserver.Server { return a.server }
+
+// XDisplay is the X display driven (":99" for a private one), or "" when
+// the desktop is not X11.
+func (a *App) XDisplay() string {
+	if d, ok := a.screen.(interface{ DisplayName() string }); ok && a.screen.Name() == "x11" {
+		return d.DisplayName()
+	}
+	return ""
+}
 
 // Token is the HTTP bearer token: GUI_AGENT_HTTP_TOKEN, else one generated at New.
 func (a *App) Token() string { return a.token }
