@@ -1,0 +1,278 @@
+package guiagent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent"
+	"github.com/guiagent/guiagent/internal/llm/fakellm"
+)
+
+// startFromEnv starts an agent as `guiagent serve --http` would with env, on
+// a private display, and serves its Handler.
+func startFromEnv(t *testing.T, env map[string]string, logs io.Writer) (*guiagent.Agent, *httptest.Server) {
+	t.Helper()
+	o, _, err := guiagent.LoadOptions(nil, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.VirtualDisplay, o.AlwaysVirtualDisplay, o.Log, o.LogLevel = guiagent.Size{Width: 800, Height: 600}, true, logs, "debug"
+	a, err := guiagent.New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(func() { srv.Close(); a.Close() })
+	return a, srv
+}
+
+// call sends one request to the settings API with the agent's token.
+func call(t *testing.T, a *guiagent.Agent, srv *httptest.Server, method, path, body string, hdr ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+a.HTTPToken())
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+		} else {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// keyCheckingModel is a scripted model behind a proxy that records the
+// Authorization header of every request.
+type keyCheckingModel struct {
+	*httptest.Server
+	fake *fakellm.ChatServer
+	mu   sync.Mutex
+	auth []string
+}
+
+func newKeyCheckingModel(t *testing.T) *keyCheckingModel {
+	m := &keyCheckingModel{fake: fakellm.NewChatServer(fakellm.Script(
+		func(tu fakellm.Turn) fakellm.Reply {
+			return fakellm.Reply{Actions: []fakellm.BrainAction{fakellm.ClickAt(image.Pt(tu.ImageSize.W/2, tu.ImageSize.H/2))}}
+		},
+		fakellm.Fixed(fakellm.Finish("done")),
+	), fakellm.ChatOptions{})}
+	target, _ := url.Parse(m.fake.Root)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		m.auth = append(m.auth, r.Header.Get("Authorization"))
+		m.mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { m.Close(); m.fake.Close() })
+	return m
+}
+
+// TestSettingsAPIGivesAServerWithNoModelOne is the issue's second "done
+// when": a server started with no model is given one through PUT
+// /api/settings; its next gui_execute_task uses that model and key; after a
+// restart the settings are still there; the key appears in no response, log
+// or run record.
+func TestSettingsAPIGivesAServerWithNoModelOne(t *testing.T) {
+	dir := t.TempDir()
+	const canary = "sk-canary-settings-0123456789abcdef"
+	env := map[string]string{"HOME": dir, "GUI_AGENT_RUNS_DIR": filepath.Join(dir, "runs")}
+	var logs, responses bytes.Buffer
+	a, srv := startFromEnv(t, env, &logs)
+	if a.HasModel() {
+		t.Fatal("the server has a model before any was set")
+	}
+	code, body := call(t, a, srv, "GET", "/api/settings", "")
+	responses.WriteString(body)
+	if code != 200 || !strings.Contains(body, `"model":""`) || !strings.Contains(body, `"api_key_set":false`) || !strings.Contains(body, `"model":"default"`) {
+		t.Fatalf("GET /api/settings before: %d %s", code, body)
+	}
+
+	model := newKeyCheckingModel(t)
+	code, body = call(t, a, srv, "PUT", "/api/settings",
+		`{"provider":"openai","model":"vision-2","base_url":"`+model.URL+`/v1","api_key":"`+canary+`","adapter":"generic"}`)
+	responses.WriteString(body)
+	if code != 200 || !strings.Contains(body, `"model":"vision-2"`) || !strings.Contains(body, `"api_key_set":true`) || !strings.Contains(body, `"model":"settings file"`) {
+		t.Fatalf("PUT /api/settings: %d %s", code, body)
+	}
+
+	// The next gui_execute_task, over /mcp with the same token, uses it.
+	res := executeOverHTTP(t, a, srv, "click the middle")
+	responses.WriteString(res)
+	if !strings.Contains(res, `"status":"completed"`) {
+		t.Fatalf("gui_execute_task after the settings change: %s", res)
+	}
+	reqs := model.fake.Requests()
+	if len(reqs) == 0 || !bytes.Contains(reqs[0].Body, []byte(`"model":"vision-2"`)) {
+		t.Fatalf("the task did not call the model set over the API: %d requests", len(reqs))
+	}
+	model.mu.Lock()
+	if len(model.auth) == 0 || model.auth[0] != "Bearer "+canary {
+		t.Errorf("the model was not called with the key set over the API: %q", model.auth)
+	}
+	model.mu.Unlock()
+
+	// Restart: the settings file (0600) brings them back.
+	srv.Close()
+	a.Close()
+	file := filepath.Join(dir, ".config", "guiagent", "settings.json")
+	st, err := os.Stat(file)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("settings file %s: %v, mode %v (want 0600)", file, err, st.Mode())
+	}
+	a2, srv2 := startFromEnv(t, env, &logs)
+	if !a2.HasModel() {
+		t.Fatal("after a restart the model set over the API is gone")
+	}
+	code, body = call(t, a2, srv2, "GET", "/api/settings", "")
+	responses.WriteString(body)
+	if code != 200 || !strings.Contains(body, `"model":"vision-2"`) || !strings.Contains(body, `"api_key_set":true`) {
+		t.Fatalf("GET /api/settings after a restart: %d %s", code, body)
+	}
+	srv2.Close()
+	a2.Close()
+
+	if strings.Contains(responses.String(), canary) {
+		t.Errorf("a response carries the key:\n%s", responses.String())
+	}
+	if strings.Contains(logs.String(), canary) {
+		t.Errorf("the log carries the key:\n%s", logs.String())
+	}
+	var recorded int
+	filepath.WalkDir(filepath.Join(dir, "runs"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			recorded++
+			if b, _ := os.ReadFile(p); bytes.Contains(b, []byte(canary)) {
+				t.Errorf("the run record %s carries the key", p)
+			}
+		}
+		return nil
+	})
+	if recorded == 0 {
+		t.Error("the task left no run record to check")
+	}
+}
+
+// executeOverHTTP calls gui_execute_task over Streamable HTTP.
+func executeOverHTTP(t *testing.T, a *guiagent.Agent, srv *httptest.Server, task string) string {
+	t.Helper()
+	ctx := context.Background()
+	hc := &http.Client{Transport: bearer{a.HTTPToken()}}
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "gui_execute_task", Arguments: map[string]any{"task": task}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := session.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if strings.Contains(tool.Name, "setting") || strings.Contains(tool.Name, "config") {
+			t.Errorf("MCP tool %s exposes the settings: a model must not reconfigure its supervisor", tool.Name)
+		}
+	}
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestSettingsAPIRefusesBadChanges: each refused change gets a status and a
+// message naming the field and what it accepts, and changes nothing.
+func TestSettingsAPIRefusesBadChanges(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"HOME": dir, "GUI_AGENT_RUNS_DIR": filepath.Join(dir, "runs"), "GUI_AGENT_ADAPTER": "generic"}
+	a, srv := startFromEnv(t, env, io.Discard)
+	cases := []struct {
+		body string
+		code int
+		want []string
+	}{
+		{`{"modle":"gpt-4o"}`, 400, []string{`unknown field \"modle\"`, "model"}},
+		{`{"provider":"opnai"}`, 400, []string{"provider", "openai, anthropic, gemini"}},
+		{`{"model":42}`, 400, []string{"model must be a string"}},
+		{`{"coordinate_mode":"sideways"}`, 400, []string{"coordinate_mode"}},
+		{`{"display":"7"}`, 400, []string{"display", "/api/displays"}},
+		{`{"base_url":"ftp://x"}`, 400, []string{"base_url", "http://"}},
+		{`{"provider":"openai","model":"gpt-4o"}`, 400, []string{"api_key"}},
+		{`{"adapter":"ui-tars"}`, 409, []string{"adapter", "environment"}},
+		{`[1,2]`, 400, []string{"JSON object"}},
+	}
+	for _, c := range cases {
+		code, body := call(t, a, srv, "PUT", "/api/settings", c.body)
+		if code != c.code {
+			t.Errorf("PUT %s: status %d, want %d (%s)", c.body, code, c.code, body)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("PUT %s: %s does not name %q", c.body, body, w)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".config", "guiagent", "settings.json")); err == nil {
+		t.Error("a refused change wrote the settings file")
+	}
+	if code, body := call(t, a, srv, "GET", "/api/settings", ""); code != 200 || !strings.Contains(body, `"provider":""`) || !strings.Contains(body, `"adapter":"environment"`) {
+		t.Errorf("after refused changes: %d %s", code, body)
+	}
+	// Same authentication as /mcp; a browser on another origin cannot write.
+	if code, _ := call(t, a, srv, "GET", "/api/settings", "", "Authorization", ""); code != 401 {
+		t.Errorf("GET without the token: %d, want 401", code)
+	}
+	if code, _ := call(t, a, srv, "PUT", "/api/settings", `{"model":"x"}`, "Authorization", "Bearer wrong-token-0123456789"); code != 401 {
+		t.Errorf("PUT with a wrong token: %d, want 401", code)
+	}
+	if code, _ := call(t, a, srv, "PUT", "/api/settings", `{"display":"0"}`, "Origin", "http://evil.example"); code != 403 {
+		t.Errorf("cross-origin PUT: %d, want 403", code)
+	}
+	code, body := call(t, a, srv, "GET", "/api/displays", "")
+	var ds struct {
+		Displays []struct {
+			ID            string
+			Width, Height int
+		}
+	}
+	if json.Unmarshal([]byte(body), &ds); code != 200 || len(ds.Displays) != 1 || ds.Displays[0].Width != 800 {
+		t.Errorf("GET /api/displays: %d %s", code, body)
+	}
+	// A valid display change applies and persists.
+	if code, body := call(t, a, srv, "PUT", "/api/settings", `{"display":"`+ds.Displays[0].ID+`"}`); code != 200 || !strings.Contains(body, `"display":"`+ds.Displays[0].ID+`"`) {
+		t.Errorf("PUT display: %d %s", code, body)
+	}
+}
