@@ -22,7 +22,7 @@ const maxSettingsBody = 64 << 10
 
 // readOnlySettings are fields GET returns that a PUT may send back unchanged
 // (a client that GETs, edits and PUTs); they are ignored.
-var readOnlySettings = map[string]bool{"api_key_set": true, "sources": true, "settings_file": true, "persisted": true}
+var readOnlySettings = map[string]bool{"api_key_set": true, "sources": true, "settings_file": true, "choices": true}
 
 // SettingsView is the body of GET /api/settings: every run-time setting but
 // the key, which shows only as APIKeySet.
@@ -42,6 +42,9 @@ type SettingsView struct {
 	Sources map[string]config.Source `json:"sources"`
 	// SettingsFile is where changes persist; "" means they last until exit.
 	SettingsFile string `json:"settings_file"`
+	// Choices lists the accepted values of the settings that have a fixed
+	// set ("" is accepted too: the default).
+	Choices map[string][]string `json:"choices"`
 }
 
 // SettingsError is a refused settings change: Status is the HTTP status
@@ -64,6 +67,7 @@ func (a *App) Settings() SettingsView {
 		CoordinateMode: c.CoordinateMode, Display: c.DisplayIndex, Adapter: c.Adapter,
 		GroundingModel: c.GroundingModel, MemoryModel: c.MemoryModel,
 		Sources: map[string]config.Source{}, SettingsFile: c.SettingsFile,
+		Choices: map[string][]string{"provider": config.Providers, "adapter": config.Adapters, "coordinate_mode": geom.CoordinateModes},
 	}
 	for _, s := range config.Settings {
 		v.Sources[s.Name] = src.Of(s.Env)

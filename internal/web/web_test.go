@@ -160,9 +160,10 @@ func newFixture(t *testing.T) *fixture {
 		Audit: func() any {
 			return []map[string]any{{"tool": "click", "args": map[string]any{"x": 1}, "note": "key " + canary}}
 		},
-		Runs:    f.store,
-		Secrets: []string{canary},
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Runs:     f.store,
+		Settings: settingsStub{},
+		Secrets:  []string{canary},
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	f.srv = httptest.NewServer(f.dash)
 	t.Cleanup(func() { f.srv.CloseClientConnections(); f.srv.Close() })
