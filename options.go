@@ -54,6 +54,8 @@ type Options struct {
 	// XDisplay is the X display to drive, such as ":0" (--display); "" means
 	// $DISPLAY.
 	XDisplay string
+	// XAuthority is the X authority file; "" means $XAUTHORITY, else ~/.Xauthority.
+	XAuthority string
 	// VirtualDisplay, when set, starts a private Xvfb of this size when no X
 	// display is reachable (--virtual-display); Close stops it.
 	VirtualDisplay Size
@@ -149,7 +151,7 @@ func fromConfig(c config.Config) Options {
 		MemoryModel: c.MemoryModel, MemoryProvider: c.MemoryProvider, MemoryBaseURL: c.MemoryBaseURL, MemoryAPIKey: c.MemoryAPIKey,
 		GroundingModel: c.GroundingModel, GroundingBaseURL: c.GroundingBaseURL, GroundingAPIKey: c.GroundingAPIKey,
 		ToolVersion: c.ToolVersion, ModelTimeout: c.ModelTimeout,
-		Display: c.DisplayIndex, CoordinateMode: c.CoordinateMode, XDisplay: c.XDisplay,
+		Display: c.DisplayIndex, CoordinateMode: c.CoordinateMode, XDisplay: c.XDisplay, XAuthority: c.XAuthority,
 		VirtualDisplay: Size{c.VirtualDisplay.W, c.VirtualDisplay.H}, VNC: c.VNC, VNCPassword: c.VNCPassword,
 		JPEGQuality: c.JPEGQuality, MaxLongEdge: c.MaxLongEdge, MaxImageBytes: c.MaxImageBytes, ImageFormat: c.ImageFormat,
 		ScreenshotAfterAction: c.ScreenshotAfterAction,
@@ -188,7 +190,7 @@ func (o Options) config() (config.Config, error) {
 	c.GroundingModel, c.GroundingBaseURL, c.GroundingAPIKey = o.GroundingModel, o.GroundingBaseURL, o.GroundingAPIKey
 	c.ToolVersion = o.ToolVersion
 	dur(&c.ModelTimeout, o.ModelTimeout)
-	c.DisplayIndex, c.CoordinateMode, c.XDisplay = o.Display, o.CoordinateMode, o.XDisplay
+	c.DisplayIndex, c.CoordinateMode, c.XDisplay, c.XAuthority = o.Display, o.CoordinateMode, o.XDisplay, o.XAuthority
 	c.VirtualDisplay = geom.Size{W: o.VirtualDisplay.Width, H: o.VirtualDisplay.Height}
 	c.VNC, c.VNCPassword = o.VNC, o.VNCPassword
 	num(&c.JPEGQuality, o.JPEGQuality)
