@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -139,5 +140,32 @@ func TestRunsListShortensOnCharacters(t *testing.T) {
 	}
 	if !utf8.ValidString(stdout) || !strings.Contains(stdout, "Grüße Grüße") || !strings.Contains(stdout, "...") {
 		t.Fatalf("runs output is not valid UTF-8 or lost the shortened task:\n%q", stdout)
+	}
+}
+
+// TestDoctorShowsWhereEachSettingCameFrom: flag, environment, settings file
+// or default, per setting; the key only as set.
+func TestDoctorShowsWhereEachSettingCameFrom(t *testing.T) {
+	env := baseEnv(t)
+	env["GUI_AGENT_MODEL"] = "gpt-4o"
+	env["GUI_AGENT_SETTINGS_FILE"] = filepath.Join(env["HOME"], "settings.json")
+	if err := os.WriteFile(env["GUI_AGENT_SETTINGS_FILE"], []byte(`{"base_url":"http://127.0.0.1:9/v1","api_key":"sk-canary-doctor-file-0123"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stdout, stderr := runCmd(t, env, "doctor", "--provider", "openai")
+	for _, want := range []string{
+		"settings file    " + env["GUI_AGENT_SETTINGS_FILE"],
+		"provider         openai (source: flag)",
+		"model            gpt-4o (source: environment)",
+		"base_url         http://127.0.0.1:9/v1 (source: settings file)",
+		"api_key          set (source: settings file)",
+		"adapter          (empty) (source: default)",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout+stderr, "canary") {
+		t.Fatalf("doctor printed the API key:\n%s", stdout)
 	}
 }
