@@ -1,0 +1,87 @@
+package guiagent_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/guiagent/guiagent"
+)
+
+// TestDesktopControlRefusesWhatItCannotDo: a point off its screenshot or off
+// every display, the zero Point, a blocked hotkey, a bad button or count each
+// get an error naming the problem, and the pointer does not move.
+func TestDesktopControlRefusesWhatItCannotDo(t *testing.T) {
+	ctx := context.Background()
+	a, err := guiagent.New(ctx, guiagent.Options{
+		VirtualDisplay: guiagent.Size{Width: 640, Height: 480}, AlwaysVirtualDisplay: true,
+		RunsDir: t.TempDir(), StateDir: t.TempDir(), Log: io.Discard,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Move(ctx, guiagent.ScreenPoint(10, 20)); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := a.Screenshot(ctx, guiagent.ScreenshotOptions{MaxLongEdge: 320, Format: "png"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shot.Width != 320 || shot.Height != 240 || shot.MIME != "image/png" || shot.Screen != (guiagent.Rect{Width: 640, Height: 480}) {
+		t.Fatalf("screenshot %dx%d %s of %+v", shot.Width, shot.Height, shot.MIME, shot.Screen)
+	}
+	if img, err := shot.Image(); err != nil || img.Bounds().Dx() != 320 {
+		t.Fatalf("decoding the screenshot: %v", err)
+	}
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"point off the screenshot", a.Click(ctx, shot.Point(400, 10), guiagent.ClickOptions{}), "image(400,10) of a 320x240 screenshot"},
+		{"point off every display", a.Click(ctx, guiagent.ScreenPoint(700, 10), guiagent.ClickOptions{}), "on no display"},
+		{"zero point", a.Move(ctx, guiagent.Point{}), "Screenshot.Point or ScreenPoint"},
+		{"blocked hotkey", a.Hotkey(ctx, "alt", "f4"), "alt+f4"},
+		{"unknown key", a.Hotkey(ctx, "ctrl", "nosuchkey"), "nosuchkey"},
+		{"bad button", a.Click(ctx, shot.Point(1, 1), guiagent.ClickOptions{Button: "thumb"}), "left, right or middle"},
+		{"bad count", a.Click(ctx, shot.Point(1, 1), guiagent.ClickOptions{Count: 4}), "1, 2 or 3"},
+		{"bad scroll", a.Scroll(ctx, shot.Point(1, 1), "sideways", 1), "up, down, left or right"},
+	}
+	for _, c := range cases {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %q", c.name, c.err, c.want)
+		}
+	}
+	if !errors.Is(cases[0].err, guiagent.ErrOutside) || !errors.Is(cases[1].err, guiagent.ErrOutside) {
+		t.Errorf("points off the screen are not ErrOutside: %v; %v", cases[0].err, cases[1].err)
+	}
+	if pos, _ := a.CursorPosition(ctx); pos.String() != "screen(10,20)" {
+		t.Errorf("a refused call moved the pointer to %v", pos)
+	}
+	// What works lands where the screenshot says: pixel (160,120) of the
+	// half-size image is screen pixel (320 or 321, 240 or 241).
+	if err := a.Click(ctx, shot.Point(160, 120), guiagent.ClickOptions{Count: 2, Modifiers: []string{"shift"}}); err != nil {
+		t.Fatal(err)
+	}
+	if x, y, err := a.ScreenXY(ctx, shot.Point(160, 120)); err != nil || x < 320 || x > 321 || y < 240 || y > 241 {
+		t.Errorf("ScreenXY: %d,%d %v", x, y, err)
+	}
+	if err := a.Drag(ctx, shot.Point(10, 10), guiagent.ScreenPoint(100, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if pos, _ := a.CursorPosition(ctx); pos.String() != "screen(100,100)" {
+		t.Errorf("after the drag the pointer is at %v", pos)
+	}
+	if _, err := a.Execute(ctx, "anything"); !errors.Is(err, guiagent.ErrNoModel) {
+		t.Errorf("Execute without a model: %v, want ErrNoModel", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
+}
