@@ -8,10 +8,10 @@ import (
 	"image"
 	_ "image/jpeg" // Screenshot.Image decodes JPEG
 	_ "image/png"  // and PNG
-	"math"
 	"strings"
 	"sync/atomic"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
@@ -153,27 +153,31 @@ func (p Point) String() string {
 // off every display, or in a screenshot's padding.
 var ErrOutside = errors.New("the point is not on the screen")
 
-// resolve maps p to a global point, refusing one off the screen.
+// resolve maps p to a global point through guiagent's one resolver (the
+// MCP tools and the agent use it too), refusing a point off its screenshot
+// or off every display rather than clamping it.
 func (a *Agent) resolve(ctx context.Context, p Point) (geom.GlobalPoint, error) {
+	var ap action.Point
+	var f geom.Frame
+	where := ""
 	switch {
 	case p.shot != nil:
-		r, err := p.shot.frame.Resolve(geom.ImagePoint{X: p.x, Y: p.y}, true)
-		if err != nil {
-			return geom.GlobalPoint{}, fmt.Errorf("guiagent: %v of a %dx%d screenshot: %w: %v", p, p.shot.Width, p.shot.Height, ErrOutside, err)
-		}
-		return r.Global, nil
+		ap, f = action.Point{Space: geom.SpaceImage, X: p.x, Y: p.y}, p.shot.frame
+		where = fmt.Sprintf(" of a %dx%d screenshot", p.shot.Width, p.shot.Height)
 	case p.screen:
-		g := geom.GlobalPoint{X: int(math.Round(p.x)), Y: int(math.Round(p.y))}
-		ds, err := a.app.Screen().Displays(ctx)
-		if err != nil {
-			return g, err
-		}
-		if _, ok := geom.DisplayAt(ds, g); !ok {
-			return g, fmt.Errorf("guiagent: %v: %w: it is on no display (Displays lists their bounds)", p, ErrOutside)
-		}
-		return g, nil
+		ap = action.Point{Space: geom.SpaceScreen, X: p.x, Y: p.y}
+	default:
+		return geom.GlobalPoint{}, errors.New("guiagent: the zero Point has no space: make points with Screenshot.Point or ScreenPoint")
 	}
-	return geom.GlobalPoint{}, errors.New("guiagent: the zero Point has no space: make points with Screenshot.Point or ScreenPoint")
+	ds, err := a.app.Screen().Displays(ctx)
+	if err != nil {
+		return geom.GlobalPoint{}, err
+	}
+	r, err := ap.Resolve(f, ds, 0)
+	if err != nil {
+		return geom.GlobalPoint{}, fmt.Errorf("guiagent: %v%s: %w: %v", p, where, ErrOutside, err)
+	}
+	return r.Global, nil
 }
 
 // Button is a mouse button.
@@ -226,7 +230,7 @@ func (a *Agent) Click(ctx context.Context, p Point, o ClickOptions) error {
 	if count == 0 {
 		count = 1
 	}
-	if count < 1 || count > 3 {
+	if count < 1 || count > action.MaxClicks {
 		return fmt.Errorf("guiagent: click count %d: want 1, 2 or 3", o.Count)
 	}
 	mods, err := a.keys(o.Modifiers, false)
@@ -260,8 +264,8 @@ func (a *Agent) Scroll(ctx context.Context, p Point, direction string, notches i
 	if err != nil {
 		return fmt.Errorf("guiagent: scroll direction %q: want up, down, left or right", direction)
 	}
-	if notches < 1 || notches > 100 {
-		return fmt.Errorf("guiagent: scroll notches %d: want 1 to 100", notches)
+	if notches < 1 || notches > action.MaxScrollNotches {
+		return fmt.Errorf("guiagent: scroll notches %d: want 1 to %d", notches, action.MaxScrollNotches)
 	}
 	g, err := a.resolve(ctx, p)
 	if err != nil {

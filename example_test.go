@@ -109,7 +109,7 @@ func ExampleAgent_Execute() {
 	fmt.Println("pointer at", pos)
 	// Output:
 	// completed after 2 steps: clicked the middle of the screen
-	// first action: {"kind":"click","at":[512,384]}
+	// first action: {"kind":"click","at":[512,384],"space":"image"}
 	// progress reported: true
 	// pointer at screen(512,384)
 }
