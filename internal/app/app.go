@@ -125,6 +125,7 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 	opts := mcpserver.Options{
 		Screen: screen, Input: a.input, Shots: a.shots, Shot: shotOptions(c),
 		CoordinateMode: c.CoordinateMode, DefaultDisplay: c.DisplayIndex,
+		CurrentDisplay:        func() string { return a.Config().DisplayIndex },
 		ScreenshotAfterAction: c.ScreenshotAfterAction,
 		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Tasks: a.tasks, Secrets: c.Secrets(),
 		Records: func(id string) mcpserver.ToolRecorder { return a.store.Session(id) },

@@ -62,7 +62,7 @@ func (s *Server) display(ctx context.Context, id string) (geom.Display, []geom.D
 		return geom.Display{}, nil, err
 	}
 	if id == "" {
-		id = s.opts.DefaultDisplay
+		id = s.defaultDisplay()
 	}
 	d, err := geom.FindDisplay(ds, id)
 	return d, ds, err
@@ -191,7 +191,7 @@ func (s *Server) imageOf(ctx context.Context, ss *mcp.ServerSession, id string, 
 		}
 	} else if on, ok := geom.DisplayAt(ds, g); ok {
 		d = on
-	} else if d, err = geom.FindDisplay(ds, s.opts.DefaultDisplay); err != nil {
+	} else if d, err = geom.FindDisplay(ds, s.defaultDisplay()); err != nil {
 		return geom.ImagePoint{}, geom.Frame{}, false, err
 	}
 	f, err := s.frameFor(ss, d)

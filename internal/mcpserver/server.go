@@ -89,6 +89,9 @@ type Options struct {
 	CoordinateMode string
 	// DefaultDisplay is the display id used when a tool gets none ("" = primary).
 	DefaultDisplay string
+	// CurrentDisplay, when set, is asked for the default display id at each
+	// call instead of DefaultDisplay (the settings API changes it at run time).
+	CurrentDisplay func() string
 	// ScreenshotAfterAction attaches a fresh screenshot to every input tool's result.
 	ScreenshotAfterAction bool
 	// AfterActionDelay is how long to wait before that screenshot so the screen
@@ -394,4 +397,12 @@ func (s *Server) recoverTool(tool string, err *error) {
 		s.log.Error("tool panicked", "tool", tool, "panic", p, "stack", string(debug.Stack()))
 		*err = fmt.Errorf("internal error in %s: %v (this is a guiagent bug; please report it)", tool, p)
 	}
+}
+
+// defaultDisplay is the display id of a call that names none ("" = primary).
+func (s *Server) defaultDisplay() string {
+	if s.opts.CurrentDisplay != nil {
+		return s.opts.CurrentDisplay()
+	}
+	return s.opts.DefaultDisplay
 }

@@ -36,7 +36,7 @@ func (s *Server) executeTaskTool() toolDef {
 			}
 			t := agent.Task{Task: in.Task, Display: in.Display, MaxSteps: in.MaxSteps, Timeout: time.Duration(in.TimeoutS) * time.Second}
 			if t.Display == "" {
-				t.Display = s.opts.DefaultDisplay
+				t.Display = s.defaultDisplay()
 			}
 			progress := s.progressFunc(ctx, c.req)
 			r := s.opts.Tasks.Run(ctx, t, progress)
