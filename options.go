@@ -130,7 +130,7 @@ type Options struct {
 	sources config.Sources
 }
 
-// LoadOptions reads flags (args, as the guiagent command takes them) and
+// LoadOptions reads flags (args, as `guiagent serve` takes them) and
 // GUI_AGENT_* variables (through getenv, e.g. os.Getenv) exactly as the
 // command does: flags win over the environment, the environment over the
 // settings file (os.UserConfigDir()/guiagent/settings.json, or
@@ -138,7 +138,7 @@ type Options struct {
 // naming the flag or variable and what it accepts. It also returns the
 // positional arguments left after the flags.
 func LoadOptions(args []string, getenv func(string) string) (Options, []string, error) {
-	c, rest, err := config.Load("guiagent", args, getenv)
+	c, rest, err := config.Load("serve", args, getenv)
 	if err != nil {
 		return Options{}, nil, err
 	}

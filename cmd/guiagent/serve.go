@@ -26,9 +26,6 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, _ 
 		return err
 	}
 	defer a.Close()
-	if !a.HasModel() {
-		fmt.Fprintln(stderr, "guiagent: gui_execute_task has no model yet; atomic tools work. Set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY, or PUT them to /api/settings (serve --http).")
-	}
 	if !o.HTTP {
 		return a.ServeStdio(ctx)
 	}

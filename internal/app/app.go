@@ -133,8 +133,14 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 		Name:    "guiagent", Version: x.Version, Logger: a.log,
 		CurrentTask: a.currentTask,
 	}
-	a.server, err = mcpserver.New(opts)
-	return err
+	if a.server, err = mcpserver.New(opts); err != nil {
+		return err
+	}
+	a.log.Info("desktop ready", "backend", screen.Name(), "version", x.Version)
+	if !a.tasks.configured() {
+		a.log.Info("gui_execute_task has no model; atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY, or PUT them to /api/settings")
+	}
+	return nil
 }
 
 func shotOptions(c config.Config) imaging.Options {
