@@ -79,19 +79,49 @@ var shotSeq atomic.Uint64
 
 // Screenshot captures a display.
 func (a *Agent) Screenshot(ctx context.Context, o ScreenshotOptions) (*Screenshot, error) {
-	c := a.app.Config()
 	ds, err := a.app.Screen().Displays(ctx)
 	if err != nil {
 		return nil, err
 	}
 	id := o.Display
 	if id == "" {
-		id = c.DisplayIndex
+		id = a.app.Config().DisplayIndex
 	}
 	d, err := geom.FindDisplay(ds, id)
 	if err != nil {
 		return nil, fmt.Errorf("guiagent: screenshot: %w (Displays lists them)", err)
 	}
+	return a.capture(ctx, d, geom.Rect{}, o)
+}
+
+// Zoom captures the rectangle between two corners (on one display) at up to
+// four times its screen size, for a closer look. Points of the returned
+// screenshot are pixels of the zoomed image. o.Display is ignored.
+func (a *Agent) Zoom(ctx context.Context, corner1, corner2 Point, o ScreenshotOptions) (*Screenshot, error) {
+	p, err := a.resolveOn(ctx, corner1)
+	if err != nil {
+		return nil, err
+	}
+	q, err := a.resolveOn(ctx, corner2)
+	if err != nil {
+		return nil, err
+	}
+	if p.Display.ID != q.Display.ID {
+		return nil, fmt.Errorf("guiagent: the zoom region spans displays %s and %s: give corners on one display", p.Display.ID, q.Display.ID)
+	}
+	region, err := geom.ZoomRegion(p.Global, q.Global, p.Display)
+	if err != nil {
+		return nil, fmt.Errorf("guiagent: %w", err)
+	}
+	if o.MaxLongEdge == 0 {
+		o.MaxLongEdge = min(a.app.Config().MaxLongEdge, 4*region.Size().LongEdge())
+	}
+	return a.capture(ctx, p.Display, region, o)
+}
+
+// capture shoots region (zero: all) of d with o over the agent's defaults.
+func (a *Agent) capture(ctx context.Context, d geom.Display, region geom.Rect, o ScreenshotOptions) (*Screenshot, error) {
+	c := a.app.Config()
 	io := imaging.Options{MaxLongEdge: c.MaxLongEdge, Format: c.ImageFormat, Quality: c.JPEGQuality, MaxBytes: c.MaxImageBytes}
 	if o.MaxLongEdge != 0 {
 		io.MaxLongEdge = o.MaxLongEdge
@@ -105,7 +135,7 @@ func (a *Agent) Screenshot(ctx context.Context, o ScreenshotOptions) (*Screensho
 	if err := io.Validate(); err != nil {
 		return nil, fmt.Errorf("guiagent: screenshot: %w", err)
 	}
-	shot, err := a.app.Shots().Shoot(ctx, a.app.Screen(), d, geom.Rect{}, io, fmt.Sprintf("go%d", shotSeq.Add(1)))
+	shot, err := a.app.Shots().Shoot(ctx, a.app.Screen(), d, region, io, fmt.Sprintf("go%d", shotSeq.Add(1)))
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +187,12 @@ var ErrOutside = errors.New("the point is not on the screen")
 // MCP tools and the agent use it too), refusing a point off its screenshot
 // or off every display rather than clamping it.
 func (a *Agent) resolve(ctx context.Context, p Point) (geom.GlobalPoint, error) {
+	r, err := a.resolveOn(ctx, p)
+	return r.Global, err
+}
+
+// resolveOn is resolve with the display the point lies on.
+func (a *Agent) resolveOn(ctx context.Context, p Point) (geom.Resolved, error) {
 	var ap action.Point
 	var f geom.Frame
 	where := ""
@@ -167,17 +203,17 @@ func (a *Agent) resolve(ctx context.Context, p Point) (geom.GlobalPoint, error) 
 	case p.screen:
 		ap = action.Point{Space: geom.SpaceScreen, X: p.x, Y: p.y}
 	default:
-		return geom.GlobalPoint{}, errors.New("guiagent: the zero Point has no space: make points with Screenshot.Point or ScreenPoint")
+		return geom.Resolved{}, errors.New("guiagent: the zero Point has no space: make points with Screenshot.Point or ScreenPoint")
 	}
 	ds, err := a.app.Screen().Displays(ctx)
 	if err != nil {
-		return geom.GlobalPoint{}, err
+		return geom.Resolved{}, err
 	}
 	r, err := ap.Resolve(f, ds, 0)
 	if err != nil {
-		return geom.GlobalPoint{}, fmt.Errorf("guiagent: %v%s: %w: %v", p, where, ErrOutside, err)
+		return geom.Resolved{}, fmt.Errorf("guiagent: %v%s: %w: %v", p, where, ErrOutside, err)
 	}
-	return r.Global, nil
+	return r, nil
 }
 
 // Button is a mouse button.
@@ -244,6 +280,33 @@ func (a *Agent) Click(ctx context.Context, p Point, o ClickOptions) error {
 	return a.app.Input().Click(ctx, &g, b, count, mods)
 }
 
+// MouseDown moves to p and presses the button ("" is left), leaving it held
+// until MouseUp or Close.
+func (a *Agent) MouseDown(ctx context.Context, p Point, b Button) error {
+	db, err := b.parse()
+	if err != nil {
+		return err
+	}
+	g, err := a.resolve(ctx, p)
+	if err != nil {
+		return err
+	}
+	return a.app.Input().MouseDown(ctx, &g, db)
+}
+
+// MouseUp moves to p and releases the button ("" is left).
+func (a *Agent) MouseUp(ctx context.Context, p Point, b Button) error {
+	db, err := b.parse()
+	if err != nil {
+		return err
+	}
+	g, err := a.resolve(ctx, p)
+	if err != nil {
+		return err
+	}
+	return a.app.Input().MouseUp(ctx, &g, db)
+}
+
 // Drag presses the left button at from, moves to to and releases it.
 func (a *Agent) Drag(ctx context.Context, from, to Point) error {
 	f, err := a.resolve(ctx, from)
@@ -290,6 +353,36 @@ func (a *Agent) Hotkey(ctx context.Context, keys ...string) error {
 		return err
 	}
 	return a.app.Input().Hotkey(ctx, ks)
+}
+
+// PressKey taps key (such as "enter", "tab", "f5") repeat times (1-100).
+func (a *Agent) PressKey(ctx context.Context, key string, repeat int) error {
+	if repeat < 1 || repeat > action.MaxKeyRepeat {
+		return fmt.Errorf("guiagent: key repeat %d: want 1 to %d", repeat, action.MaxKeyRepeat)
+	}
+	ks, err := a.keys([]string{key}, true)
+	if err != nil {
+		return err
+	}
+	return a.app.Input().PressKey(ctx, ks[0], repeat, nil)
+}
+
+// ReadClipboard returns the clipboard's text.
+func (a *Agent) ReadClipboard(ctx context.Context) (string, error) {
+	cb, ok := a.app.Screen().(desktop.Clipboard)
+	if !ok {
+		return "", fmt.Errorf("guiagent: the %s desktop has no clipboard: %w", a.app.Screen().Name(), desktop.ErrUnsupported)
+	}
+	return cb.ReadClipboard(ctx)
+}
+
+// WriteClipboard replaces the clipboard's text.
+func (a *Agent) WriteClipboard(ctx context.Context, text string) error {
+	cb, ok := a.app.Screen().(desktop.Clipboard)
+	if !ok {
+		return fmt.Errorf("guiagent: the %s desktop has no clipboard: %w", a.app.Screen().Name(), desktop.ErrUnsupported)
+	}
+	return cb.WriteClipboard(ctx, text)
 }
 
 // keys parses key names; a combination (checked) goes through the hotkey policy.

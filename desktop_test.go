@@ -75,6 +75,38 @@ func TestDesktopControlRefusesWhatItCannotDo(t *testing.T) {
 	if pos, _ := a.CursorPosition(ctx); pos.String() != "screen(100,100)" {
 		t.Errorf("after the drag the pointer is at %v", pos)
 	}
+	// Zoom: the 64x48 screen pixels between two corners, at up to 4x.
+	z, err := a.Zoom(ctx, guiagent.ScreenPoint(100, 100), shot.Point(81.25, 73.25), guiagent.ScreenshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z.Screen != (guiagent.Rect{X: 100, Y: 100, Width: 64, Height: 48}) || z.Width != 256 || z.Height != 192 {
+		t.Errorf("zoom: %dx%d of %+v, want 256x192 of 64x48+100+100", z.Width, z.Height, z.Screen)
+	}
+	if x, y, _ := a.ScreenXY(ctx, z.Point(128, 96)); x != 132 || y != 124 {
+		t.Errorf("the middle of the zoom is screen (%d,%d), want (132,124)", x, y)
+	}
+	if _, err := a.Zoom(ctx, guiagent.ScreenPoint(10, 10), guiagent.ScreenPoint(12, 12), guiagent.ScreenshotOptions{}); err == nil || !strings.Contains(err.Error(), "too small") {
+		t.Errorf("a tiny zoom: %v", err)
+	}
+	if err := a.MouseDown(ctx, z.Point(0, 0), guiagent.LeftButton); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.MouseUp(ctx, guiagent.ScreenPoint(200, 150), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PressKey(ctx, "tab", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PressKey(ctx, "tab", 0); err == nil || !strings.Contains(err.Error(), "1 to 100") {
+		t.Errorf("repeat 0: %v", err)
+	}
+	if err := a.WriteClipboard(ctx, "héllo from Go"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.ReadClipboard(ctx); err != nil || got != "héllo from Go" {
+		t.Errorf("clipboard: %q, %v", got, err)
+	}
 	if _, err := a.Execute(ctx, "anything"); !errors.Is(err, guiagent.ErrNoModel) {
 		t.Errorf("Execute without a model: %v, want ErrNoModel", err)
 	}
