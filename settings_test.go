@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -274,5 +275,69 @@ func TestSettingsAPIRefusesBadChanges(t *testing.T) {
 	// A valid display change applies and persists.
 	if code, body := call(t, a, srv, "PUT", "/api/settings", `{"display":"`+ds.Displays[0].ID+`"}`); code != 200 || !strings.Contains(body, `"display":"`+ds.Displays[0].ID+`"`) {
 		t.Errorf("PUT display: %d %s", code, body)
+	}
+}
+
+// TestSettingsChangeWhileATaskRuns: a task running when the model changes
+// finishes on its model; the next task waits for it (one desktop task at a
+// time) and runs on the new one.
+func TestSettingsChangeWhileATaskRuns(t *testing.T) {
+	dir := t.TempDir()
+	release := make(chan struct{})
+	slow := fakellm.NewChatServer(fakellm.Script(
+		func(fakellm.Turn) fakellm.Reply { <-release; return fakellm.Finish("old model done") },
+	), fakellm.ChatOptions{})
+	defer slow.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	fresh := fakellm.NewChatServer(fakellm.Script(fakellm.Fixed(fakellm.Finish("new model done"))), fakellm.ChatOptions{})
+	defer fresh.Close()
+	env := map[string]string{"HOME": dir, "GUI_AGENT_RUNS_DIR": filepath.Join(dir, "runs")}
+	a, srv := startFromEnv(t, env, io.Discard)
+	if code, body := call(t, a, srv, "PUT", "/api/settings", `{"provider":"openai","model":"old","base_url":"`+slow.URL+`","api_key":"sk-old-0123456789","adapter":"generic"}`); code != 200 {
+		t.Fatalf("PUT old: %d %s", code, body)
+	}
+	ctx := context.Background()
+	first := make(chan guiagent.Result, 1)
+	go func() {
+		r, err := a.Execute(ctx, "first")
+		if err != nil {
+			t.Error(err)
+		}
+		first <- r
+	}()
+	for slow.Calls() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code, body := call(t, a, srv, "PUT", "/api/settings", `{"model":"new","base_url":"`+fresh.URL+`"}`); code != 200 {
+		t.Fatalf("PUT new while a task runs: %d %s", code, body)
+	}
+	second := make(chan guiagent.Result, 1)
+	go func() {
+		r, err := a.Execute(ctx, "second")
+		if err != nil {
+			t.Error(err)
+		}
+		second <- r
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if fresh.Calls() != 0 {
+		t.Fatal("the second task started while the first still ran")
+	}
+	close(release)
+	r1, r2 := <-first, <-second
+	if r1.Status != guiagent.Completed || r1.Result != "old model done" {
+		t.Errorf("first task: %s %q, want it finished on the old model", r1.Status, r1.Result)
+	}
+	if r2.Status != guiagent.Completed || r2.Result != "new model done" {
+		t.Errorf("second task: %s %q %s, want it run on the new model", r2.Status, r2.Result, r2.Summary)
+	}
+	if reqs := fresh.Requests(); len(reqs) == 0 || !bytes.Contains(reqs[0].Body, []byte(`"model":"new"`)) {
+		t.Errorf("the new model server got %d requests", len(reqs))
 	}
 }
