@@ -305,6 +305,13 @@ func (l *liveScrubber) add(secrets ...string) {
 	l.s = secret.NewScrubber(l.secrets...)
 }
 
+// current is the scrubber of the secrets known now.
+func (l *liveScrubber) current() *secret.Scrubber {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s
+}
+
 func (l *liveScrubber) writer(w io.Writer) io.Writer {
 	return writerFunc(func(p []byte) (int, error) {
 		l.mu.Lock()

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/secret"
 	"github.com/guiagent/guiagent/internal/web"
 )
 
@@ -76,7 +79,7 @@ func (a *App) subscribe() (<-chan agent.Event, func()) {
 	ch := make(chan agent.Event, 256)
 	remove := a.tasks.AddObserver(agent.ObserverFunc(func(ev agent.Event) {
 		select {
-		case ch <- detach(ev):
+		case ch <- scrubEvent(a.scrub.current(), detach(ev)):
 		default:
 		}
 	}))
@@ -104,4 +107,26 @@ func detach(ev agent.Event) agent.Event {
 		ev.Result = &r
 	}
 	return ev
+}
+
+// scrubEvent replaces the secrets s knows (a key PUT to the settings API
+// included, which the dashboard's own scrubber, built at start, does not
+// know) in every string of ev. An event that cannot be rebuilt is withheld.
+func scrubEvent(s *secret.Scrubber, ev agent.Event) agent.Event {
+	if s.Empty() {
+		return ev
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return agent.Event{Time: ev.Time, RunID: ev.RunID, Kind: agent.EvWarning, Message: "event withheld: it could not be checked for secrets"}
+	}
+	clean := s.Bytes(b)
+	if bytes.Equal(clean, b) {
+		return ev
+	}
+	var out agent.Event
+	if err := json.Unmarshal(clean, &out); err != nil {
+		return agent.Event{Time: ev.Time, RunID: ev.RunID, Kind: agent.EvWarning, Message: "event withheld: it held a secret"}
+	}
+	return out
 }
