@@ -320,12 +320,22 @@ func (a *Agent) Drag(ctx context.Context, from, to Point) error {
 	return a.app.Input().Drag(ctx, f, nil, t, desktop.Left)
 }
 
-// Scroll moves to p and turns the wheel notches times in direction "up",
-// "down", "left" or "right".
-func (a *Agent) Scroll(ctx context.Context, p Point, direction string, notches int) error {
-	d, err := desktop.ParseDirection(direction)
+// Direction is a scroll direction.
+type Direction string
+
+// Scroll directions.
+const (
+	ScrollUp    Direction = "up"
+	ScrollDown  Direction = "down"
+	ScrollLeft  Direction = "left"
+	ScrollRight Direction = "right"
+)
+
+// Scroll moves to p and turns the wheel notches times (1-50) in direction.
+func (a *Agent) Scroll(ctx context.Context, p Point, direction Direction, notches int) error {
+	d, err := desktop.ParseDirection(string(direction))
 	if err != nil {
-		return fmt.Errorf("guiagent: scroll direction %q: want up, down, left or right", direction)
+		return fmt.Errorf("guiagent: scroll direction %q: want up, down, left or right", string(direction))
 	}
 	if notches < 1 || notches > action.MaxScrollNotches {
 		return fmt.Errorf("guiagent: scroll notches %d: want 1 to %d", notches, action.MaxScrollNotches)
