@@ -95,6 +95,12 @@ func TestDesktopControlRefusesWhatItCannotDo(t *testing.T) {
 	if err := a.MouseUp(ctx, guiagent.ScreenPoint(200, 150), ""); err != nil {
 		t.Fatal(err)
 	}
+	if err := a.Scroll(ctx, z.Point(10, 10), guiagent.ScrollDown, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Scroll(ctx, z.Point(10, 10), guiagent.ScrollDown, 51); err == nil || !strings.Contains(err.Error(), "1 to 50") {
+		t.Errorf("51 notches: %v", err)
+	}
 	if err := a.PressKey(ctx, "tab", 2); err != nil {
 		t.Fatal(err)
 	}
