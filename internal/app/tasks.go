@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/secret"
@@ -20,6 +21,7 @@ type generation struct {
 	display string        // the default display of its tasks ("" = primary)
 	scrub   *secret.Scrubber
 	running sync.WaitGroup
+	tasks   atomic.Int64 // Run calls on this generation not yet returned
 }
 
 // taskSwitch runs gui_execute_task on the runner of the settings in force. A
@@ -123,8 +125,9 @@ func (t *taskSwitch) Run(ctx context.Context, task agent.Task, progress func(age
 	t.mu.Lock()
 	g, old := t.cur, t.prev
 	g.running.Add(1)
+	g.tasks.Add(1)
 	t.mu.Unlock()
-	defer g.running.Done()
+	defer func() { g.tasks.Add(-1); g.running.Done() }()
 	if g.runner == nil {
 		return agent.Result{Status: agent.Failed, Summary: ErrNoModel.Error(), Trace: []agent.StepTrace{}}
 	}
@@ -167,13 +170,10 @@ func (t *taskSwitch) waitForOlder(ctx context.Context, old []*generation) (agent
 		}
 	}
 	t.mu.Lock()
-	// Generations with no task left are forgotten.
+	// Generations with no task left are forgotten; none gets new tasks.
 	keep := t.prev[:0]
 	for _, g := range t.prev {
-		if g.runner == nil {
-			continue
-		}
-		if _, busy := g.runner.Current(); busy {
+		if g.tasks.Load() > 0 {
 			keep = append(keep, g)
 		}
 	}
