@@ -142,6 +142,9 @@ func LoadOptions(args []string, getenv func(string) string) (Options, []string, 
 	if err != nil {
 		return Options{}, nil, err
 	}
+	if c.Sources == nil {
+		c.Sources = config.Sources{} // read: New does not apply the file again
+	}
 	return fromConfig(c), rest, nil
 }
 

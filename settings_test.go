@@ -341,3 +341,39 @@ func TestSettingsChangeWhileATaskRuns(t *testing.T) {
 		t.Errorf("the new model server got %d requests", len(reqs))
 	}
 }
+
+// TestOptionsBuiltInGoRankAboveTheSettingsFile: for Options a program builds
+// itself, the settings file fills what it leaves empty, and what it sets
+// cannot be changed over the API (409), like a flag.
+func TestOptionsBuiltInGoRankAboveTheSettingsFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(file, []byte(`{"model":"from-file","provider":"openai","base_url":"http://127.0.0.1:9/v1","memory_model":"small"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := guiagent.New(context.Background(), guiagent.Options{
+		Model: "from-go", SettingsFile: file, RunsDir: filepath.Join(dir, "runs"), StateDir: dir,
+		VirtualDisplay: guiagent.Size{Width: 640, Height: 480}, AlwaysVirtualDisplay: true, Log: io.Discard,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	srv := httptest.NewServer(a.Handler())
+	defer srv.Close()
+	code, body := call(t, a, srv, "GET", "/api/settings", "")
+	for _, want := range []string{`"model":"from-go"`, `"provider":"openai"`, `"memory_model":"small"`, `"model":"Go options"`, `"provider":"settings file"`} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("GET /api/settings lacks %s: %d %s", want, code, body)
+		}
+	}
+	if code, body := call(t, a, srv, "PUT", "/api/settings", `{"model":"other"}`); code != 409 || !strings.Contains(body, "Go options") {
+		t.Errorf("PUT a model the program set: %d %s, want 409", code, body)
+	}
+	if code, body := call(t, a, srv, "PUT", "/api/settings", `{"memory_model":"tiny"}`); code != 200 {
+		t.Errorf("PUT a setting from the file: %d %s", code, body)
+	}
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), `"memory_model": "tiny"`) || !strings.Contains(string(b), `"model": "from-file"`) {
+		t.Errorf("the settings file after the change: %s", b)
+	}
+}
