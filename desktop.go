@@ -10,11 +10,13 @@ import (
 	_ "image/png"  // and PNG
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/safety"
 )
 
 // Rect is a rectangle in screen pixels: logical pixels of the virtual
@@ -248,7 +250,8 @@ type ClickOptions struct {
 }
 
 // Move puts the pointer at p.
-func (a *Agent) Move(ctx context.Context, p Point) error {
+func (a *Agent) Move(ctx context.Context, p Point) (err error) {
+	defer a.audit("move", map[string]any{"at": p.String()}, time.Now(), &err)
 	g, err := a.resolve(ctx, p)
 	if err != nil {
 		return err
@@ -257,7 +260,8 @@ func (a *Agent) Move(ctx context.Context, p Point) error {
 }
 
 // Click moves to p and clicks.
-func (a *Agent) Click(ctx context.Context, p Point, o ClickOptions) error {
+func (a *Agent) Click(ctx context.Context, p Point, o ClickOptions) (err error) {
+	defer a.audit("click", map[string]any{"at": p.String(), "button": o.Button, "count": o.Count, "modifiers": o.Modifiers}, time.Now(), &err)
 	b, err := o.Button.parse()
 	if err != nil {
 		return err
@@ -282,7 +286,8 @@ func (a *Agent) Click(ctx context.Context, p Point, o ClickOptions) error {
 
 // MouseDown moves to p and presses the button ("" is left), leaving it held
 // until MouseUp or Close.
-func (a *Agent) MouseDown(ctx context.Context, p Point, b Button) error {
+func (a *Agent) MouseDown(ctx context.Context, p Point, b Button) (err error) {
+	defer a.audit("mouse_down", map[string]any{"at": p.String(), "button": b}, time.Now(), &err)
 	db, err := b.parse()
 	if err != nil {
 		return err
@@ -295,7 +300,8 @@ func (a *Agent) MouseDown(ctx context.Context, p Point, b Button) error {
 }
 
 // MouseUp moves to p and releases the button ("" is left).
-func (a *Agent) MouseUp(ctx context.Context, p Point, b Button) error {
+func (a *Agent) MouseUp(ctx context.Context, p Point, b Button) (err error) {
+	defer a.audit("mouse_up", map[string]any{"at": p.String(), "button": b}, time.Now(), &err)
 	db, err := b.parse()
 	if err != nil {
 		return err
@@ -308,7 +314,8 @@ func (a *Agent) MouseUp(ctx context.Context, p Point, b Button) error {
 }
 
 // Drag presses the left button at from, moves to to and releases it.
-func (a *Agent) Drag(ctx context.Context, from, to Point) error {
+func (a *Agent) Drag(ctx context.Context, from, to Point) (err error) {
+	defer a.audit("drag", map[string]any{"from": from.String(), "to": to.String()}, time.Now(), &err)
 	f, err := a.resolve(ctx, from)
 	if err != nil {
 		return err
@@ -332,7 +339,8 @@ const (
 )
 
 // Scroll moves to p and turns the wheel notches times (1-50) in direction.
-func (a *Agent) Scroll(ctx context.Context, p Point, direction Direction, notches int) error {
+func (a *Agent) Scroll(ctx context.Context, p Point, direction Direction, notches int) (err error) {
+	defer a.audit("scroll", map[string]any{"at": p.String(), "direction": direction, "notches": notches}, time.Now(), &err)
 	d, err := desktop.ParseDirection(string(direction))
 	if err != nil {
 		return fmt.Errorf("guiagent: scroll direction %q: want up, down, left or right", string(direction))
@@ -348,13 +356,15 @@ func (a *Agent) Scroll(ctx context.Context, p Point, direction Direction, notche
 }
 
 // Type enters text exactly, whatever the keyboard layout.
-func (a *Agent) Type(ctx context.Context, text string) error {
+func (a *Agent) Type(ctx context.Context, text string) (err error) {
+	defer a.audit("type", map[string]any{"text": text}, time.Now(), &err)
 	return a.app.Input().Type(ctx, text)
 }
 
 // Hotkey presses keys together, e.g. Hotkey(ctx, "ctrl", "s"), and releases
 // them. Combinations the hotkey policy blocks are refused with an error.
-func (a *Agent) Hotkey(ctx context.Context, keys ...string) error {
+func (a *Agent) Hotkey(ctx context.Context, keys ...string) (err error) {
+	defer a.audit("hotkey", map[string]any{"keys": keys}, time.Now(), &err)
 	if len(keys) == 0 {
 		return errors.New(`guiagent: Hotkey needs at least one key, e.g. Hotkey(ctx, "ctrl", "s")`)
 	}
@@ -366,7 +376,8 @@ func (a *Agent) Hotkey(ctx context.Context, keys ...string) error {
 }
 
 // PressKey taps key (such as "enter", "tab", "f5") repeat times (1-100).
-func (a *Agent) PressKey(ctx context.Context, key string, repeat int) error {
+func (a *Agent) PressKey(ctx context.Context, key string, repeat int) (err error) {
+	defer a.audit("press_key", map[string]any{"key": key, "repeat": repeat}, time.Now(), &err)
 	if repeat < 1 || repeat > action.MaxKeyRepeat {
 		return fmt.Errorf("guiagent: key repeat %d: want 1 to %d", repeat, action.MaxKeyRepeat)
 	}
@@ -387,12 +398,23 @@ func (a *Agent) ReadClipboard(ctx context.Context) (string, error) {
 }
 
 // WriteClipboard replaces the clipboard's text.
-func (a *Agent) WriteClipboard(ctx context.Context, text string) error {
+func (a *Agent) WriteClipboard(ctx context.Context, text string) (err error) {
+	defer a.audit("clipboard_set", map[string]any{"text": text}, time.Now(), &err)
 	cb, ok := a.app.Screen().(desktop.Clipboard)
 	if !ok {
 		return fmt.Errorf("guiagent: the %s desktop has no clipboard: %w", a.app.Screen().Name(), desktop.ErrUnsupported)
 	}
 	return cb.WriteClipboard(ctx, text)
+}
+
+// audit records a call in the audit log the dashboard and gui://audit show,
+// as "go:" and its name (typed text masked, secrets scrubbed).
+func (a *Agent) audit(name string, args map[string]any, start time.Time, err *error) {
+	e := safety.AuditEntry{Time: start, Tool: "go:" + name, Result: "ok", Millis: time.Since(start).Milliseconds()}
+	if *err != nil {
+		e.Result, e.Error = "", (*err).Error()
+	}
+	a.app.Audit().Record(e, args)
 }
 
 // keys parses key names; a combination (checked) goes through the hotkey policy.

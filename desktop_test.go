@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -112,6 +113,21 @@ func TestDesktopControlRefusesWhatItCannotDo(t *testing.T) {
 	}
 	if got, err := a.ReadClipboard(ctx); err != nil || got != "héllo from Go" {
 		t.Errorf("clipboard: %q, %v", got, err)
+	}
+	// Go calls are in the audit log beside MCP tool calls, typed text masked.
+	if err := a.Type(ctx, "private words"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	defer srv.Close()
+	code, audit := call(t, a, srv, "GET", "/api/audit", "")
+	for _, want := range []string{`"tool":"go:click"`, `"tool":"go:type"`, `"tool":"go:hotkey"`, "blocked", "redacted 13 chars"} {
+		if code != 200 || !strings.Contains(audit, want) {
+			t.Errorf("the audit log lacks %s: %d %.600s", want, code, audit)
+		}
+	}
+	if strings.Contains(audit, "private words") {
+		t.Error("the audit log shows typed text")
 	}
 	if _, err := a.Execute(ctx, "anything"); !errors.Is(err, guiagent.ErrNoModel) {
 		t.Errorf("Execute without a model: %v, want ErrNoModel", err)

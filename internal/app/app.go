@@ -208,6 +208,9 @@ func (a *App) Input() *desktop.Input { return a.input }
 // Shots is the screenshot pipeline.
 func (a *App) Shots() *imaging.Pipeline { return a.shots }
 
+// Audit is the audit log of every input call (MCP tools and Go calls).
+func (a *App) Audit() *safety.Audit { return a.audit }
+
 // Keys is the hotkey policy.
 func (a *App) Keys() *safety.KeyPolicy { return a.keys }
 
