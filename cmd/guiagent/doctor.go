@@ -207,4 +207,29 @@ func checkSettings(c config.Config, add func(level, name, detail, fix string)) {
 		}
 		add("ok", s.Name, fmt.Sprintf("%s (source: %s)", v, c.Sources.Of(s.Env)), "")
 	}
+	// Every other value not at its default: its variable and source (values
+	// are not printed here: some are credentials).
+	var others []string
+	for name, src := range c.Sources {
+		if _, isSetting := settingEnv(name); !isSetting {
+			if !strings.HasPrefix(name, "--") {
+				name = "GUI_AGENT_" + name
+			}
+			others = append(others, fmt.Sprintf("%s (%s)", name, src))
+		}
+	}
+	sort.Strings(others)
+	if len(others) > 0 {
+		add("ok", "other values", "set by a flag or the environment: "+strings.Join(others, ", "), "")
+	}
+}
+
+// settingEnv reports whether name (a variable without GUI_AGENT_) is a setting's.
+func settingEnv(name string) (config.Setting, bool) {
+	for _, s := range config.Settings {
+		if s.Env == name {
+			return s, true
+		}
+	}
+	return config.Setting{}, false
 }

@@ -148,11 +148,12 @@ func TestRunsListShortensOnCharacters(t *testing.T) {
 func TestDoctorShowsWhereEachSettingCameFrom(t *testing.T) {
 	env := baseEnv(t)
 	env["GUI_AGENT_MODEL"] = "gpt-4o"
+	env["GUI_AGENT_MAX_STEPS"] = "20"
 	env["GUI_AGENT_SETTINGS_FILE"] = filepath.Join(env["HOME"], "settings.json")
 	if err := os.WriteFile(env["GUI_AGENT_SETTINGS_FILE"], []byte(`{"base_url":"http://127.0.0.1:9/v1","api_key":"sk-canary-doctor-file-0123"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, stdout, stderr := runCmd(t, env, "doctor", "--provider", "openai")
+	_, stdout, stderr := runCmd(t, env, "doctor", "--provider", "openai", "--display", ":98")
 	for _, want := range []string{
 		"settings file    " + env["GUI_AGENT_SETTINGS_FILE"],
 		"provider         openai (source: flag)",
@@ -160,6 +161,9 @@ func TestDoctorShowsWhereEachSettingCameFrom(t *testing.T) {
 		"base_url         http://127.0.0.1:9/v1 (source: settings file)",
 		"api_key          set (source: settings file)",
 		"adapter          (empty) (source: default)",
+		"GUI_AGENT_MAX_STEPS (environment)",
+		"GUI_AGENT_RUNS_DIR (environment)",
+		"--display (flag)",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, stdout)

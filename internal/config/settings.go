@@ -32,7 +32,8 @@ const (
 func (s Source) Locked() bool { return s == SourceFlag || s == SourceEnv || s == SourceOptions }
 
 // Sources says which layer set each value that is not a default, keyed by the
-// name of its GUI_AGENT_ variable without the prefix ("MODEL", "DISPLAY_INDEX").
+// name of its GUI_AGENT_ variable without the prefix ("MODEL", "DISPLAY_INDEX"),
+// or by "--name" for a flag with no variable.
 type Sources map[string]Source
 
 // Of returns the source of the value of variable name (without GUI_AGENT_).
@@ -93,19 +94,20 @@ func SettingNames() []string {
 	return names
 }
 
-// flagVars maps a flag to the variable it overrides, for Sources.
+// flagVars maps a flag to the GUI_AGENT_ variable it overrides, for Sources.
 var flagVars = map[string]string{
-	"addr": "HTTP_ADDR", "allow-remote": "ALLOW_REMOTE", "display": "DISPLAY", "vnc": "VNC",
+	"addr": "HTTP_ADDR", "allow-remote": "ALLOW_REMOTE", "vnc": "VNC",
 	"virtual-display": "VIRTUAL_DISPLAY", "log-level": "LOG_LEVEL", "log-file": "LOG_FILE",
-	"runs-dir": "RUNS_DIR", "model": "MODEL", "provider": "PROVIDER", "http": "HTTP",
+	"runs-dir": "RUNS_DIR", "model": "MODEL", "provider": "PROVIDER",
 }
 
-// markFlags records the flags fs was given in c.Sources.
+// markFlags records the flags fs was given in c.Sources: under the variable
+// they override, or as "--name" for a flag that has none (--display, --http).
 func (c *Config) markFlags(fs *flag.FlagSet) {
 	fs.Visit(func(f *flag.Flag) {
 		name, ok := flagVars[f.Name]
 		if !ok {
-			name = strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+			name = "--" + f.Name
 		}
 		c.source(name, SourceFlag)
 	})
