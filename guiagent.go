@@ -91,13 +91,15 @@ type Endpoint struct {
 }
 
 // ListenAndServe serves Handler on Options.HTTPAddr until ctx ends, then shuts
-// down; onListen, when not nil, is called once it listens.
-func (a *Agent) ListenAndServe(ctx context.Context, onListen func(Endpoint)) error {
-	return a.app.ListenAndServe(ctx, func(addr net.Addr) {
-		if onListen != nil {
-			mcpURL, login := a.app.LoginURL(addr)
-			onListen(Endpoint{Addr: addr, MCPURL: mcpURL, LoginURL: login})
+// down; onListen, when not nil, is called once it listens (before it serves),
+// and an error from it stops the server with that error.
+func (a *Agent) ListenAndServe(ctx context.Context, onListen func(Endpoint) error) error {
+	return a.app.ListenAndServe(ctx, func(addr net.Addr) error {
+		if onListen == nil {
+			return nil
 		}
+		mcpURL, login := a.app.LoginURL(addr)
+		return onListen(Endpoint{Addr: addr, MCPURL: mcpURL, LoginURL: login})
 	})
 }
 

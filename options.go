@@ -95,6 +95,12 @@ type Options struct {
 	// defaults; AllowedHotkeys are defaults to allow.
 	BlockedHotkeys, AllowedHotkeys []string
 
+	// Tools selects the MCP tools offered, by tool name or group ("observe",
+	// "input", "clipboard", "task", ...; --tools); nil offers all. ReadOnly
+	// offers the observe group only (--read-only).
+	Tools    []string
+	ReadOnly bool
+
 	// HTTP says to serve MCP over HTTP (the command's --http); New ignores it.
 	HTTP bool
 	// HTTPAddr is ListenAndServe's address; "" means 127.0.0.1:60008.
@@ -161,6 +167,7 @@ func fromConfig(c config.Config) Options {
 		MaxSteps:              c.MaxSteps, TaskTimeout: c.TaskTimeout, TokenBudget: c.TokenBudget, StepDelay: c.StepDelay,
 		KeepImages: c.KeepImages, OnBusy: c.OnBusy, DisableHumanOverride: !c.HumanOverride,
 		KillSwitchFile: c.KillSwitchFile, BlockedHotkeys: c.BlockedHotkeys, AllowedHotkeys: c.AllowedHotkeys,
+		Tools: c.Tools, ReadOnly: c.ReadOnly,
 		HTTP: c.HTTP, HTTPAddr: c.HTTPAddr, HTTPToken: c.HTTPToken, AllowRemote: c.AllowRemote,
 		RunsDir: c.RunsDir, RunsKeep: c.RunsKeep, RunsMaxMB: c.RunsMaxMB, StateDir: c.StateDir,
 		NoDebugImages: !c.DebugImages, LogLevel: c.LogLevel, LogFile: c.LogFile,
@@ -208,6 +215,7 @@ func (o Options) config() (config.Config, error) {
 	str(&c.OnBusy, o.OnBusy)
 	c.HumanOverride = !o.DisableHumanOverride
 	c.KillSwitchFile, c.BlockedHotkeys, c.AllowedHotkeys = o.KillSwitchFile, o.BlockedHotkeys, o.AllowedHotkeys
+	c.Tools, c.ReadOnly = o.Tools, o.ReadOnly
 	c.HTTP, c.HTTPToken, c.AllowRemote = o.HTTP, o.HTTPToken, o.AllowRemote
 	str(&c.HTTPAddr, o.HTTPAddr)
 	c.RunsDir, c.StateDir = o.RunsDir, o.StateDir

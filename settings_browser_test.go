@@ -36,7 +36,9 @@ func TestDashboardSettingsPanel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	listening := make(chan guiagent.Endpoint, 1)
 	served := make(chan error, 1)
-	go func() { served <- a.ListenAndServe(ctx, func(e guiagent.Endpoint) { listening <- e }) }()
+	go func() {
+		served <- a.ListenAndServe(ctx, func(e guiagent.Endpoint) error { listening <- e; return nil })
+	}()
 	defer func() { cancel(); <-served }()
 	var ep guiagent.Endpoint
 	select {

@@ -49,12 +49,12 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		add("FAIL", "display", err.Error(), "run inside a desktop session, set DISPLAY, or pass --virtual-display 1280x800 (needs Xvfb: apt-get install xvfb)")
 	} else {
 		defer closeScreen()
-		ch := chooseDesktop(ctx, c, screen)
+		ch := app.ChooseDesktop(ctx, c, screen)
 		level := "ok"
-		if ch.warn {
+		if ch.Warn {
 			level = "warn"
 		}
-		add(level, "desktop", fmt.Sprintf("%s, %s: %s", ch.display, ch.size, ch.why), "")
+		add(level, "desktop", fmt.Sprintf("%s, %s: %s", ch.Display, ch.Size, ch.Why), "")
 		checkDesktop(ctx, screen, add)
 		checkHeldInput(ctx, c, screen, add)
 	}

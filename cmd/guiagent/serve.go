@@ -29,15 +29,32 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, _ 
 	if !o.HTTP {
 		return a.ServeStdio(ctx)
 	}
-	if o.HTTPToken == "" {
-		path := filepath.Join(filepath.Dir(o.RunsDir), "http-token")
-		if err := mcpserver.WriteTokenFile(path, a.HTTPToken()); err != nil {
-			return fmt.Errorf("write token file: %w", err)
+	return a.ListenAndServe(ctx, func(e guiagent.Endpoint) error {
+		if o.HTTPToken == "" {
+			if err := publishToken(tokenFile(o), a.HTTPToken(), stderr); err != nil {
+				return err
+			}
 		}
-		// The token goes to the terminal (stderr), never into logs.
-		fmt.Fprintf(stderr, "guiagent: generated HTTP bearer token (also in %s, mode 0600):\n  %s\n", path, a.HTTPToken())
-	}
-	return a.ListenAndServe(ctx, func(e guiagent.Endpoint) {
 		fmt.Fprintf(stderr, "guiagent: MCP endpoint %s\nguiagent: dashboard (one-time login link): %s\n", e.MCPURL, e.LoginURL)
+		return nil
 	})
+}
+
+// tokenFile is where serve --http writes a generated bearer token: the file
+// http-token beside the runs folder (by default
+// $XDG_STATE_HOME/guiagent/http-token).
+func tokenFile(o guiagent.Options) string {
+	return filepath.Join(filepath.Dir(o.RunsDir), "http-token")
+}
+
+// publishToken writes a generated token to path (mode 0600) and shows it on
+// the terminal (stderr), never in logs. serve calls it only once the listener
+// is bound, so a second serve on a busy port leaves a running server's token
+// file alone.
+func publishToken(path, token string, stderr io.Writer) error {
+	if err := mcpserver.WriteTokenFile(path, token); err != nil {
+		return fmt.Errorf("write token file: %w", err)
+	}
+	fmt.Fprintf(stderr, "guiagent: generated HTTP bearer token (also in %s, mode 0600):\n  %s\n", path, token)
+	return nil
 }

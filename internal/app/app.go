@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/guiagent/guiagent/internal/agent"
@@ -57,11 +58,12 @@ type App struct {
 	cfg     config.Config
 	sources config.Sources
 
-	scrub    *liveScrubber // the log's scrubber; the settings API adds a new key to it
-	dashOnce sync.Once
-	dash     *web.Dashboard
-	closes   []func() error
-	closed   bool
+	scrub        *liveScrubber // the log's scrubber; the settings API adds a new key to it
+	forceVirtual bool          // the private display was asked for whatever $DISPLAY is
+	dashOnce     sync.Once
+	dash         *web.Dashboard
+	closes       []func() error
+	closed       bool
 }
 
 // New opens the log (c.LogFile, else x.Log) and the desktop and builds every
@@ -85,6 +87,7 @@ func New(ctx context.Context, c config.Config, x Extra) (*App, error) {
 }
 
 func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
+	a.forceVirtual = x.ForceVirtual
 	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, ForceVirtual: x.ForceVirtual, VNC: c.VNC, VNCPassword: c.VNCPassword})
 	if err != nil {
 		return err
@@ -123,22 +126,27 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 		}
 	}
 	opts := mcpserver.Options{
+		Tools:  ToolSelection(c),
 		Screen: screen, Input: a.input, Shots: a.shots, Shot: shotOptions(c),
 		CoordinateMode: c.CoordinateMode, DefaultDisplay: c.DisplayIndex,
 		CurrentDisplay:        func() string { return a.Config().DisplayIndex },
 		ScreenshotAfterAction: c.ScreenshotAfterAction,
-		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Tasks: a.tasks, Secrets: c.Secrets(),
+		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Secrets: c.Secrets(),
 		Records: func(id string) mcpserver.ToolRecorder { return a.store.Session(id) },
 		Runs:    a.store,
 		Name:    "guiagent", Version: x.Version, Logger: a.log,
 		CurrentTask: a.currentTask,
 	}
+	if a.tasks.configured() {
+		opts.Tasks = a.tasks // without a model gui_execute_task is offered once the settings API gives one
+	}
 	if a.server, err = mcpserver.New(opts); err != nil {
 		return err
 	}
-	a.log.Info("desktop ready", "backend", screen.Name(), "version", x.Version)
+	a.logDesktop(ctx, x.Version)
+	a.log.Info("tools offered", "tools", strings.Join(a.server.ToolNames(), ","))
 	if !a.tasks.configured() {
-		a.log.Info("gui_execute_task has no model; atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY, or PUT them to /api/settings")
+		a.log.Info("gui_execute_task is not offered: no model is configured; the atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY, or PUT them to /api/settings (serve --http)")
 	}
 	return nil
 }
@@ -270,8 +278,8 @@ func (a *App) HTTPOptions() mcpserver.HTTPOptions {
 func (a *App) Handler() (http.Handler, error) { return a.server.NewHTTPHandler(a.HTTPOptions()) }
 
 // ListenAndServe serves HTTP on the configured address until ctx ends;
-// onListen gets the bound address first.
-func (a *App) ListenAndServe(ctx context.Context, onListen func(net.Addr)) error {
+// onListen gets the bound address first, and an error from it stops the server.
+func (a *App) ListenAndServe(ctx context.Context, onListen func(net.Addr) error) error {
 	o := a.HTTPOptions()
 	o.OnListen = onListen
 	return a.server.ListenAndServe(ctx, o)

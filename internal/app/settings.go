@@ -134,6 +134,11 @@ func (a *App) UpdateSettings(ctx context.Context, changes map[string]string) err
 	a.sources, next.Sources = src, src
 	a.cfg = next
 	a.tasks.set(runner, next.DisplayIndex, next.Secrets()...)
+	if runner != nil {
+		a.server.SetTasks(a.tasks) // offers gui_execute_task if it was not
+	} else {
+		a.server.SetTasks(nil) // withdraws it: no model
+	}
 	a.scrub.add(next.Secrets()...)
 	a.log.Info("settings changed; the next task uses them", "changed", settingNames(changed), "model", next.Model, "provider", next.Provider)
 	return nil

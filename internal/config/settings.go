@@ -98,7 +98,7 @@ func SettingNames() []string {
 var flagVars = map[string]string{
 	"addr": "HTTP_ADDR", "allow-remote": "ALLOW_REMOTE", "vnc": "VNC",
 	"virtual-display": "VIRTUAL_DISPLAY", "log-level": "LOG_LEVEL", "log-file": "LOG_FILE",
-	"runs-dir": "RUNS_DIR", "model": "MODEL", "provider": "PROVIDER",
+	"runs-dir": "RUNS_DIR", "model": "MODEL", "provider": "PROVIDER", "tools": "TOOLS", "read-only": "READ_ONLY",
 }
 
 // markFlags records the flags fs was given in c.Sources: under the variable

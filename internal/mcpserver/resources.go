@@ -108,7 +108,7 @@ func (s *Server) Status(ctx context.Context) (any, error) {
 		"os":              runtime.GOOS,
 		"uptime_s":        int64(time.Since(s.started).Seconds()),
 		"coordinate_mode": s.mode,
-		"tools":           s.tools,
+		"tools":           s.ToolNames(),
 		"kill_switch":     map[string]any{"file": s.kill.Path(), "engaged": s.kill.Engaged()},
 		"blocked_hotkeys": s.keys.Blocked(),
 		"audit_entries":   s.audit.Len(),
@@ -132,7 +132,7 @@ func (s *Server) Status(ctx context.Context) (any, error) {
 		held = append(held, b.String()+" button")
 	}
 	st["held"] = held
-	st["task_tool"] = slices.Contains(s.tools, "gui_execute_task")
+	st["task_tool"] = slices.Contains(s.ToolNames(), "gui_execute_task")
 	if s.opts.CurrentTask != nil {
 		st["current_task"] = s.opts.CurrentTask()
 	}

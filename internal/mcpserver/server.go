@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,7 +155,11 @@ type Server struct {
 	watched sync.Map // *mcp.ServerSession -> struct{}: sessions whose end is awaited
 	// localIDs names sessions whose transport gives no id (stdio): *mcp.ServerSession -> string.
 	localIDs sync.Map
-	tools    []string // registered tool names, in order
+	sel      toolSelection // the tools opts.Tools selects (nil: all)
+
+	toolsMu sync.Mutex
+	tools   []string   // registered tool names, in order
+	tasks   TaskRunner // gui_execute_task's runner; nil: not offered
 }
 
 // New validates opts and builds the server with its tools and resources
@@ -234,6 +239,7 @@ func (s *Server) registerTools() error {
 	if err != nil {
 		return err
 	}
+	s.sel, s.tasks = sel, s.opts.Tasks
 	for _, t := range s.toolList() {
 		if _, ok := groupOf(t.name); !ok {
 			panic("mcpserver: tool " + t.name + " has no row in toolGroups")
@@ -261,7 +267,41 @@ Use gui_execute_task (when available) to hand over a whole goal.`
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // ToolNames lists the registered tools in registration order.
-func (s *Server) ToolNames() []string { return append([]string(nil), s.tools...) }
+func (s *Server) ToolNames() []string {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	return append([]string(nil), s.tools...)
+}
+
+// SetTasks sets gui_execute_task's runner while the server runs (a model
+// configured or cleared at run time): a runner offers the tool, when the
+// tool selection includes it; nil withdraws it. Connected clients are sent
+// notifications/tools/list_changed.
+func (s *Server) SetTasks(r TaskRunner) {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	had := s.tasks != nil
+	s.tasks = r
+	const name = "gui_execute_task"
+	if !s.sel.has(name) {
+		return
+	}
+	switch {
+	case r != nil && !had:
+		s.executeTaskTool().add(s.mcp)
+		s.tools = append(s.tools, name)
+	case r == nil && had:
+		s.mcp.RemoveTools(name)
+		s.tools = slices.DeleteFunc(s.tools, func(n string) bool { return n == name })
+	}
+}
+
+// taskRunner is gui_execute_task's runner now (nil: no model).
+func (s *Server) taskRunner() TaskRunner {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	return s.tasks
+}
 
 // Audit returns the audit ring buffer the server records into.
 func (s *Server) Audit() *safety.Audit { return s.audit }

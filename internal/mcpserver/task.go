@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -39,7 +40,11 @@ func (s *Server) executeTaskTool() toolDef {
 				t.Display = s.defaultDisplay()
 			}
 			progress := s.progressFunc(ctx, c.req)
-			r := s.opts.Tasks.Run(ctx, t, progress)
+			tasks := s.taskRunner()
+			if tasks == nil {
+				return nil, errors.New("gui_execute_task has no model now: the server's model was removed; use the atomic tools, or configure a model")
+			}
+			r := tasks.Run(ctx, t, progress)
 			b, err := json.Marshal(r)
 			if err != nil {
 				return nil, fmt.Errorf("encoding the task result: %w", err)

@@ -1,0 +1,80 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/guiagent/guiagent/internal/config"
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/mcpserver"
+)
+
+// ToolSelection is the --tools/GUI_AGENT_TOOLS selection for the server;
+// --read-only selects the observe group.
+func ToolSelection(c config.Config) []string {
+	if c.ReadOnly {
+		return []string{mcpserver.GroupObserve}
+	}
+	return c.Tools
+}
+
+// DesktopChoice says which desktop guiagent drives, its size, and why that
+// one; warn is set when a setting the user gave is not used.
+type DesktopChoice struct {
+	Display, Size, Why string
+	Warn               bool
+}
+
+// ChooseDesktop explains the desktop platform.Open connected to for c.
+func ChooseDesktop(ctx context.Context, c config.Config, screen desktop.Screen) DesktopChoice {
+	ch := DesktopChoice{Display: LedgerDisplay(c, screen), Size: displaySizes(ctx, screen)}
+	name := ""
+	if d, ok := screen.(interface{ DisplayName() string }); ok {
+		name = d.DisplayName()
+	}
+	vd := c.VirtualDisplay
+	switch {
+	case c.VNC != "":
+		ch.Why = "--vnc/GUI_AGENT_VNC is set"
+	case vd.W != 0 && name != c.XDisplay && c.XDisplay == "":
+		ch.Why = fmt.Sprintf("a private Xvfb started for --virtual-display %dx%d, since DISPLAY is not set", vd.W, vd.H)
+	case vd.W != 0 && name != c.XDisplay:
+		ch.Why = fmt.Sprintf("a private Xvfb started for --virtual-display %dx%d, since DISPLAY=%s is not reachable", vd.W, vd.H, c.XDisplay)
+	case vd.W != 0:
+		ch.Why = fmt.Sprintf("DISPLAY=%s is reachable, so --virtual-display %dx%d is not used: it starts a private Xvfb only when no display is reachable (unset DISPLAY, or --display an unused one, to get it)", c.XDisplay, vd.W, vd.H)
+		ch.Warn = true
+	default:
+		ch.Why = fmt.Sprintf("DISPLAY=%s (from --display or the environment)", c.XDisplay)
+	}
+	return ch
+}
+
+// displaySizes lists the displays' sizes, e.g. "1280x800" or "1920x1080+0+0, 1280x1024+1920+0".
+func displaySizes(ctx context.Context, screen desktop.Screen) string {
+	ds, err := screen.Displays(ctx)
+	if err != nil || len(ds) == 0 {
+		return "unknown size"
+	}
+	if len(ds) == 1 {
+		return fmt.Sprintf("%dx%d", ds[0].Bounds.W, ds[0].Bounds.H)
+	}
+	var parts []string
+	for _, d := range ds {
+		parts = append(parts, fmt.Sprintf("%dx%d%+d%+d", d.Bounds.W, d.Bounds.H, d.Bounds.X, d.Bounds.Y))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// logDesktop writes the start-up line naming the desktop, its size and why.
+func (a *App) logDesktop(ctx context.Context, version string) {
+	ch := ChooseDesktop(ctx, a.cfg, a.screen)
+	if a.forceVirtual {
+		ch.Why, ch.Warn = "a private Xvfb started, as asked (Options.AlwaysVirtualDisplay)", false
+	}
+	log := a.log.Info
+	if ch.Warn {
+		log = a.log.Warn
+	}
+	log("desktop ready", "display", ch.Display, "size", ch.Size, "why", ch.Why, "backend", a.screen.Name(), "version", version)
+}
