@@ -21,6 +21,7 @@ package guiagent
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 
@@ -116,4 +117,4 @@ func (a *Agent) XDisplay() string { return a.app.XDisplay() }
 func (a *Agent) HasModel() bool { return a.app.HasModel() }
 
 // ErrNoModel is returned by Execute when no model is configured.
-var ErrNoModel = app.ErrNoModel
+var ErrNoModel = errors.New("guiagent: no model is configured: set Options.Provider, Model and APIKey (or BaseURL for a local server), GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY for LoadOptions, or PUT them to /api/settings")
