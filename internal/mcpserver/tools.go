@@ -447,9 +447,15 @@ func (s *Server) typeTool() toolDef {
 			if err != nil {
 				return nil, inputError("type", err)
 			}
-			return s.done(ctx, c, d, "typed %d characters", len([]rune(in.Text)))
+			// The keystrokes are queued, not necessarily consumed: a slow
+			// application (notepad under Wine: 30 s for 1500 characters) may
+			// still be taking them in, and typing them again would double them.
+			return s.done(ctx, c, d, "typed %d characters; %s", len([]rune(in.Text)), typingMayLag)
 		})
 }
+
+// typingMayLag is gui_type's note that the text may still be arriving.
+const typingMayLag = "a slow application may still be receiving them: check the screen before acting on the text, and do not type it again"
 
 // PressKeyArgs are gui_press_key's arguments.
 type PressKeyArgs struct {
