@@ -220,7 +220,6 @@ func copied(t *testing.T, cs *mcp.ClientSession, want string, timeout time.Durat
 	}
 }
 
-
 // TestNotepadOverMCPUnderWine drives notepad through `wine guiagent.exe serve`:
 // a click into the edit area, Unicode typing, ctrl+a/ctrl+c, the clipboard
 // read back through gui_clipboard, and alt+f4 refused by policy.
