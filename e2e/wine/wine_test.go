@@ -270,4 +270,13 @@ func TestNotepadOverMCPUnderWine(t *testing.T) {
 	if box := whiteArea(screenshot(t, cs)); box.Dx() < 200 {
 		t.Errorf("notepad's edit area is gone after the refused alt+f4 (white area %v)", box)
 	}
+
+	// The session's record lands in %LOCALAPPDATA%\guiagent\runs, as on Windows.
+	if err := cs.Close(); err != nil {
+		t.Logf("closing the MCP session: %v", err)
+	}
+	runs, _ := filepath.Glob(filepath.Join(p.Dir, "drive_c", "users", "*", "AppData", "Local", "guiagent", "runs", "*"))
+	if len(runs) == 0 {
+		t.Errorf("no run record under %%LOCALAPPDATA%%\\guiagent\\runs in %s after the session", p.Dir)
+	}
 }

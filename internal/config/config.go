@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -82,10 +83,10 @@ type Config struct {
 	ReadOnly bool     `json:"read_only"` // --read-only / GUI_AGENT_READ_ONLY: offer only the observe group (Tools must be empty)
 
 	// Records and logs.
-	RunsDir     string `json:"runs_dir"`     // GUI_AGENT_RUNS_DIR, default $XDG_STATE_HOME/guiagent/runs
+	RunsDir     string `json:"runs_dir"`     // GUI_AGENT_RUNS_DIR, default DefaultRunsDir
 	RunsKeep    int    `json:"runs_keep"`    // GUI_AGENT_RUNS_KEEP: finished run records kept, 1-100000, default 200
 	RunsMaxMB   int    `json:"runs_max_mb"`  // GUI_AGENT_RUNS_MAX_MB: total size of finished run records, 1-1048576 MB, default 2048
-	StateDir    string `json:"state_dir"`    // GUI_AGENT_STATE_DIR (held-input ledgers), default $XDG_STATE_HOME/guiagent
+	StateDir    string `json:"state_dir"`    // GUI_AGENT_STATE_DIR (held-input ledgers), default the runs folder's parent
 	DebugImages bool   `json:"debug_images"` // GUI_AGENT_DEBUG_IMAGES, default true
 	LogLevel    string `json:"log_level"`    // GUI_AGENT_LOG_LEVEL debug | info | warn | error
 	LogFile     string `json:"log_file"`     // GUI_AGENT_LOG_FILE ("" = stderr)
@@ -264,16 +265,19 @@ func RunsDir(getenv func(string) string) string {
 	return DefaultRunsDir(getenv)
 }
 
-// DefaultRunsDir is $XDG_STATE_HOME/guiagent/runs, or ~/.local/state/guiagent/runs.
+// DefaultRunsDir is where run records go on this system (RunsDirFor):
+// %LOCALAPPDATA%\guiagent\runs on Windows, ~/Library/Application
+// Support/guiagent/runs on macOS, $XDG_STATE_HOME/guiagent/runs or
+// ~/.local/state/guiagent/runs elsewhere.
 func DefaultRunsDir(getenv func(string) string) string {
-	if d := getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "guiagent", "runs")
-	}
 	home := getenv("HOME")
+	if runtime.GOOS == "windows" {
+		home = getenv("USERPROFILE")
+	}
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	return filepath.Join(home, ".local", "state", "guiagent", "runs")
+	return RunsDirFor(runtime.GOOS, getenv, home)
 }
 
 type envReader struct {

@@ -18,7 +18,6 @@ var (
 	procSetProcessDpiAwarenessContext       = user32.NewProc("SetProcessDpiAwarenessContext")
 	procGetThreadDpiAwarenessContext        = user32.NewProc("GetThreadDpiAwarenessContext")
 	procGetAwarenessFromDpiAwarenessContext = user32.NewProc("GetAwarenessFromDpiAwarenessContext")
-	procSetProcessDPIAware                  = user32.NewProc("SetProcessDPIAware")
 	procEnumDisplayMonitors                 = user32.NewProc("EnumDisplayMonitors")
 	procGetMonitorInfoW                     = user32.NewProc("GetMonitorInfoW")
 	procGetSystemMetrics                    = user32.NewProc("GetSystemMetrics")
@@ -38,8 +37,7 @@ var (
 	procSetClipboardData                    = user32.NewProc("SetClipboardData")
 	procIsClipboardFormatAvailable          = user32.NewProc("IsClipboardFormatAvailable")
 
-	procSetProcessDpiAwareness = shcore.NewProc("SetProcessDpiAwareness")
-	procGetDpiForMonitor       = shcore.NewProc("GetDpiForMonitor")
+	procGetDpiForMonitor = shcore.NewProc("GetDpiForMonitor")
 
 	procCreateCompatibleDC     = gdi32.NewProc("CreateCompatibleDC")
 	procCreateCompatibleBitmap = gdi32.NewProc("CreateCompatibleBitmap")
@@ -56,8 +54,11 @@ var (
 	procGlobalSize   = kernel32.NewProc("GlobalSize")
 )
 
-// requiredProcs must exist for Start to succeed (Windows 7 and later have them).
+// requiredProcs must exist for Start to succeed: Windows 10 version 1703
+// (the first with SetProcessDpiAwarenessContext) and later have them.
 var requiredProcs = []*win.LazyProc{
+	procSetProcessDpiAwarenessContext, procGetThreadDpiAwarenessContext, procGetAwarenessFromDpiAwarenessContext,
+	procGetDpiForMonitor,
 	procEnumDisplayMonitors, procGetMonitorInfoW, procGetSystemMetrics, procSendInput,
 	procGetCursorPos, procSetCursorPos, procGetWindowTextW, procGetWindowTextLengthW,
 	procGetDC, procReleaseDC, procVkKeyScanW, procMapVirtualKeyW,

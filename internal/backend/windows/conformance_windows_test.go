@@ -42,6 +42,10 @@ func wineOnlySkip(subtest string, shifted bool) string {
 	case "CancelMidAction":
 		return "Wine turns each SendInput move into an X pointer warp and re-injects the resulting X enter event, " +
 			"so the marker move arrives with extra motion and the check of what the cancelled action left pressed is unreliable"
+	case "MoveThenCursorPosition":
+		return "Wine warps the X pointer on the injecting thread but handles the resulting X motion event on the window's thread, " +
+			"where the check that drops events older than the warp does not apply: now and then a late event for the previous " +
+			"move puts the cursor back there (clicks and drags, which check positions as the application sees them, still run)"
 	case "ModifierClick":
 		return "Wine resets its modifier state from the X server on a focus change, " +
 			"so a ctrl held by SendInput is sometimes dropped before the click arrives"

@@ -40,11 +40,9 @@ func monitorEnumProc(hmon, hdc, rect, lparam uintptr) uintptr {
 		return 1 // skip it, keep enumerating
 	}
 	dpi := defaultDPI
-	if procGetDpiForMonitor.Find() == nil {
-		var dx, dy uint32
-		if hr, _, _ := procGetDpiForMonitor.Call(hmon, mdtEffectiveDPI, uintptr(unsafe.Pointer(&dx)), uintptr(unsafe.Pointer(&dy))); hr == 0 && dx > 0 {
-			dpi = int(dx)
-		}
+	var dx, dy uint32
+	if hr, _, _ := procGetDpiForMonitor.Call(hmon, mdtEffectiveDPI, uintptr(unsafe.Pointer(&dx)), uintptr(unsafe.Pointer(&dy))); hr == 0 && dx > 0 {
+		dpi = int(dx)
 	}
 	r := mi.Monitor
 	enumFound = append(enumFound, physMonitor{

@@ -3,6 +3,7 @@ package windows
 import (
 	"context"
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/guiagent/guiagent/internal/desktop"
@@ -58,12 +59,37 @@ func (b *Backend) MoveTo(ctx context.Context, p geom.GlobalPoint) error {
 	if err := b.send([]input{mouseEvent(mouseMove|mouseAbsolute|mouseVirtualDesk, dx, dy, 0)}); err != nil {
 		return err
 	}
-	if cx, cy, err := cursorPhysical(); err == nil && (cx != x || cy != y) {
-		if r, _, e := procSetCursorPos.Call(uintptr(int32(x)), uintptr(int32(y))); r == 0 {
-			return fmt.Errorf("%w (the cursor is at physical %d,%d instead of %d,%d)", callErr("SetCursorPos", e), cx, cy, x, y)
-		}
+	if cursorReaches(x, y) {
+		return nil
+	}
+	cx, cy, _ := cursorPhysical()
+	if r, _, e := procSetCursorPos.Call(uintptr(int32(x)), uintptr(int32(y))); r == 0 {
+		return fmt.Errorf("%w (the cursor is at physical %d,%d instead of %d,%d)", callErr("SetCursorPos", e), cx, cy, x, y)
+	}
+	if !cursorReaches(x, y) {
+		cx, cy, _ = cursorPhysical()
+		b.log.Debug("the cursor did not reach the target", "physical_x", x, "physical_y", y, "at_x", cx, "at_y", cy)
 	}
 	return nil
+}
+
+// cursorSettle bounds how long MoveTo waits for the cursor to reach its
+// target: SendInput only queues the move, and the system (Windows' raw input
+// thread, Wine's X11 driver) updates the cursor position a moment later.
+const cursorSettle = 100 * time.Millisecond
+
+// cursorReaches reports whether the cursor is at physical (x, y) within cursorSettle.
+func cursorReaches(x, y int) bool {
+	deadline := time.Now().Add(cursorSettle)
+	for {
+		if cx, cy, err := cursorPhysical(); err == nil && cx == x && cy == y {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // ButtonDown presses a mouse button at the current position. The button is

