@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -71,24 +70,6 @@ func (n *notepad) running() bool {
 	}
 }
 
-// syncBuffer collects the server's stderr for failure messages.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // connect starts `wine guiagent.exe serve` and connects to it over stdio.
 func connect(t *testing.T, p *winetest.Prefix, display, exe string) *mcp.ClientSession {
 	t.Helper()
@@ -98,19 +79,26 @@ func connect(t *testing.T, p *winetest.Prefix, display, exe string) *mcp.ClientS
 			cmd.Env = slicesDelete(cmd.Env, kv)
 		}
 	}
-	logs := &syncBuffer{}
-	cmd.Stderr = logs
+	// A file, not a pipe: Wine's helper processes inherit stderr and outlive the server.
+	logPath := filepath.Join(t.TempDir(), "server.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	cmd.Stderr = logFile
+	logs := func() string { b, _ := os.ReadFile(logPath); return string(b) }
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-wine", Version: "1"}, nil).
 		Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
 	if err != nil {
-		t.Fatalf("connect to wine guiagent.exe serve over stdio: %v\nserver log:\n%s", err, logs)
+		t.Fatalf("connect to wine guiagent.exe serve over stdio: %v\nserver log:\n%s", err, logs())
 	}
 	t.Cleanup(func() {
 		_ = cs.Close()
 		if t.Failed() {
-			t.Logf("server log:\n%s", logs)
+			t.Logf("server log:\n%s", logs())
 		}
 	})
 	return cs
@@ -188,6 +176,21 @@ func whiteArea(img image.Image) image.Rectangle {
 	return box
 }
 
+// editTopLeft walks from (x, y), inside notepad's empty edit control, up and
+// left while the pixels are white, and returns the control's left and top
+// edges (the white area of waitWhite also holds the menu bar above it).
+func editTopLeft(img image.Image, x, y int) (left, top int) {
+	white := func(x, y int) bool {
+		r, g, b, _ := img.At(x, y).RGBA()
+		return r>>8 >= 250 && g>>8 >= 250 && b>>8 >= 250
+	}
+	for left = x; left > img.Bounds().Min.X && white(left-1, y); left-- {
+	}
+	for top = y; top > img.Bounds().Min.Y && white(x, top-1); top-- {
+	}
+	return left, top
+}
+
 // waitWhite waits until a large white area (notepad's edit control) is on the screen.
 func waitWhite(t *testing.T, cs *mcp.ClientSession) image.Rectangle {
 	t.Helper()
@@ -221,8 +224,10 @@ func copied(t *testing.T, cs *mcp.ClientSession, want string, timeout time.Durat
 }
 
 // TestNotepadOverMCPUnderWine drives notepad through `wine guiagent.exe serve`:
-// a click into the edit area, Unicode typing, ctrl+a/ctrl+c, the clipboard
-// read back through gui_clipboard, and alt+f4 refused by policy.
+// clicks into the edit area (one moving the caret), Unicode typing,
+// ctrl+a/ctrl+c, the clipboard read back through gui_clipboard, a long text
+// (gui_type says it may still be arriving), alt+f4 refused by policy, and the
+// session's run record in %LOCALAPPDATA%.
 func TestNotepadOverMCPUnderWine(t *testing.T) {
 	p := winetest.NewPrefix(t)
 	exe := buildExe(t, t.TempDir())
@@ -232,6 +237,7 @@ func TestNotepadOverMCPUnderWine(t *testing.T) {
 
 	edit := waitWhite(t, cs)
 	x, y := float64(edit.Min.X+edit.Max.X)/2, float64(edit.Min.Y+edit.Max.Y)/2
+	left, top := editTopLeft(screenshot(t, cs), int(x), int(y)) // while it is empty
 	ok(t, cs, "gui_click", map[string]any{"x": x, "y": y})
 
 	const text = "Grüße 世界 ✓ 42 — naïve café, Ελληνικά, русский, 😀 done"
@@ -241,6 +247,14 @@ func TestNotepadOverMCPUnderWine(t *testing.T) {
 	}
 	if got := copied(t, cs, text, 30*time.Second); got != text {
 		t.Errorf("after typing %q into notepad, ctrl+a ctrl+c and gui_clipboard get returned %q", text, got)
+	}
+
+	// A click at the start of the first line puts the caret there: what is
+	// typed next comes before the text.
+	ok(t, cs, "gui_click", map[string]any{"x": float64(left + 2), "y": float64(top + 6)})
+	ok(t, cs, "gui_type", map[string]any{"text": "» "})
+	if got := copied(t, cs, "» "+text, 30*time.Second); got != "» "+text {
+		t.Errorf("after a click at the start of the first line and typing %q, notepad holds %q, want %q", "» ", got, "» "+text)
 	}
 
 	// A long text: gui_type returns once the keystrokes are queued, and says

@@ -136,6 +136,7 @@ type testWindow struct {
 	events []suite.Received
 	text   []uint16
 	wake   chan struct{} // receives a value (non-blocking) when an event or character arrives
+	done   chan struct{} // closed when the message loop has ended
 }
 
 // theWindow is the window the window procedure serves: Windows calls the
@@ -148,11 +149,12 @@ var theWindow *testWindow
 // its messages use physical pixels.
 func openTestWindow(lay layout) (*testWindow, error) {
 	vs := virtualScreen()
-	w := &testWindow{origin: winPoint{X: int32(vs.X), Y: int32(vs.Y)}, lay: lay, wake: make(chan struct{}, 1)}
+	w := &testWindow{origin: winPoint{X: int32(vs.X), Y: int32(vs.Y)}, lay: lay, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	theWindow = w
 	ready := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // the window belongs to this thread for good
+		defer close(w.done)
 		if err := w.create(vs); err != nil {
 			ready <- err
 			return
@@ -199,9 +201,14 @@ func (w *testWindow) create(vs physRect) error {
 	return nil
 }
 
-// close destroys the window, which ends its message loop.
+// close destroys the window and waits until its message loop has ended, so
+// that no window message reaches Go code while the process exits.
 func (w *testWindow) close() {
 	procSendMessageW.Call(w.hwnd, wmClose, 0, 0)
+	select {
+	case <-w.done:
+	case <-time.After(5 * time.Second):
+	}
 }
 
 // focus brings the window to the foreground with the keyboard focus.
