@@ -73,6 +73,9 @@ const (
 	mkShift      = 0x0004
 	mkControl    = 0x0008
 	vkPacket     = 0xE7
+	vkShift      = 0x10
+	vkControl    = 0x11
+	vkMenu       = 0x12 // Alt
 	vkLWin       = 0x5B
 	vkRWin       = 0x5C
 	scanRShift   = 0x36
