@@ -82,6 +82,7 @@ func (h *harness) ResetText(t testing.TB) {
 		t.Fatalf("layout: %v", err)
 	}
 	h.w.focus()
+	h.w.drain(t) // what the previous action sent arrives before the reset, not after it
 	h.w.reset(l)
 }
 

@@ -73,6 +73,7 @@ const (
 	mkShift      = 0x0004
 	mkControl    = 0x0008
 	vkPacket     = 0xE7
+	vkMarker     = 0x88 // unassigned: the drain marker
 	vkShift      = 0x10
 	vkControl    = 0x11
 	vkMenu       = 0x12 // Alt
@@ -138,6 +139,7 @@ type testWindow struct {
 	fills  []fillCmd
 	events []suite.Received
 	text   []uint16
+	marks  int           // drain markers (key up of vkMarker) seen
 	wake   chan struct{} // receives a value (non-blocking) when an event or character arrives
 	done   chan struct{} // closed when the message loop has ended
 }
@@ -243,6 +245,15 @@ func testWndProc(hwnd, m, wp, lp uintptr) uintptr {
 		if uint32(m) == wmChar {
 			return 0
 		}
+	}
+	if (uint32(m) == wmKeyDown || uint32(m) == wmKeyUp) && wp == vkMarker {
+		if uint32(m) == wmKeyUp {
+			w.mu.Lock()
+			w.marks++
+			w.mu.Unlock()
+			w.signal()
+		}
+		return 0
 	}
 	if e, ok := w.message(uint32(m), wp, lp); ok {
 		w.record(e)
@@ -509,6 +520,35 @@ func (w *testWindow) typed(want string, timeout time.Duration) string {
 		case <-w.wake:
 		case <-deadline.C:
 			return got
+		}
+	}
+}
+
+// drain waits until the window has handled all input sent so far: it sends a
+// marker key (an unassigned virtual key) through SendInput, behind everything
+// already queued, and waits for it. The window must have the keyboard focus.
+func (w *testWindow) drain(t testing.TB) {
+	t.Helper()
+	w.mu.Lock()
+	want := w.marks + 1
+	w.mu.Unlock()
+	ev := []input{keyEvent(vkKey{VK: vkMarker}, 0, false), keyEvent(vkKey{VK: vkMarker}, 0, true)}
+	if n, _, e := procSendInput.Call(uintptr(len(ev)), uintptr(unsafe.Pointer(&ev[0])), uintptr(inputSize)); int(n) != len(ev) {
+		t.Fatalf("test window: SendInput of the drain marker: %v", e)
+	}
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
+	for {
+		w.mu.Lock()
+		done := w.marks >= want
+		w.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-w.wake:
+		case <-deadline.C:
+			t.Fatal("test window: the drain marker key did not arrive within 5s: the window lacks the keyboard focus")
 		}
 	}
 }
