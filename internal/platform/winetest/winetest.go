@@ -50,6 +50,9 @@ func Require(t testing.TB) {
 type Prefix struct {
 	// Dir is the prefix directory (WINEPREFIX).
 	Dir string
+	// tmp is Wine's TMPDIR (it keeps the wineserver's socket there), inside
+	// the test's temporary directory so that nothing is left in /tmp.
+	tmp string
 }
 
 // NewPrefix builds the stand-in DLL, creates a prefix under t.TempDir() and
@@ -59,7 +62,10 @@ func NewPrefix(t testing.TB) *Prefix {
 	Require(t)
 	dir := t.TempDir()
 	dll := BuildDLL(t, dir)
-	p := &Prefix{Dir: filepath.Join(dir, "prefix")}
+	p := &Prefix{Dir: filepath.Join(dir, "prefix"), tmp: filepath.Join(dir, "tmp")}
+	if err := os.Mkdir(p.tmp, 0o700); err != nil {
+		t.Fatalf("winetest: %v", err)
+	}
 	t.Cleanup(func() { p.Stop(t) })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -94,16 +100,16 @@ func BuildDLL(t testing.TB, dir string) string {
 }
 
 // Env is the environment of a Wine program on display: the caller's, without
-// its Wine and display settings, plus this prefix, quiet debugging output and
-// no Mono or Gecko.
+// its Wine, display and TMPDIR settings, plus this prefix, quiet debugging
+// output, no Mono or Gecko, and a TMPDIR inside the test's directory.
 func (p *Prefix) Env(display string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "WINE") && !strings.HasPrefix(kv, "DISPLAY=") {
+		if !strings.HasPrefix(kv, "WINE") && !strings.HasPrefix(kv, "DISPLAY=") && !strings.HasPrefix(kv, "TMPDIR=") {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "WINEPREFIX="+p.Dir, "WINEDEBUG=-all", "WINEDLLOVERRIDES=mscoree,mshtml=")
+	env = append(env, "WINEPREFIX="+p.Dir, "WINEDEBUG=-all", "WINEDLLOVERRIDES=mscoree,mshtml=", "TMPDIR="+p.tmp)
 	if display != "" {
 		env = append(env, "DISPLAY="+display)
 	}
