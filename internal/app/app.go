@@ -58,8 +58,8 @@ type App struct {
 	cfg     config.Config
 	sources config.Sources
 
-	scrub        *liveScrubber // the log's scrubber; the settings API adds a new key to it
-	forceVirtual bool          // the private display was asked for whatever $DISPLAY is
+	scrub        *secret.Scrubber // the one scrubber of every writer; the settings API adds a new key to it
+	forceVirtual bool             // the private display was asked for whatever $DISPLAY is
 	dashOnce     sync.Once
 	dash         *web.Dashboard
 	closes       []func() error
@@ -72,8 +72,7 @@ func New(ctx context.Context, c config.Config, x Extra) (*App, error) {
 	if x.Log == nil {
 		x.Log = os.Stderr
 	}
-	scrub := &liveScrubber{}
-	scrub.add(c.Secrets()...)
+	scrub := secret.NewScrubber(c.Secrets()...)
 	log, closeLog, err := newLogger(c, x.Log, scrub)
 	if err != nil {
 		return nil, err
@@ -105,25 +104,26 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 		a.kill = safety.NewKillSwitch(c.KillSwitchFile)
 		a.input.Gate = a.kill.Gate
 	}
-	a.audit = safety.NewAudit(safety.DefaultAuditSize, c.Secrets()...)
+	a.audit = safety.NewAudit(safety.DefaultAuditSize, a.scrub)
 	a.shots = imaging.NewPipeline()
 	so := trace.DefaultOptions()
-	so.Dir, so.DebugImages, so.Secrets, so.Logger = c.RunsDir, c.DebugImages, c.Secrets(), a.log
+	so.Dir, so.DebugImages, so.Scrubber, so.Logger = c.RunsDir, c.DebugImages, a.scrub, a.log
 	so.MaxRuns, so.MaxBytes = c.RunsKeep, int64(c.RunsMaxMB)<<20
 	a.store = trace.NewStore(so)
 	a.closes = append(a.closes, a.store.Close)
-	a.tasks = newTaskSwitch(c.OnBusy)
+	a.tasks = newTaskSwitch(c.OnBusy, a.scrub)
 	if modelConfigured(c) {
 		r, err := a.newRunner(c)
 		if err != nil {
 			return err
 		}
-		a.tasks.set(r, c.DisplayIndex, c.Secrets()...)
+		a.tasks.set(r, c.DisplayIndex)
 	}
 	if a.token = c.HTTPToken; a.token == "" {
 		if a.token, err = mcpserver.GenerateToken(); err != nil {
 			return err
 		}
+		a.scrub.Add(a.token)
 	}
 	opts := mcpserver.Options{
 		Tools:  ToolSelection(c),
@@ -131,7 +131,7 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 		CoordinateMode: c.CoordinateMode, DefaultDisplay: c.DisplayIndex,
 		CurrentDisplay:        func() string { return a.Config().DisplayIndex },
 		ScreenshotAfterAction: c.ScreenshotAfterAction,
-		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Secrets: c.Secrets(),
+		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Scrubber: a.scrub,
 		Records: func(id string) mcpserver.ToolRecorder { return a.store.Session(id) },
 		Runs:    a.store,
 		Name:    "guiagent", Version: x.Version, Logger: a.log,
@@ -286,7 +286,7 @@ func (a *App) ListenAndServe(ctx context.Context, onListen func(net.Addr) error)
 }
 
 // newLogger writes to the configured file or w, never stdout, through scrub.
-func newLogger(c config.Config, w io.Writer, scrub *liveScrubber) (*slog.Logger, func(), error) {
+func newLogger(c config.Config, w io.Writer, scrub *secret.Scrubber) (*slog.Logger, func(), error) {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(c.LogLevel))
 	closeFn := func() {}
@@ -297,44 +297,6 @@ func newLogger(c config.Config, w io.Writer, scrub *liveScrubber) (*slog.Logger,
 		}
 		w, closeFn = f, func() { f.Close() }
 	}
-	w = scrub.writer(w) // a key a log line carries shows as secret.Marker
+	w = scrub.Writer(w) // a key a log line carries shows as secret.Marker, one set later too
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), closeFn, nil
 }
-
-// liveScrubber is a log scrubber whose secrets can grow (a key PUT to the
-// settings API). It is safe for concurrent use.
-type liveScrubber struct {
-	mu      sync.Mutex
-	secrets []string
-	s       *secret.Scrubber
-}
-
-func (l *liveScrubber) add(secrets ...string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.secrets = append(l.secrets, secrets...)
-	l.s = secret.NewScrubber(l.secrets...)
-}
-
-// current is the scrubber of the secrets known now.
-func (l *liveScrubber) current() *secret.Scrubber {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s
-}
-
-func (l *liveScrubber) writer(w io.Writer) io.Writer {
-	return writerFunc(func(p []byte) (int, error) {
-		l.mu.Lock()
-		s := l.s
-		l.mu.Unlock()
-		if _, err := w.Write(s.Bytes(p)); err != nil {
-			return 0, err
-		}
-		return len(p), nil
-	})
-}
-
-type writerFunc func(p []byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -34,7 +34,7 @@ func (a *App) Dashboard() *web.Dashboard {
 			Runs:     a.store,
 			Settings: a.settingsHandler(),
 			Logger:   a.log,
-			Secrets:  a.Config().Secrets(),
+			Scrubber: a.scrub,
 		})
 	})
 	return a.dash
@@ -79,7 +79,7 @@ func (a *App) subscribe() (<-chan agent.Event, func()) {
 	ch := make(chan agent.Event, 256)
 	remove := a.tasks.AddObserver(agent.ObserverFunc(func(ev agent.Event) {
 		select {
-		case ch <- scrubEvent(a.scrub.current(), detach(ev)):
+		case ch <- scrubEvent(a.scrub, detach(ev)):
 		default:
 		}
 	}))
@@ -110,8 +110,8 @@ func detach(ev agent.Event) agent.Event {
 }
 
 // scrubEvent replaces the secrets s knows (a key PUT to the settings API
-// included, which the dashboard's own scrubber, built at start, does not
-// know) in every string of ev. An event that cannot be rebuilt is withheld.
+// included) in every string of ev, which the dashboard sends as JSON. An event
+// that cannot be rebuilt is withheld.
 func scrubEvent(s *secret.Scrubber, ev agent.Event) agent.Event {
 	if s.Empty() {
 		return ev

@@ -91,6 +91,11 @@ func (a *App) UpdateSettings(ctx context.Context, changes map[string]string) err
 			return &SettingsError{http.StatusBadRequest, fmt.Errorf("unknown setting %q: want one of %s", name, strings.Join(config.SettingNames(), ", "))}
 		}
 		v := strings.TrimSpace(changes[name])
+		if s.Secret {
+			// Known to every writer before anything can echo it (a refused
+			// key stays scrubbed: it was sent as a secret).
+			a.scrub.Add(v)
+		}
 		if v == s.Get(a.cfg) {
 			continue
 		}
@@ -133,13 +138,12 @@ func (a *App) UpdateSettings(ctx context.Context, changes map[string]string) err
 	}
 	a.sources, next.Sources = src, src
 	a.cfg = next
-	a.tasks.set(runner, next.DisplayIndex, next.Secrets()...)
+	a.tasks.set(runner, next.DisplayIndex)
 	if runner != nil {
 		a.server.SetTasks(a.tasks) // offers gui_execute_task if it was not
 	} else {
 		a.server.SetTasks(nil) // withdraws it: no model
 	}
-	a.scrub.add(next.Secrets()...)
 	a.log.Info("settings changed; the next task uses them", "changed", settingNames(changed), "model", next.Model, "provider", next.Provider)
 	return nil
 }
@@ -253,7 +257,7 @@ func (a *App) putSettings(w http.ResponseWriter, r *http.Request) {
 			status = se.Status
 		}
 		a.log.Warn("settings change refused", "err", err)
-		writeJSON(w, status, map[string]string{"error": err.Error()})
+		writeJSON(w, status, map[string]string{"error": a.scrub.String(err.Error())})
 		return
 	}
 	writeJSON(w, http.StatusOK, a.Settings())

@@ -19,7 +19,6 @@ var ErrNoModel = errors.New("no model configured for gui_execute_task: set GUI_A
 type generation struct {
 	runner  *agent.Runner // nil: no model configured
 	display string        // the default display of its tasks ("" = primary)
-	scrub   *secret.Scrubber
 	running sync.WaitGroup
 	tasks   atomic.Int64 // Run calls on this generation not yet returned
 }
@@ -31,6 +30,7 @@ type generation struct {
 // still one desktop task at a time. It is safe for concurrent use.
 type taskSwitch struct {
 	onBusy string
+	scrub  *secret.Scrubber // scrubs results and progress (shared: it learns keys set later)
 
 	mu   sync.Mutex
 	cur  *generation
@@ -42,8 +42,8 @@ type taskSwitch struct {
 	fanout agent.ObserverFunc
 }
 
-func newTaskSwitch(onBusy string) *taskSwitch {
-	t := &taskSwitch{onBusy: onBusy, cur: &generation{}, obs: map[int]agent.Observer{}}
+func newTaskSwitch(onBusy string, scrub *secret.Scrubber) *taskSwitch {
+	t := &taskSwitch{onBusy: onBusy, scrub: scrub, cur: &generation{}, obs: map[int]agent.Observer{}}
 	t.fanout = func(ev agent.Event) {
 		t.obsMu.Lock()
 		list := make([]agent.Observer, 0, len(t.obs))
@@ -59,15 +59,15 @@ func newTaskSwitch(onBusy string) *taskSwitch {
 }
 
 // set makes r (nil: no model) the runner of later tasks; display is their
-// default display; secrets are scrubbed from their results.
-func (t *taskSwitch) set(r *agent.Runner, display string, secrets ...string) {
+// default display.
+func (t *taskSwitch) set(r *agent.Runner, display string) {
 	if r != nil {
 		r.AddObserver(t.fanout)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.prev = append(t.prev, t.cur)
-	t.cur = &generation{runner: r, display: display, scrub: secret.NewScrubber(secrets...)}
+	t.cur = &generation{runner: r, display: display}
 }
 
 func (t *taskSwitch) configured() bool {
@@ -140,11 +140,11 @@ func (t *taskSwitch) Run(ctx context.Context, task agent.Task, progress func(age
 	if progress != nil {
 		inner := progress
 		progress = func(ev agent.Event) {
-			ev.Message = g.scrub.String(ev.Message)
+			ev.Message = t.scrub.String(ev.Message)
 			inner(ev)
 		}
 	}
-	return scrubResult(g.scrub, g.runner.Run(ctx, task, progress))
+	return scrubResult(t.scrub, g.runner.Run(ctx, task, progress))
 }
 
 // waitForOlder lets the tasks of older generations end as OnBusy says.

@@ -35,8 +35,10 @@ type RunStore interface {
 	Get(id string) (trace.RunInfo, error)
 }
 
-// jsonContents encodes v as the indented JSON contents of uri.
-func jsonContents(uri string, v any) (*mcp.ReadResourceResult, error) {
+// jsonContents encodes v as the indented JSON contents of uri, with the
+// secrets the server's scrubber knows replaced (a task text or a run record
+// written before a key was set may hold it).
+func (s *Server) jsonContents(uri string, v any) (*mcp.ReadResourceResult, error) {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -44,7 +46,7 @@ func jsonContents(uri string, v any) (*mcp.ReadResourceResult, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("%s: encoding: %w", uri, err)
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: b.String()}}}, nil
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: s.scrub.String(b.String())}}}, nil
 }
 
 func (s *Server) addResources() {
@@ -55,7 +57,7 @@ func (s *Server) addResources() {
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", uri, err)
 				}
-				return jsonContents(uri, v)
+				return s.jsonContents(uri, v)
 			})
 	}
 	add(StatusURI, "status", "Backend, displays, current task, uptime, kill switch and sessions.", s.Status)
@@ -95,7 +97,7 @@ func (s *Server) addResources() {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w (list runs with gui://runs)", uri, err)
 			}
-			return jsonContents(uri, run)
+			return s.jsonContents(uri, run)
 		})
 }
 

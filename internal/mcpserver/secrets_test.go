@@ -25,14 +25,18 @@ func (l leakyRunner) Run(_ context.Context, _ agent.Task, progress func(agent.Ev
 		Trace: []agent.StepTrace{{Step: 1, Observation: "screen shows " + l.key}}, RunID: "r1", Report: "/runs/r1/report.html"}
 }
 
-// TestSecretsAreScrubbedFromEverythingTheServerReturns: a configured key that
-// reaches a task result, a progress message or a tool error comes out of the
-// server (tool result text and structured content, notifications, the audit
-// and the session record) as secret.Marker, and the rest of the result is kept.
+// TestSecretsAreScrubbedFromEverythingTheServerReturns: a key that reaches a
+// task result, a progress message or a tool error comes out of the server
+// (tool result text and structured content, notifications, the audit and the
+// session record) as secret.Marker, and the rest of the result is kept. The
+// key is added to the shared scrubber after the server was built, as the
+// settings API does with a key set at run time.
 func TestSecretsAreScrubbedFromEverythingTheServerReturns(t *testing.T) {
 	const key = `key-with"quote-0123456789`
 	rec := &recorder{}
-	e := newEnv(t, nil, Options{Tasks: leakyRunner{key}, Secrets: []string{key, "abc"}, Records: func(string) ToolRecorder { return rec }})
+	scrub := secret.NewScrubber("start-up-token-value")
+	e := newEnv(t, nil, Options{Tasks: leakyRunner{key}, Scrubber: scrub, Records: func(string) ToolRecorder { return rec }})
+	scrub.Add(key, "abc")
 	var mu sync.Mutex
 	var msgs []string
 	cs := e.connect(&mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {

@@ -105,13 +105,16 @@ type Options struct {
 	// KillSwitch stops all input while its file exists; nil means none.
 	KillSwitch *safety.KillSwitch
 	// Audit receives every tool call; nil means a new ring of 1000 entries
-	// that scrubs Secrets.
+	// that uses Scrubber.
 	Audit *safety.Audit
-	// Secrets (the API keys, the HTTP token, the VNC password) are replaced by
-	// secret.Marker in every tool result, error, progress message, audit entry
-	// and session record the server produces: a model can repeat a key it was
-	// shown, and a provider or a failing call can echo one. Nil scrubs nothing.
-	Secrets []string
+	// Scrubber knows the secrets (the API keys, the HTTP token, the VNC
+	// password) replaced by secret.Marker in every tool result, error,
+	// progress message, audit entry and session record the server produces:
+	// a model can repeat a key it was shown, and a provider or a failing call
+	// can echo one. It is shared with the rest of the process, so a key added
+	// to it at run time (the settings API) is scrubbed from the next call on.
+	// Nil scrubs nothing.
+	Scrubber *secret.Scrubber
 	// Tasks runs gui_execute_task; nil leaves that tool unregistered (no model
 	// is configured), and gui://status then says task_tool false.
 	Tasks TaskRunner
@@ -198,9 +201,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.audit = opts.Audit
 	if s.audit == nil {
-		s.audit = safety.NewAudit(safety.DefaultAuditSize, opts.Secrets...)
+		s.audit = safety.NewAudit(safety.DefaultAuditSize, opts.Scrubber)
 	}
-	s.scrub = secret.NewScrubber(opts.Secrets...)
+	s.scrub = opts.Scrubber
 	mode, err := geom.ParseSpace(opts.CoordinateMode, geom.SpaceImage)
 	if err != nil {
 		return nil, fmt.Errorf("GUI_AGENT_COORDINATE_MODE: %w", err)

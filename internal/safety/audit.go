@@ -40,13 +40,14 @@ type Audit struct {
 }
 
 // NewAudit returns a ring buffer keeping the last size entries
-// (DefaultAuditSize when size <= 0). The secrets (API keys, tokens) are
-// replaced by secret.Marker in every entry it keeps.
-func NewAudit(size int, secrets ...string) *Audit {
+// (DefaultAuditSize when size <= 0). The secrets scrub knows (API keys,
+// tokens), at the time of each Record, are replaced by secret.Marker in every
+// entry it keeps; nil scrubs nothing.
+func NewAudit(size int, scrub *secret.Scrubber) *Audit {
 	if size <= 0 {
 		size = DefaultAuditSize
 	}
-	return &Audit{entries: make([]AuditEntry, size), scrub: secret.NewScrubber(secrets...)}
+	return &Audit{entries: make([]AuditEntry, size), scrub: scrub}
 }
 
 // Record adds an entry. args is any JSON-marshalable value (typically the

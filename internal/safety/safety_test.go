@@ -134,7 +134,7 @@ func TestNilKeyPolicyAllowsAll(t *testing.T) {
 }
 
 func TestAuditRingKeepsLastNInOrder(t *testing.T) {
-	a := NewAudit(5)
+	a := NewAudit(5, nil)
 	for i := range 12 {
 		a.Record(AuditEntry{Tool: fmt.Sprintf("t%d", i), Millis: int64(i)}, nil)
 	}
@@ -158,8 +158,8 @@ func TestAuditRingKeepsLastNInOrder(t *testing.T) {
 	if got[0].Tool != "t7" {
 		t.Errorf("snapshot changed after Record: %v", got[0].Tool)
 	}
-	if NewAudit(0).entries == nil || len(NewAudit(0).entries) != DefaultAuditSize {
-		t.Error("NewAudit(0) does not keep DefaultAuditSize entries")
+	if NewAudit(0, nil).entries == nil || len(NewAudit(0, nil).entries) != DefaultAuditSize {
+		t.Error("NewAudit(0, nil) does not keep DefaultAuditSize entries")
 	}
 }
 
@@ -172,7 +172,7 @@ func TestAuditRedactsText(t *testing.T) {
 		Long    string   `json:"note"`
 		Secrets []string `json:"template"`
 	}
-	a := NewAudit(10)
+	a := NewAudit(10, nil)
 	a.Record(AuditEntry{Tool: "gui_type", Result: "typed"}, args{
 		Text: "Grüße 世界 ✓ 42", Keys: []string{"ctrl", "s"}, Button: "left", X: 12.5,
 		Long: strings.Repeat("x", 80), Secrets: []string{"abc"},
@@ -200,7 +200,7 @@ func TestAuditRedactsText(t *testing.T) {
 }
 
 func TestAuditConcurrent(t *testing.T) {
-	a := NewAudit(100)
+	a := NewAudit(100, nil)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -362,11 +362,15 @@ func (r *recordingKeyboard) TypeText(_ context.Context, text string) error {
 	return nil
 }
 
-// TestAuditScrubsSecrets: a configured key that reaches an entry (an argument
-// kept verbatim, an error echoing it, a result) is stored as secret.Marker.
+// TestAuditScrubsSecrets: a key that reaches an entry (an argument kept
+// verbatim, an error echoing it, a result) is stored as secret.Marker, also
+// when the shared scrubber learned it after the audit was made (a key set
+// through the settings API).
 func TestAuditScrubsSecrets(t *testing.T) {
 	const key = "sk-live-0123456789abcdef"
-	a := NewAudit(10, key, "")
+	scrub := secret.NewScrubber("")
+	a := NewAudit(10, scrub)
+	scrub.Add(key)
 	a.Record(AuditEntry{Tool: "gui_press_key", Error: "unknown key " + key + ": see gui://keys", Result: "was " + key},
 		map[string]any{"key": key})
 	e := a.Snapshot()[0]

@@ -12,7 +12,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Marker replaces every secret value wherever guiagent writes it.
@@ -23,9 +26,20 @@ const Marker = "[REDACTED]"
 const MinLen = 4
 
 // Scrubber replaces known secret strings, and their JSON-escaped forms, by
-// Marker. The zero value and a nil *Scrubber scrub nothing. It is immutable
-// and safe for concurrent use.
+// Marker. It can learn more secrets (Add) while in use, so one instance can be
+// shared by every writer of a process and a key set at run time is scrubbed
+// everywhere from the moment it is added. It is safe for concurrent use: each
+// Add swaps in a new immutable replacer, so scrubbing never takes a lock. The
+// zero value and a nil *Scrubber scrub nothing; a nil one cannot learn. A
+// Scrubber must not be copied after first use.
 type Scrubber struct {
+	mu sync.Mutex // serializes Add
+	st atomic.Pointer[scrubState]
+}
+
+// scrubState is what a Scrubber knows at one moment; never changed once stored.
+type scrubState struct {
+	secrets []string // as added (deduplicated), to rebuild from
 	needles [][]byte
 	r       *strings.Replacer
 }
@@ -34,6 +48,31 @@ type Scrubber struct {
 // empty strings are ignored.
 func NewScrubber(secrets ...string) *Scrubber {
 	s := &Scrubber{}
+	s.Add(secrets...)
+	return s
+}
+
+// Add makes s scrub secrets too, from now on in every caller that holds s;
+// values shorter than MinLen, empty strings and values s already knows are
+// ignored.
+func (s *Scrubber) Add(secrets ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.st.Load()
+	var known []string
+	if old != nil {
+		known = old.secrets
+	}
+	all := slices.Clone(known)
+	for _, v := range secrets {
+		if len(v) >= MinLen && !slices.Contains(all, v) {
+			all = append(all, v)
+		}
+	}
+	if len(all) == len(known) {
+		return
+	}
+	st := &scrubState{secrets: all}
 	seen := map[string]bool{}
 	var pairs []string
 	add := func(v string) {
@@ -41,32 +80,39 @@ func NewScrubber(secrets ...string) *Scrubber {
 			return
 		}
 		seen[v] = true
-		s.needles = append(s.needles, []byte(v))
+		st.needles = append(st.needles, []byte(v))
 		pairs = append(pairs, v, Marker)
 	}
-	for _, sec := range secrets {
+	for _, sec := range all {
 		add(sec)
 		if q, err := json.Marshal(sec); err == nil {
 			add(string(q[1 : len(q)-1]))
 		}
 	}
-	if len(pairs) > 0 {
-		s.r = strings.NewReplacer(pairs...)
-	}
-	return s
+	st.r = strings.NewReplacer(pairs...)
+	s.st.Store(st)
 }
 
-// Empty reports whether s scrubs nothing.
-func (s *Scrubber) Empty() bool { return s == nil || s.r == nil }
+// state is what s knows now; nil when it knows nothing.
+func (s *Scrubber) state() *scrubState {
+	if s == nil {
+		return nil
+	}
+	return s.st.Load()
+}
+
+// Empty reports whether s scrubs nothing now.
+func (s *Scrubber) Empty() bool { return s.state() == nil }
 
 // Bytes returns b with every secret replaced; b itself when it holds none.
 func (s *Scrubber) Bytes(b []byte) []byte {
-	if s.Empty() {
+	st := s.state()
+	if st == nil {
 		return b
 	}
-	for _, n := range s.needles {
+	for _, n := range st.needles {
 		if bytes.Contains(b, n) {
-			return []byte(s.r.Replace(string(b)))
+			return []byte(st.r.Replace(string(b)))
 		}
 	}
 	return b
@@ -74,10 +120,11 @@ func (s *Scrubber) Bytes(b []byte) []byte {
 
 // String returns v with every secret replaced.
 func (s *Scrubber) String(v string) string {
-	if s.Empty() {
+	st := s.state()
+	if st == nil {
 		return v
 	}
-	return s.r.Replace(v)
+	return st.r.Replace(v)
 }
 
 // IsCredentialName reports whether a field name holds a credential: names
@@ -156,12 +203,12 @@ func redactValue(v any, under bool, secrets *[]string) any {
 	}
 }
 
-// Writer returns w with every secret replaced in what is written through it,
-// or w itself when s scrubs nothing. A secret split across two Write calls is
+// Writer returns w with every secret s knows at the time of each Write
+// replaced, or w itself when s is nil. A secret split across two Write calls is
 // not seen, so use it where each Write carries a whole record (log/slog
 // handlers write one record per call).
 func (s *Scrubber) Writer(w io.Writer) io.Writer {
-	if s.Empty() {
+	if s == nil {
 		return w
 	}
 	return scrubWriter{w, s}

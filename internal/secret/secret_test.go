@@ -2,6 +2,7 @@ package secret
 
 import (
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -79,7 +80,41 @@ func TestWriterScrubsEachWrite(t *testing.T) {
 	if got := b.String(); got != "level=INFO msg=login password=[REDACTED]\n" {
 		t.Errorf("written %q", got)
 	}
-	if NewScrubber().Writer(&b) != &b {
-		t.Error("a scrubber of no secrets should hand back the writer itself")
+	var none *Scrubber
+	if none.Writer(&b) != &b {
+		t.Error("a nil scrubber should hand back the writer itself")
+	}
+}
+
+// TestAddReachesEveryHolder: a secret added after a writer was made (a key
+// PUT to the settings API) is scrubbed by that writer and by every holder of
+// the scrubber, while other goroutines scrub (run with -race).
+func TestAddReachesEveryHolder(t *testing.T) {
+	const key = "sk-live-0123456789"
+	sc := NewScrubber()
+	var b strings.Builder
+	w := sc.Writer(&b)
+	w.Write([]byte("before " + key + "\n"))
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				sc.String("text " + key)
+			}
+		}()
+	}
+	sc.Add(key, "ab", key)
+	wg.Wait()
+	w.Write([]byte("after " + key + "\n"))
+	if got := b.String(); got != "before "+key+"\nafter [REDACTED]\n" {
+		t.Errorf("written %q; want the key kept before Add (not yet known) and replaced after", got)
+	}
+	if got := sc.String(`{"k":"` + key + `"}`); got != `{"k":"[REDACTED]"}` {
+		t.Errorf("String after Add = %q", got)
+	}
+	if sc.Empty() || len(sc.st.Load().secrets) != 1 {
+		t.Errorf("Add kept %v; want the one key (short and repeated values ignored)", sc.st.Load().secrets)
 	}
 }

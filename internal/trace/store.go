@@ -17,7 +17,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -84,10 +83,13 @@ type Options struct {
 	// stored (the record says so). 0 means DefaultMaxRunImageBytes, negative
 	// means no cap.
 	MaxRunImageBytes int64
-	// Secrets are strings (the configured API key, the HTTP token) scrubbed
-	// from everything written. Values of credential-named configuration fields
-	// are scrubbed as well without being listed here.
-	Secrets []string
+	// Scrubber knows the secrets (the configured API key, the HTTP token)
+	// scrubbed from everything written. It is shared with the rest of the
+	// process: a secret added to it later (a key set through the settings API)
+	// is scrubbed from what is written after. The values of credential-named
+	// fields of a configuration passed to Begin are added to it. Nil means a
+	// scrubber of the Store's own, which learns only those values.
+	Scrubber *secret.Scrubber
 	// Logger receives recorder write errors; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -146,6 +148,9 @@ func NewStore(opts Options) *Store {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Scrubber == nil {
+		opts.Scrubber = secret.NewScrubber()
 	}
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {
@@ -216,7 +221,8 @@ func (s *Store) begin(kind, runID, task, sessionID, client string, config any) (
 		}
 		id = fmt.Sprintf("%s-%d", base, i)
 	}
-	scrub := secret.NewScrubber(append(slices.Clone(s.opts.Secrets), cfgSecrets...)...)
+	scrub := s.opts.Scrubber
+	scrub.Add(cfgSecrets...)
 	r := newRun(s, kind, id, dir, scrub)
 	r.meta = RunInfo{ID: id, Kind: kind, Task: scrub.String(task), SessionID: scrub.String(sessionID), Client: scrub.String(client), Started: time.Now().UTC(), Status: StatusRunning}
 	if err := r.open(scrub.Bytes([]byte(task)), scrub.Bytes(cfg)); err != nil {
@@ -355,7 +361,7 @@ func (s *Store) EnsureReport(id string) (string, error) {
 	if rerr == nil && (eerr != nil || !ev.ModTime().After(rep.ModTime())) && !s.isActive(id) {
 		return p, nil
 	}
-	if err := writeReport(dir, secret.NewScrubber(s.opts.Secrets...), s.isActive(id)); err != nil {
+	if err := writeReport(dir, s.opts.Scrubber, s.isActive(id)); err != nil {
 		return "", err
 	}
 	return p, nil

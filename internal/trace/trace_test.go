@@ -336,11 +336,13 @@ func TestRetentionRemovesOldestRuns(t *testing.T) {
 }
 
 func TestSessionRecordsToolCalls(t *testing.T) {
-	st := newTestStore(t, func(o *Options) { o.Secrets = []string{canary} })
+	scrub := secret.NewScrubber()
+	st := newTestStore(t, func(o *Options) { o.Scrubber = scrub })
 	rec := st.Session("mcp-session-1")
 	if rec != st.Session("mcp-session-1") {
 		t.Fatal("Session returned a new recorder for the same id")
 	}
+	scrub.Add(canary) // learned after the store and the session began, as a key PUT to the settings API is
 	d := desktopImage(320, 200, 1)
 	run := script{}
 	_ = run

@@ -76,8 +76,11 @@ type Options struct {
 	Settings http.Handler
 	// Logger receives request errors; nil means slog.Default().
 	Logger *slog.Logger
-	// Secrets are strings (API key, token) removed from every response.
-	Secrets []string
+	// Scrubber knows the secrets (API key, token) removed from every
+	// response; it is shared with the rest of the process, so a key added to
+	// it at run time (the settings API) is removed from the next response on.
+	// Token is added to it. Nil means a scrubber of Token alone.
+	Scrubber *secret.Scrubber
 }
 
 // Dashboard is the dashboard's http.Handler. It is safe for concurrent use.
@@ -102,7 +105,10 @@ func New(o Options) *Dashboard {
 	d := &Dashboard{opts: o, log: o.Logger, mux: http.NewServeMux(), cop: http.NewCrossOriginProtection(),
 		codes: map[string]time.Time{}, sessions: map[string]time.Time{}}
 	d.static, _ = fs.Sub(staticFiles, "static")
-	d.scrub = secret.NewScrubber(append([]string{o.Token}, o.Secrets...)...)
+	if d.scrub = o.Scrubber; d.scrub == nil {
+		d.scrub = secret.NewScrubber()
+	}
+	d.scrub.Add(o.Token)
 	d.mux.HandleFunc("GET /login", d.login)
 	d.mux.Handle("GET /{$}", d.auth(d.file("index.html")))
 	d.mux.Handle("GET /static/{name}", d.auth(http.HandlerFunc(d.staticFile)))

@@ -26,6 +26,7 @@ import (
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/secret"
 	"github.com/guiagent/guiagent/internal/trace"
 	"github.com/guiagent/guiagent/internal/trace/browsertest"
 )
@@ -139,7 +140,8 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{store: trace.NewStore(trace.Options{Dir: t.TempDir(), DebugImages: true, Secrets: []string{canary}})}
+	scrub := secret.NewScrubber(canary)
+	f := &fixture{store: trace.NewStore(trace.Options{Dir: t.TempDir(), DebugImages: true, Scrubber: scrub})}
 	h := &hub{}
 	f.task = startTask(t, f.store, h)
 	t.Cleanup(func() { f.task.cancel(); <-f.task.done })
@@ -162,7 +164,7 @@ func newFixture(t *testing.T) *fixture {
 		},
 		Runs:     f.store,
 		Settings: settingsStub{},
-		Secrets:  []string{canary},
+		Scrubber: scrub,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	f.srv = httptest.NewServer(f.dash)
