@@ -208,10 +208,10 @@ func TestCheckNearHoldsPointsToTheImage(t *testing.T) {
 		fail string
 	}{
 		{Action{Kind: Click, At: pt(geom.SpaceImage, 1279, 719)}, ""},
-		{Action{Kind: Click, At: pt(geom.SpaceImage, 1300, -30)}, ""},             // a little off: clamped later
-		{Action{Kind: Click, At: pt(geom.SpaceImage, 2560, 1440)}, ""},            // one image side off: the limit
-		{Action{Kind: Click, At: pt(geom.SpaceScreen, 50_000, 0)}, ""},            // screen points meet the displays instead
-		{Action{Kind: Click, At: pt(geom.SpaceNorm1000, 1000, 1000)}, ""},         // a grid's far corner
+		{Action{Kind: Click, At: pt(geom.SpaceImage, 1300, -30)}, ""},     // a little off: clamped later
+		{Action{Kind: Click, At: pt(geom.SpaceImage, 2560, 1440)}, ""},    // one image side off: the limit
+		{Action{Kind: Click, At: pt(geom.SpaceScreen, 50_000, 0)}, ""},    // screen points meet the displays instead
+		{Action{Kind: Click, At: pt(geom.SpaceNorm1000, 1000, 1000)}, ""}, // a grid's far corner
 		{Action{Kind: Drag, At: pt(geom.SpaceImage, 10, 10), To: pt(geom.SpaceImage, 1e15, 10)}, "end position (to) (1e+15,10) is far outside the 1280x720 screenshot"},
 		{Action{Kind: Click, At: pt(geom.SpaceImage, 10, 2200)}, "position (10,2200) is far outside"},
 		{Action{Kind: Drag, At: pt(geom.SpaceImage, 1, 1), To: pt(geom.SpaceImage, 2, 2), Path: []Point{*pt(geom.SpaceImage, -5000, 3)}}, "path[0]"},

@@ -120,7 +120,7 @@ func TestClipSegment(t *testing.T) {
 	box := [4]float64{0, 0, 100, 50}
 	for _, c := range []struct {
 		a, want [4]float64
-		ok         bool
+		ok      bool
 	}{
 		{[4]float64{10, 10, 20, 20}, [4]float64{10, 10, 20, 20}, true},
 		{[4]float64{-100, 25, 200, 25}, [4]float64{0, 25, 100, 25}, true},
