@@ -83,7 +83,7 @@ type mcpClient interface {
 }
 
 // cmdSoak runs `guiagent bench soak`: n mixed atomic calls, alternating over
-// stdio and Streamable HTTP, against two guiagent servers on a private Xvfb;
+// stdio and Streamable HTTP, against two guiagent servers on private Xvfbs;
 // it prints each server's memory, goroutines and open files at the start,
 // the middle and the end as JSON.
 func cmdSoak(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -100,13 +100,19 @@ func cmdSoak(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	vd, err := platform.StartXvfb(ctx, platform.XvfbOptions{Width: 1280, Height: 800})
-	if err != nil {
-		return fmt.Errorf("bench soak needs a private virtual desktop: %w", err)
+	// Each server gets its own desktop: two servers on one display would
+	// race over its clipboard and pointer.
+	var displays []string
+	for range 2 {
+		vd, err := platform.StartXvfb(ctx, platform.XvfbOptions{Width: 1280, Height: 800})
+		if err != nil {
+			return fmt.Errorf("bench soak needs a private virtual desktop: %w", err)
+		}
+		defer vd.Close()
+		displays = append(displays, vd.Display)
 	}
-	defer vd.Close()
-	fmt.Fprintf(stderr, "soak: private virtual desktop %s, %d calls\n", vd.Display, *n)
-	servers, err := startSoakServers(ctx, self, vd.Display, stderr)
+	fmt.Fprintf(stderr, "soak: private virtual desktops %s, %d calls\n", strings.Join(displays, " "), *n)
+	servers, err := startSoakServers(ctx, self, displays, stderr)
 	for _, s := range servers {
 		defer s.stop()
 	}
@@ -178,10 +184,11 @@ func (s *soakServer) noteError(tool string, res json.RawMessage) {
 }
 
 // startSoakServers starts `guiagent serve` over stdio and over HTTP, each
-// with its own state directory, and connects a client to each.
-func startSoakServers(ctx context.Context, self, display string, stderr io.Writer) ([]*soakServer, error) {
+// on its own display with its own state directory, and connects a client to each.
+func startSoakServers(ctx context.Context, self string, displays []string, stderr io.Writer) ([]*soakServer, error) {
 	var out []*soakServer
-	for _, name := range []string{"stdio", "http"} {
+	for i, name := range []string{"stdio", "http"} {
+		display := displays[i]
 		state, err := os.MkdirTemp("", "guiagent-soak-")
 		if err != nil {
 			return out, err
