@@ -12,7 +12,7 @@ import (
 // the only failed calls are the two it makes on purpose (a point off every
 // display, a key name with a control character).
 func TestBenchSoakReportsBothServers(t *testing.T) {
-	cmd := exec.Command(binary, "bench", "soak", "-n", "120")
+	cmd := exec.Command(binary, "bench", "soak", "-n", "60")
 	cmd.Env = serverEnv(t)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -38,12 +38,12 @@ func TestBenchSoakReportsBothServers(t *testing.T) {
 	}
 	for _, name := range []string{"stdio", "http"} {
 		s, ok := r.Servers[name]
-		if !ok || s.Calls != 60 {
-			t.Errorf("%s: %d calls, want 60 (half of -n 120)", name, s.Calls)
+		if !ok || s.Calls != 30 {
+			t.Errorf("%s: %d calls, want 30 (half of -n 60)", name, s.Calls)
 			continue
 		}
 		for tool, n := range s.Errors {
-			if tool != "gui_click" && tool != "gui_hotkey" || n > 4 {
+			if tool != "gui_click" && tool != "gui_hotkey" || n > 2 {
 				t.Errorf("%s: %d failed %s calls; only the deliberate bad click and hotkey should fail", name, n, tool)
 			}
 		}
