@@ -66,6 +66,11 @@ func New(ctx context.Context, o Options) (*Agent, error) {
 // display, and flushes run records and logs. It is safe to call more than once.
 func (a *Agent) Close() error { return a.app.Close() }
 
+// ReleaseInput releases every key and button the agent holds (after
+// MouseDown, or a hold the MCP tools made). It is safe to call at any time,
+// also while a call runs; a shutting-down host calls it first.
+func (a *Agent) ReleaseInput() error { return a.app.Input().ReleaseAll() }
+
 // MCPServer is the MCP server with guiagent's tools and resources, to serve
 // on the host's own transport (mcp.Server.Connect or Run). Settings are not
 // among its tools: a calling model cannot reconfigure its supervisor.

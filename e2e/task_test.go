@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -427,5 +428,31 @@ func (c *connTracker) closeAll() {
 	defer c.mu.Unlock()
 	for _, conn := range c.conns {
 		conn.Close()
+	}
+}
+
+// A model that answers a drag to x = 1e15 is asked again (its numbers are
+// refused when the answer is parsed), and the task ends well within its
+// timeout: such an answer once hung the task, and every later one, forever.
+func TestExecuteTaskAbsurdCoordinatesAreReAsked(t *testing.T) {
+	d := startDesktop(t, sampleapp.SceneForm)
+	absurd := `{"status": "continue", "observation": "a form", "actions": [{"action": "drag", "x": 10, "y": 10, "to": [1e15, 10]}]}`
+	model := startModel(t, fakellm.Script(
+		func(fakellm.Turn) fakellm.Reply { return fakellm.Reply{Raw: absurd} },
+		func(fakellm.Turn) fakellm.Reply { return fakellm.Reply{Status: llm.Done, Result: "nothing to do"} },
+	))
+	_, cs := startStdio(t, serverConfig{display: d.display, model: model, apiKey: "sk-e2e-absurd"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, r := executeTask(ctx, t, cs, "Look at the form", nil)
+	if res.IsError || r.Status != agent.Completed {
+		t.Fatalf("status %s (error result %v), want completed after one re-ask: %s", r.Status, res.IsError, textOf(res))
+	}
+	if model.Calls() != 2 {
+		t.Errorf("the provider received %d calls, want 2 (the absurd answer, then the re-ask)", model.Calls())
+	}
+	events, err := os.ReadFile(filepath.Join(r.RunDir, "events.jsonl"))
+	if err != nil || !strings.Contains(string(events), "beyond 100000") {
+		t.Errorf("the run record does not say why the answer was refused (%v):\n%s", err, events)
 	}
 }

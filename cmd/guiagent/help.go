@@ -44,7 +44,7 @@ var commands = []command{
 	{"demo", "[flags] [TASK]", "run the sample form task in a private virtual desktop; offline with the built-in scripted model, or TASK with a configured model", configFlags("demo")},
 	{"doctor", "[flags]", "check the display, input, clipboard, model configuration and run folder; exit 1 when something required fails", configFlags("doctor")},
 	{"release", "[--display :N]", "release keys and buttons a killed guiagent left held", configFlags("release")},
-	{"bench", "capture [flags]", "time N screenshots through the capture pipeline and print the medians as JSON", flagSetFlags(func() *flag.FlagSet { fs, _ := benchFlags(func(string) string { return "" }); return fs })},
+	{"bench", "capture [flags] | soak [-n N]", "capture: time N screenshots through the capture pipeline and print the medians as JSON; soak: N mixed atomic calls over stdio and HTTP on private Xvfbs, printing memory, goroutines and open files at start, middle and end as JSON", flagSetFlags(func() *flag.FlagSet { fs, _ := benchFlags(func(string) string { return "" }); return fs })},
 	{"runs", "[--kind task|session|flow] [--json]", "list recorded runs (tasks, MCP sessions, flows), newest first", flagSetFlags(func() *flag.FlagSet { fs, _ := runsFlags(); return fs })},
 	{"report", "RUN_ID", "print the path of a run's HTML report (see guiagent runs), writing it if needed", nil},
 	{"sample-app", "[flags]", "run the built-in sample X application the demo and tests use", flagSetFlags(func() *flag.FlagSet { fs, _ := sampleAppFlags(func(string) string { return "" }); return fs })},

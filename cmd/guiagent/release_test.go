@@ -30,6 +30,11 @@ func TestMain(m *testing.M) {
 		holdUntilKilled(stateDir, display)
 		os.Exit(3)
 	}
+	if v := os.Getenv(stuckEnv); v != "" {
+		stateDir, display, _ := strings.Cut(v, "|")
+		stuckServer(stateDir, display)
+		os.Exit(3)
+	}
 	os.Exit(m.Run())
 }
 

@@ -25,7 +25,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, _ 
 	if err != nil {
 		return err
 	}
+	begin, disarm := limitShutdown(ctx, a.ReleaseInput, stderr)
+	defer disarm()
 	defer a.Close()
+	defer begin() // serving has ended: from here shutdown is bounded
 	if !o.HTTP {
 		return a.ServeStdio(ctx)
 	}

@@ -23,8 +23,11 @@ import (
 // cmdBench runs `guiagent bench capture`: N captures of the current display
 // through the screenshot pipeline, printed as one JSON object of medians.
 func cmdBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "soak" {
+		return cmdSoak(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "capture" {
-		return errors.New("usage: guiagent bench capture [--size WxH] [--max-long-edge N] [--format jpeg|png] [--quality Q] [-n N] [--display :N]")
+		return errors.New("usage: guiagent bench capture [--size WxH] [--max-long-edge N] [--format jpeg|png] [--quality Q] [-n N] [--display :N]\n       guiagent bench soak [-n N]")
 	}
 	fs, f := benchFlags(getenv)
 	fs.SetOutput(stderr)

@@ -181,3 +181,45 @@ func TestParsePoint(t *testing.T) {
 		t.Fatal("3 numbers accepted")
 	}
 }
+
+// A model's absurd pixel numbers (a drag to x = 1e15) are refused when the
+// answer is parsed, so the model is asked again; nothing downstream sees them.
+func TestParseModelRefusesAbsurdPixels(t *testing.T) {
+	for _, sp := range []geom.Space{geom.SpaceImage, geom.SpaceScreen} {
+		_, err := ParseModel(Raw{Kind: Drag, At: []float64{10, 10}, To: []float64{1e15, 10}}, sp)
+		if err == nil || !strings.Contains(err.Error(), "end position (to) coordinate 1e+15 is beyond 100000") {
+			t.Errorf("%s: drag to 1e15: %v", sp, err)
+		}
+	}
+	if _, err := ParsePoint([]float64{5, -2e9}, geom.SpaceScreen); err == nil {
+		t.Error("ParsePoint accepted y = -2e9")
+	}
+	if _, err := ParseModel(Raw{Kind: Drag, At: []float64{10, 10}, To: []float64{99_999, 10}}, geom.SpaceImage); err != nil {
+		t.Errorf("a large but possible number is for CheckNear to judge: %v", err)
+	}
+}
+
+func TestCheckNearHoldsPointsToTheImage(t *testing.T) {
+	d := geom.Display{ID: "0", Bounds: geom.Rect{W: 1920, H: 1080}}
+	f := geom.NewFrame("f", d, d.Bounds, geom.Size{W: 1280, H: 720})
+	pt := func(sp geom.Space, x, y float64) *Point { return &Point{Space: sp, X: x, Y: y} }
+	for _, c := range []struct {
+		a    Action
+		fail string
+	}{
+		{Action{Kind: Click, At: pt(geom.SpaceImage, 1279, 719)}, ""},
+		{Action{Kind: Click, At: pt(geom.SpaceImage, 1300, -30)}, ""},     // a little off: clamped later
+		{Action{Kind: Click, At: pt(geom.SpaceImage, 2560, 1440)}, ""},    // one image side off: the limit
+		{Action{Kind: Click, At: pt(geom.SpaceScreen, 50_000, 0)}, ""},    // screen points meet the displays instead
+		{Action{Kind: Click, At: pt(geom.SpaceNorm1000, 1000, 1000)}, ""}, // a grid's far corner
+		{Action{Kind: Drag, At: pt(geom.SpaceImage, 10, 10), To: pt(geom.SpaceImage, 1e15, 10)}, "end position (to) (1e+15,10) is far outside the 1280x720 screenshot"},
+		{Action{Kind: Click, At: pt(geom.SpaceImage, 10, 2200)}, "position (10,2200) is far outside"},
+		{Action{Kind: Drag, At: pt(geom.SpaceImage, 1, 1), To: pt(geom.SpaceImage, 2, 2), Path: []Point{*pt(geom.SpaceImage, -5000, 3)}}, "path[0]"},
+		{Action{Kind: Click, At: pt(geom.SpaceNorm1, 3.5, 0.5)}, "position (3.5,0.5) normalized-0-1 is far outside"},
+	} {
+		err := c.a.CheckNear(f)
+		if c.fail == "" && err != nil || c.fail != "" && (err == nil || !strings.Contains(err.Error(), c.fail)) {
+			t.Errorf("%v: CheckNear = %v, want %q", c.a, err, c.fail)
+		}
+	}
+}

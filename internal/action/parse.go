@@ -160,12 +160,58 @@ func checkRange(what string, nums []float64, sp geom.Space) error {
 		}
 		return nil
 	}
-	if sp == geom.SpaceScreen {
+	for _, v := range nums {
+		if v < -1 && sp != geom.SpaceScreen {
+			return fmt.Errorf("%s coordinate %g is negative: coordinates are pixels of the screenshot, from 0", what, v)
+		}
+		if math.Abs(v) > MaxModelPixel {
+			return fmt.Errorf("%s coordinate %g is beyond %d: coordinates are pixels of the screenshot, no larger than its size", what, v, MaxModelPixel)
+		}
+	}
+	return nil
+}
+
+// MaxModelPixel bounds every pixel coordinate a model writes, whatever the
+// image: no screenshot is that large, so a larger number is garbage (a drag to
+// x = 1e15 once sent the run record's drawing into a 1e15-step loop).
+// Action.CheckNear then holds each point to its image.
+const MaxModelPixel = 100_000
+
+// MaxOffImage is how far outside the image a model's point may lie, in
+// multiples of the image's width and height. A point farther off shows a
+// misread convention; CheckNear refuses it so the model is asked again.
+const MaxOffImage = 1.0
+
+// CheckNear returns an error naming the first point of a (image or normalized
+// space; screen points are checked against the displays when resolved) that
+// lies more than MaxOffImage image sides outside the image of frame f, the
+// frame the model's numbers are read over.
+func (a Action) CheckNear(f geom.Frame) error {
+	img := f.ImageSize()
+	if img.W <= 0 || img.H <= 0 {
 		return nil
 	}
-	for _, v := range nums {
-		if v < -1 {
-			return fmt.Errorf("%s coordinate %g is negative: coordinates are pixels of the screenshot, from 0", what, v)
+	loX, hiX := -MaxOffImage*float64(img.W), (1+MaxOffImage)*float64(img.W)
+	loY, hiY := -MaxOffImage*float64(img.H), (1+MaxOffImage)*float64(img.H)
+	check := func(what string, p *Point) error {
+		if p == nil || p.Space == geom.SpaceScreen || !p.Space.Valid() {
+			return nil
+		}
+		ip := geom.SpaceToImage(p.Space, p.X, p.Y, f)
+		if !(ip.X >= loX && ip.X <= hiX && ip.Y >= loY && ip.Y <= hiY) {
+			return fmt.Errorf("%s %v is far outside the %dx%d screenshot: give a point on the screenshot", what, p, img.W, img.H)
+		}
+		return nil
+	}
+	if err := check("position", a.At); err != nil {
+		return err
+	}
+	if err := check("end position (to)", a.To); err != nil {
+		return err
+	}
+	for i := range a.Path {
+		if err := check(fmt.Sprintf("path[%d]", i), &a.Path[i]); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -488,7 +488,7 @@ func (ru *run) decide(step int, obs llm.Observation) (*llm.Decision, int64, endi
 		dec, ms, err := ru.ask(step, obs)
 		total += ms
 		if err == nil {
-			err = ru.validate(dec)
+			err = ru.validate(dec, obs.Screenshot.Frame)
 		}
 		if err == nil {
 			ru.emit(Event{Kind: EvModel, Step: step, Decision: dec})
@@ -552,8 +552,10 @@ func (ru *run) ask(step int, obs llm.Observation) (*llm.Decision, int64, error) 
 	return dec, ms, err
 }
 
-// validate checks a decision against the action schema and what this run can do.
-func (ru *run) validate(d *llm.Decision) error {
+// validate checks a decision against the action schema and what this run can
+// do, and each point against the image the model saw (sent, the frame of the
+// screenshot sent, or the size the model declared).
+func (ru *run) validate(d *llm.Decision, sent geom.Frame) error {
 	if d == nil {
 		return fmt.Errorf("%w: empty answer", llm.ErrBadOutput)
 	}
@@ -562,6 +564,14 @@ func (ru *run) validate(d *llm.Decision) error {
 	}
 	if err := llm.ValidateDecision(d); err != nil {
 		return err
+	}
+	if d.ImageSize != nil {
+		sent = geom.ScaleFromDeclared(sent, *d.ImageSize)
+	}
+	for i, a := range d.Actions {
+		if err := a.CheckNear(sent); err != nil {
+			return fmt.Errorf("%w: actions[%d] (%s): %v", llm.ErrBadOutput, i, a.Kind, err)
+		}
 	}
 	if ru.o.Grounder == nil {
 		for i, a := range d.Actions {

@@ -909,3 +909,21 @@ func TestSettleWaitsForALateRepaint(t *testing.T) {
 	res := d.runner(o).Run(context.Background(), Task{Task: "x"}, nil)
 	statusOf(t, res, Completed)
 }
+
+// A drag to x = 1e15 (an action an adapter handed over as typed values) is
+// refused before anything runs or is drawn, and the model is asked again once.
+func TestPointFarOffTheImageIsReAsked(t *testing.T) {
+	d := newDesk(t)
+	far := llm.Decision{Status: llm.Continue, Actions: []action.Action{{Kind: action.Drag,
+		At: &action.Point{Space: geom.SpaceImage, X: 10, Y: 10}, To: &action.Point{Space: geom.SpaceImage, X: 1e15, Y: 10}}}}
+	script := newScript(geom.ProfileFor("gpt-4o"), reply(far), reply(llm.Decision{Status: llm.Done, Actions: raws(click(10, 10))}))
+	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
+	statusOf(t, res, Completed)
+	obs := script.observations()
+	if len(obs) != 2 || !obs[1].ReAsk || !strings.Contains(obs[1].Feedback, "far outside the 1280x720 screenshot") {
+		t.Fatalf("no re-ask naming the point: %+v", obs)
+	}
+	if n := len(d.clicks()); n != 1 {
+		t.Fatalf("%d presses; want only the corrected click (the drag must not run)", n)
+	}
+}

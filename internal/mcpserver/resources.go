@@ -134,6 +134,10 @@ func (s *Server) Status(ctx context.Context) (any, error) {
 		held = append(held, b.String()+" button")
 	}
 	st["held"] = held
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	// For leak checks (guiagent bench soak): what the process holds now.
+	st["runtime"] = map[string]any{"goroutines": runtime.NumGoroutine(), "heap_alloc_bytes": ms.HeapAlloc, "sys_bytes": ms.Sys}
 	st["task_tool"] = slices.Contains(s.ToolNames(), "gui_execute_task")
 	if s.opts.CurrentTask != nil {
 		st["current_task"] = s.opts.CurrentTask()

@@ -320,7 +320,8 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 	defer s.releaseAll()
 	s.log.Info("serving MCP over stdio", "tools", len(s.tools))
 	out := &lockedWriter{w: os.Stdout}
-	in := newLineLimiter(os.Stdin, out, MaxStdioMessageBytes, s.log)
+	ended := &endReader{ReadCloser: os.Stdin, ended: make(chan struct{})}
+	in := newLineLimiter(ended, out, MaxStdioMessageBytes, s.log)
 	// The limiter bounds every line, so the SDK's own limit (which ends the
 	// session) is off.
 	ss, err := s.mcp.Connect(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}, nil)
@@ -335,13 +336,47 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 		<-done
 		s.log.Info("stdio session stopped", "why", context.Cause(ctx))
 		return nil
-	case err := <-done:
-		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
-			return fmt.Errorf("stdio session: %w", err)
+	case <-ended.ended:
+		// The client closed stdin: running calls are cancelled. One that
+		// ignores its context would keep the session (and the process) up
+		// forever; it is abandoned after StdioDrain.
+		select {
+		case err := <-done:
+			return s.stdioEnded(err)
+		case <-time.After(StdioDrain):
+			s.log.Warn("stdin closed, but a call is still running; no longer waiting for it", "after", StdioDrain)
+			return nil
 		}
-		s.log.Info("stdio client disconnected")
-		return nil
+	case err := <-done:
+		return s.stdioEnded(err)
 	}
+}
+
+// StdioDrain is how long ServeStdio waits, once the client has closed stdin,
+// for calls still running to end.
+const StdioDrain = 5 * time.Second
+
+func (s *Server) stdioEnded(err error) error {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("stdio session: %w", err)
+	}
+	s.log.Info("stdio client disconnected")
+	return nil
+}
+
+// endReader closes ended when a read first fails (end of input or an error).
+type endReader struct {
+	io.ReadCloser
+	once  sync.Once
+	ended chan struct{}
+}
+
+func (e *endReader) Read(p []byte) (int, error) {
+	n, err := e.ReadCloser.Read(p)
+	if err != nil {
+		e.once.Do(func() { close(e.ended) })
+	}
+	return n, err
 }
 
 func (s *Server) releaseAll() {

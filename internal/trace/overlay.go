@@ -133,8 +133,17 @@ func (o *overlay) dot(x, y float64, r int, c color.RGBA) {
 	}
 }
 
-// line draws a thick line from a to b with a halo.
+// line draws a thick line from a to b with a halo. Only the part of the line
+// near the image is drawn, so its cost is bounded by the image's size however
+// far off the image a or b lies.
 func (o *overlay) line(ax, ay, bx, by float64, c color.RGBA) {
+	pad := float64(o.scale + 2)
+	b := o.dst.Bounds()
+	box := [4]float64{float64(b.Min.X) - pad, float64(b.Min.Y) - pad, float64(b.Max.X) + pad, float64(b.Max.Y) + pad}
+	var ok bool
+	if ax, ay, bx, by, ok = clipSegment(ax, ay, bx, by, box); !ok {
+		return
+	}
 	n := int(math.Max(math.Abs(bx-ax), math.Abs(by-ay))) + 1
 	for pass, r := range []int{o.scale + 1, o.scale} {
 		col := colorHalo
@@ -146,6 +155,38 @@ func (o *overlay) line(ax, ay, bx, by float64, c color.RGBA) {
 			o.dot(ax+(bx-ax)*t, ay+(by-ay)*t, r, col)
 		}
 	}
+}
+
+// clipSegment cuts the segment a-b to box {minX, minY, maxX, maxY}
+// (Liang-Barsky); ok is false when no part of it lies in the box or a
+// coordinate is not finite.
+func clipSegment(ax, ay, bx, by float64, box [4]float64) (float64, float64, float64, float64, bool) {
+	for _, v := range []float64{ax, ay, bx, by} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, 0, 0, 0, false
+		}
+	}
+	dx, dy := bx-ax, by-ay
+	t0, t1 := 0.0, 1.0
+	for _, e := range [4][2]float64{{-dx, ax - box[0]}, {dx, box[2] - ax}, {-dy, ay - box[1]}, {dy, box[3] - ay}} {
+		p, q := e[0], e[1]
+		if p == 0 {
+			if q < 0 {
+				return 0, 0, 0, 0, false
+			}
+			continue
+		}
+		r := q / p
+		if p < 0 {
+			t0 = max(t0, r)
+		} else {
+			t1 = min(t1, r)
+		}
+		if t0 > t1 {
+			return 0, 0, 0, 0, false
+		}
+	}
+	return ax + t0*dx, ay + t0*dy, ax + t1*dx, ay + t1*dy, true
 }
 
 func (o *overlay) marker(p geom.ImagePoint, c color.RGBA, ring bool) {
@@ -188,7 +229,11 @@ func (o *overlay) rect(a, b geom.ImagePoint, c color.RGBA) {
 // label draws text just below-right of p, kept inside the image.
 func (o *overlay) label(p geom.ImagePoint, text string, c color.RGBA) {
 	off := 14 * o.scale
-	o.labelAt(int(p.X)+off, int(p.Y)+off/2, text, c)
+	b := o.dst.Bounds()
+	// Clamped before the conversion: a float far beyond int's range has no int value.
+	x := int(math.Round(min(max(p.X, 0), float64(b.Max.X))))
+	y := int(math.Round(min(max(p.Y, 0), float64(b.Max.Y))))
+	o.labelAt(x+off, y+off/2, text, c)
 }
 
 // free moves r down (or, at the bottom edge, up) in label-height steps until

@@ -4,7 +4,9 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/desktop"
@@ -75,5 +77,61 @@ func TestOverlayLabelsSurviveNonASCIIAndEdges(t *testing.T) {
 	}
 	if got := overlayLabel(action.Action{Kind: action.TypeText, Text: "日本"}); got != `type "??"` {
 		t.Errorf("label = %q", got)
+	}
+}
+
+// A drag to x = 1e15 (or any point far off the image) is drawn as the part of
+// its line that crosses the image, in a time bounded by the image size: such a
+// drag once sent the drawing into a 1e15-step loop that hung the task.
+func TestOverlayClipsPointsFarOffTheImage(t *testing.T) {
+	src := image.NewRGBA(image.Rect(0, 0, 400, 300))
+	draw.Draw(src, src.Bounds(), image.NewUniform(color.RGBA{200, 200, 200, 255}), image.Point{}, draw.Src)
+	from, far := agentPoint(100, 150), agentPoint(1e15, 150)
+	farBoth, farBoth2 := agentPoint(-1e300, -1e300), agentPoint(1e300, 1e300)
+	off1, off2 := agentPoint(-5e14, -5e14), agentPoint(-4e14, -6e14)
+	done := make(chan *image.RGBA, 1)
+	go func() {
+		done <- DrawOverlay(src, []action.Trace{
+			{Action: action.Action{Kind: action.Drag}, Image: &from, ImageTo: &far, Outcome: "ok"},
+			{Action: action.Action{Kind: action.Zoom}, Image: &farBoth, ImageTo: &farBoth2, Outcome: "ok"},
+			{Action: action.Action{Kind: action.Drag}, Image: &off1, ImageTo: &off2, Outcome: "ok"},
+			{Action: action.Action{Kind: action.Click}, Image: &far, Outcome: "ok"},
+		})
+	}()
+	var ov *image.RGBA
+	select {
+	case ov = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("drawing actions far off the image did not finish in 20 s (it must only draw what is on the image)")
+	}
+	// The drag's line runs from its start to the right edge of the image.
+	for _, x := range []int{150, 250, 399} {
+		if !isMarker(ov.At(x, 150), colorOK) {
+			t.Errorf("no drag line at (%d,150): %v", x, ov.At(x, 150))
+		}
+	}
+	// The zoom's diagonal edges cross the image; nothing is drawn for the drag wholly off it.
+	if isMarker(ov.At(20, 290), colorOK) {
+		t.Errorf("a mark where no action's line passes: %v", ov.At(20, 290))
+	}
+}
+
+func TestClipSegment(t *testing.T) {
+	box := [4]float64{0, 0, 100, 50}
+	for _, c := range []struct {
+		a, want [4]float64
+		ok      bool
+	}{
+		{[4]float64{10, 10, 20, 20}, [4]float64{10, 10, 20, 20}, true},
+		{[4]float64{-100, 25, 200, 25}, [4]float64{0, 25, 100, 25}, true},
+		{[4]float64{50, 25, 1e15, 25}, [4]float64{50, 25, 100, 25}, true},
+		{[4]float64{-10, -10, -20, 80}, [4]float64{}, false},
+		{[4]float64{0, 0, math.NaN(), 1}, [4]float64{}, false},
+	} {
+		ax, ay, bx, by, ok := clipSegment(c.a[0], c.a[1], c.a[2], c.a[3], box)
+		got := [4]float64{ax, ay, bx, by}
+		if ok != c.ok || ok && got != c.want {
+			t.Errorf("clipSegment(%v) = %v %v, want %v %v", c.a, got, ok, c.want, c.ok)
+		}
 	}
 }

@@ -167,7 +167,7 @@ func (s *tarsSession) Next(ctx context.Context, obs llm.Observation) (*llm.Decis
 }
 
 var (
-	tarsActionLine = regexp.MustCompile(`(?m)^\s*Action\s*:`)
+	tarsActionLine = regexp.MustCompile(`(?m)^\s*Action\s*[:：]`)
 	tarsArg        = regexp.MustCompile(`(?s)([a-z_]+)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")`)
 	tarsNum        = regexp.MustCompile(`-?\d+(?:\.\d+)?`)
 )
@@ -185,10 +185,12 @@ func ParseUITARS(text string, p geom.Profile) (*llm.Decision, error) {
 	}
 	head, body := t[:loc[0]], strings.TrimSpace(t[loc[1]:])
 	d := &llm.Decision{}
-	for _, label := range []string{"Thought:", "Action_Summary:", "Reflection:"} {
+	// Labels may end in a full-width colon, as models trained on Chinese write them.
+	labels := []string{"Thought:", "Action_Summary:", "Reflection:", "Thought：", "Action_Summary：", "Reflection："}
+	for _, label := range labels {
 		if i := strings.Index(head, label); i >= 0 {
 			v := head[i+len(label):]
-			for _, other := range []string{"Thought:", "Action_Summary:", "Reflection:"} {
+			for _, other := range labels {
 				if j := strings.Index(v, other); j >= 0 {
 					v = v[:j]
 				}
@@ -268,6 +270,11 @@ func splitCalls(s string) []tarsCallText {
 		}
 		name := s[start:i]
 		i++ // '('
+		if content, end, ok := contentArg(s, i); ok && contentCalls[strings.ToLower(name)] {
+			out = append(out, tarsCallText{name: name, args: map[string]string{"content": content}})
+			i = end
+			continue
+		}
 		argStart := i
 		var quote byte
 		for i < len(s) {
@@ -300,6 +307,50 @@ func splitCalls(s string) []tarsCallText {
 		out = append(out, tarsCallText{name: name, args: args})
 	}
 	return out
+}
+
+// contentCalls are the calls whose one argument, content, is free text.
+var contentCalls = map[string]bool{"type": true, "input": true, "finished": true, "finish": true}
+
+// tarsContent is the start of a content argument: content=' or content=".
+var tarsContent = regexp.MustCompile(`^\s*content\s*=\s*(['"])`)
+
+// contentArg reads a content='...' argument starting at s[i], as the UI-TARS
+// reference parser does: the text runs to the last quote before the closing
+// parenthesis, that is the first quote followed only by spaces, ')' and the
+// end of the line, so an unescaped quote inside (it's broken) is kept. It
+// returns the text and the index after ')', or ok false when the call does
+// not end that way.
+func contentArg(s string, i int) (content string, end int, ok bool) {
+	m := tarsContent.FindStringSubmatchIndex(s[i:])
+	if m == nil {
+		return "", 0, false
+	}
+	q, from := s[i+m[2]], i+m[1]
+	for j := from; j < len(s); j++ {
+		if s[j] == '\\' {
+			j++
+			continue
+		}
+		if s[j] != q {
+			continue
+		}
+		k := j + 1
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		if k >= len(s) || s[k] != ')' {
+			continue
+		}
+		e := k + 1
+		for e < len(s) && (s[e] == ' ' || s[e] == '\t' || s[e] == '\r') {
+			e++
+		}
+		if e >= len(s) || s[e] == '\n' {
+			return s[from:j], k + 1, true
+		}
+	}
+	return "", 0, false
 }
 
 func isNameByte(c byte) bool { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }

@@ -38,6 +38,17 @@ func TestParseUITARS(t *testing.T) {
 		{"several actions", "Thought: fill\nAction: click(start_box='(1,1)')\n\ntype(content='Ada')",
 			[]action.Raw{{Kind: action.Click, At: []float64{1, 1}}, {Kind: action.TypeText, Text: "Ada"}}, llm.Continue, ""},
 		{"finished", "Thought: done\nAction: finished(content='The total is 42.')", nil, llm.Done, "The total is 42."},
+		// An unescaped quote inside content: the text runs to the last quote
+		// before the closing parenthesis, as in the UI-TARS reference parser.
+		{"unescaped quote", "Thought: x\nAction: type(content='it's broken')",
+			[]action.Raw{{Kind: action.TypeText, Text: "it's broken"}}, llm.Continue, ""},
+		{"unescaped quotes then more calls", "Thought: x\nAction: type(content='don't say 'no') now')  \n\nhotkey(key='enter')",
+			[]action.Raw{{Kind: action.TypeText, Text: "don't say 'no') now"}, {Kind: action.KeyPress, Keys: []string{"enter"}}}, llm.Continue, ""},
+		{"double quotes inside", "Thought: x\nAction: type(content=\"say \"hi\" and go\n\")",
+			[]action.Raw{{Kind: action.TypeText, Text: "say \"hi\" and go"}, {Kind: action.KeyPress, Keys: []string{"Return"}}}, llm.Continue, ""},
+		{"finished with a quote", "Thought: done\nAction: finished(content='It's 42.')", nil, llm.Done, "It's 42."},
+		{"full-width colon", "Thought： 点击确定\nAction： click(start_box='(120,340)')",
+			[]action.Raw{{Kind: action.Click, At: []float64{120, 340}}}, llm.Continue, ""},
 		{"call user", "Thought: a captcha\nAction: call_user()", nil, llm.Blocked, ""},
 		{"wait", "Thought: loading\nAction: wait()", []action.Raw{{Kind: action.Wait, DurationMS: 2000}}, llm.Continue, ""},
 	}
@@ -51,6 +62,9 @@ func TestParseUITARS(t *testing.T) {
 				t.Fatalf("got %+v status %s result %q\nwant %+v status %s result %q", d.Actions, d.Status, d.Result, tc.want, tc.status, tc.result)
 			}
 		})
+	}
+	if d, err := ParseUITARS("Thought： 点击确定\nAction： click(start_box='(1,2)')", p); err != nil || d.Reasoning != "点击确定" {
+		t.Fatalf("a full-width colon after Thought: reasoning %q, err %v", d.Reasoning, err)
 	}
 	d, _ := ParseUITARS("Thought: a captcha blocks the form\nAction: call_user()", p)
 	if !strings.Contains(d.BlockReason, "captcha") {

@@ -1,0 +1,59 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// `guiagent bench soak` drives two real servers (stdio and HTTP) through
+// every kind of atomic call and reports each at the start, middle and end;
+// the only failed calls are the two it makes on purpose (a point off every
+// display, a key name with a control character).
+func TestBenchSoakReportsBothServers(t *testing.T) {
+	cmd := exec.Command(binary, "bench", "soak", "-n", "60")
+	cmd.Env = serverEnv(t)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bench soak: %v\n%s", err, stderr.String())
+	}
+	var r struct {
+		N       int `json:"n"`
+		Servers map[string]struct {
+			Calls   int            `json:"calls"`
+			Errors  map[string]int `json:"tool_errors_by_tool"`
+			Samples []struct {
+				At         string `json:"at"`
+				RSSKB      int64  `json:"rss_kb"`
+				OpenFiles  int    `json:"open_files"`
+				Goroutines int    `json:"goroutines"`
+			} `json:"samples"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("bench soak output is not JSON: %v\n%s", err, out)
+	}
+	for _, name := range []string{"stdio", "http"} {
+		s, ok := r.Servers[name]
+		if !ok || s.Calls != 30 {
+			t.Errorf("%s: %d calls, want 30 (half of -n 60)", name, s.Calls)
+			continue
+		}
+		for tool, n := range s.Errors {
+			if tool != "gui_click" && tool != "gui_hotkey" || n > 2 {
+				t.Errorf("%s: %d failed %s calls; only the deliberate bad click and hotkey should fail", name, n, tool)
+			}
+		}
+		if len(s.Samples) != 3 || s.Samples[0].At != "start" || s.Samples[2].At != "end" {
+			t.Fatalf("%s: samples %+v, want start, middle and end", name, s.Samples)
+		}
+		for _, sm := range s.Samples {
+			if sm.RSSKB <= 0 || sm.OpenFiles <= 0 || sm.Goroutines <= 0 {
+				t.Errorf("%s: an empty measurement %+v", name, sm)
+			}
+		}
+	}
+}
