@@ -1,0 +1,195 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"image"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/guiagent/guiagent/internal/vision"
+)
+
+// Strategy says how a run uses the cache.
+type Strategy string
+
+// Cache strategies.
+const (
+	ReadWrite Strategy = "read-write" // replay verified entries, record new ones (default)
+	ReadOnly  Strategy = "read-only"  // replay verified entries, never write the file
+	WriteOnly Strategy = "write-only" // always ask the model, record what it answered
+	CacheOff  Strategy = "off"        // neither read nor write
+)
+
+// ParseStrategy reads a strategy name; "" is ReadWrite.
+func ParseStrategy(s string) (Strategy, error) {
+	switch st := Strategy(strings.TrimSpace(s)); st {
+	case "":
+		return ReadWrite, nil
+	case ReadWrite, ReadOnly, WriteOnly, CacheOff:
+		return st, nil
+	}
+	return "", fmt.Errorf("cache strategy %q: use read-write, read-only, write-only or off", s)
+}
+
+func (s Strategy) reads() bool  { return s == ReadWrite || s == ReadOnly }
+func (s Strategy) writes() bool { return s == ReadWrite || s == WriteOnly }
+
+// CachePath is where the cache of a flow lives: FLOW.cache.yaml beside the
+// flow file, or, when dir is set (GUI_AGENT_CACHE_DIR), <dir>/FLOW.cache.yaml.
+// A flow without a file (gui_run_flow) is named by its name.
+func CachePath(flowPath, flowName, dir string) string {
+	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(flowPath), ".yaml"), ".yml")
+	if flowPath == "" {
+		base = safeName.ReplaceAllString(strings.ToLower(flowName), "-")
+		if base == "" {
+			base = "flow"
+		}
+	}
+	if dir == "" {
+		dir = filepath.Dir(flowPath)
+	}
+	return filepath.Join(dir, base+".cache.yaml")
+}
+
+var safeName = regexp.MustCompile(`[^a-z0-9_.-]+`)
+
+// CacheFile is the cache file's content: human-readable YAML.
+type CacheFile struct {
+	// Comment is the first line of the file, for a person who opens it.
+	Comment string `yaml:"about"`
+	Flow    string `yaml:"flow"`
+	Entries []*CacheEntry `yaml:"entries"`
+}
+
+// CacheEntry is what one locating step found: the element's description,
+// the screenshot's size, the model that located it, its box in image pixels
+// and a fingerprint of its pixels.
+type CacheEntry struct {
+	Step        int        `yaml:"step"`
+	Kind        Kind       `yaml:"kind"`
+	Role        string     `yaml:"role,omitempty"` // "to" for a drag's end
+	Description string     `yaml:"description"`
+	DisplaySize string     `yaml:"display_size"` // WxH image pixels of the screenshot
+	Model       string     `yaml:"model,omitempty"`
+	Box         vision.Box `yaml:"box"`
+	// FingerprintRect is where Fingerprint was cropped (image pixels): the
+	// box plus a margin.
+	FingerprintRect [4]int `yaml:"fingerprint_rect,flow"`
+	// Fingerprint is the crop as base64 PNG.
+	Fingerprint string    `yaml:"fingerprint"`
+	Updated     time.Time `yaml:"updated"`
+}
+
+// Cache holds one flow's cache file in memory.
+type Cache struct {
+	path     string
+	strategy Strategy
+
+	mu    sync.Mutex
+	file  CacheFile
+	dirty bool
+}
+
+// OpenCache reads the cache at path (a missing file is an empty cache) for
+// strategy; with CacheOff nothing is read or written.
+func OpenCache(path string, strategy Strategy) (*Cache, error) {
+	c := &Cache{path: path, strategy: strategy}
+	if !strategy.reads() {
+		return c, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the flow cache: %w", err)
+	}
+	if err := yaml.Unmarshal(b, &c.file); err != nil {
+		return nil, fmt.Errorf("flow cache %s is not valid (%v): delete it or run with --cache write-only to rebuild it", path, err)
+	}
+	return c, nil
+}
+
+// Path is the cache file.
+func (c *Cache) Path() string { return c.path }
+
+// Strategy is the cache's strategy.
+func (c *Cache) Strategy() Strategy { return c.strategy }
+
+// lookup returns the entry of a locating step, or nil.
+func (c *Cache) lookup(step int, kind Kind, role, desc string) *CacheEntry {
+	if c == nil || !c.strategy.reads() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.file.Entries {
+		if e.Step == step && e.Kind == kind && e.Role == role && e.Description == desc {
+			return e
+		}
+	}
+	return nil
+}
+
+// store records e, replacing the entry of the same step, kind and role.
+func (c *Cache) store(e *CacheEntry) {
+	if c == nil || !c.strategy.writes() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, o := range c.file.Entries {
+		if o.Step == e.Step && o.Kind == e.Kind && o.Role == e.Role {
+			c.file.Entries[i], c.dirty = e, true
+			return
+		}
+	}
+	c.file.Entries = append(c.file.Entries, e)
+	c.dirty = true
+}
+
+// Save writes the cache file when something changed and the strategy writes.
+func (c *Cache) Save(flowName string) error {
+	if c == nil || !c.strategy.writes() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.dirty {
+		return nil
+	}
+	c.file.Flow = flowName
+	c.file.Comment = "guiagent flow cache: what each locating step found. Replay checks each fingerprint on the screen before acting; delete an entry (or the file) to make the model locate it again."
+	b, err := yaml.Marshal(&c.file)
+	if err != nil {
+		return fmt.Errorf("encode the flow cache: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+		return fmt.Errorf("create the flow cache folder (set GUI_AGENT_CACHE_DIR to a writable folder): %w", err)
+	}
+	tmp := c.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("write the flow cache (set GUI_AGENT_CACHE_DIR to a writable folder): %w", err)
+	}
+	if err := os.Rename(tmp, c.path); err != nil {
+		return fmt.Errorf("write the flow cache: %w", err)
+	}
+	c.dirty = false
+	return nil
+}
+
+// fingerprint decodes the entry's fingerprint.
+func (e *CacheEntry) fingerprint() (fingerprint, error) {
+	r := image.Rect(e.FingerprintRect[0], e.FingerprintRect[1], e.FingerprintRect[2], e.FingerprintRect[3])
+	return decodeFingerprint(e.Fingerprint, r)
+}
+
+func sizeString(w, h int) string { return fmt.Sprintf("%dx%d", w, h) }

@@ -1,0 +1,164 @@
+package flow
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"image"
+	"image/draw"
+	"image/png"
+
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/vision"
+)
+
+// Fingerprint tuning.
+const (
+	// fingerprintMargin is how many image pixels around a located box the
+	// fingerprint keeps, so that the element's edges and surroundings count.
+	fingerprintMargin = 6
+	// pixelTolerance is the largest per-channel difference of a pixel that
+	// still counts as the same.
+	pixelTolerance = 40
+	// maxDifferentShare is the largest share of different pixels with which a
+	// place still matches a fingerprint. A changed label of a button (a few
+	// characters of text) differs in more than 1% of its fingerprint.
+	maxDifferentShare = 0.004
+	// searchSide is the long side (pixels) the coarse template search shrinks
+	// a fingerprint to.
+	searchSide = 96
+	// searchThreshold is the coarse normalized cross-correlation a candidate
+	// place needs before it is compared pixel by pixel.
+	searchThreshold = 0.85
+)
+
+// fingerprint is a small crop of a screenshot around a located element.
+type fingerprint struct {
+	// Rect is where the crop was taken, in image pixels of its screenshot.
+	Rect image.Rectangle
+	// Pix is the crop.
+	Pix *image.RGBA
+}
+
+// takeFingerprint crops box (plus a margin) out of img.
+func takeFingerprint(img *image.RGBA, box vision.Box) fingerprint {
+	r := image.Rect(int(box.X1), int(box.Y1), int(box.X2+0.999), int(box.Y2+0.999)).
+		Inset(-fingerprintMargin).Intersect(img.Bounds())
+	crop := image.NewRGBA(image.Rect(0, 0, r.Dx(), r.Dy()))
+	draw.Draw(crop, crop.Bounds(), img, r.Min, draw.Src)
+	return fingerprint{Rect: r, Pix: crop}
+}
+
+// encode returns the crop as base64 PNG.
+func (f fingerprint) encode() string {
+	var b bytes.Buffer
+	_ = png.Encode(&b, f.Pix) // writing to a buffer does not fail
+	return base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+func decodeFingerprint(s string, r image.Rectangle) (fingerprint, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return fingerprint{}, fmt.Errorf("fingerprint is not base64: %w", err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		return fingerprint{}, fmt.Errorf("fingerprint is not a PNG: %w", err)
+	}
+	m := imaging.ToRGBA(img)
+	if m.Rect.Dx() != r.Dx() || m.Rect.Dy() != r.Dy() {
+		return fingerprint{}, fmt.Errorf("fingerprint is %dx%d, its place %v", m.Rect.Dx(), m.Rect.Dy(), r)
+	}
+	return fingerprint{Rect: r, Pix: m}, nil
+}
+
+// differentShare is the share of fp's pixels that differ from img at top-left
+// at (1 when fp does not fit there).
+func (f fingerprint) differentShare(img *image.RGBA, at image.Point) float64 {
+	w, h := f.Pix.Rect.Dx(), f.Pix.Rect.Dy()
+	if !at.In(img.Rect) || at.X+w > img.Rect.Max.X || at.Y+h > img.Rect.Max.Y || w*h == 0 {
+		return 1
+	}
+	limit := int(maxDifferentShare*float64(w*h)) + 1
+	diff := 0
+	for y := range h {
+		a := f.Pix.Pix[y*f.Pix.Stride : y*f.Pix.Stride+w*4]
+		o := img.PixOffset(at.X, at.Y+y)
+		b := img.Pix[o : o+w*4]
+		for i := 0; i < len(a); i += 4 {
+			if absDiff(a[i], b[i]) > pixelTolerance || absDiff(a[i+1], b[i+1]) > pixelTolerance || absDiff(a[i+2], b[i+2]) > pixelTolerance {
+				diff++
+			}
+		}
+		if diff > limit*4 { // far off: stop early
+			break
+		}
+	}
+	return float64(diff) / float64(w*h)
+}
+
+func absDiff(a, b uint8) uint8 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// matchesAt reports whether fp is found at top-left at in img.
+func (f fingerprint) matchesAt(img *image.RGBA, at image.Point) bool {
+	return f.differentShare(img, at) <= maxDifferentShare
+}
+
+// search finds fp anywhere in img: a coarse normalized cross-correlation
+// (imaging.FindTemplate) on both shrunk so that fp's long side is about
+// searchSide pixels, then a pixel-by-pixel check around each candidate at
+// full size. It returns the top-left corner of the best place that matches.
+func (f fingerprint) search(img *image.RGBA) (image.Point, bool) {
+	w, h := f.Pix.Rect.Dx(), f.Pix.Rect.Dy()
+	k := max(1, (max(w, h)+searchSide-1)/searchSide)
+	if min(w, h)/k < 4 {
+		k = max(1, min(w, h)/4)
+	}
+	screen, tmpl := shrink(img, k), shrink(f.Pix, k)
+	for _, m := range imaging.FindTemplate(screen, tmpl, searchThreshold, 5) {
+		cx, cy := (m.Rect.Min.X-screen.Rect.Min.X)*k+img.Rect.Min.X, (m.Rect.Min.Y-screen.Rect.Min.Y)*k+img.Rect.Min.Y
+		best, bestAt := 2.0, image.Point{}
+		for y := cy - k; y <= cy+k; y++ {
+			for x := cx - k; x <= cx+k; x++ {
+				if s := f.differentShare(img, image.Pt(x, y)); s < best {
+					best, bestAt = s, image.Pt(x, y)
+				}
+			}
+		}
+		if best <= maxDifferentShare {
+			return bestAt, true
+		}
+	}
+	return image.Point{}, false
+}
+
+// shrink box-averages m by an integer factor k.
+func shrink(m *image.RGBA, k int) *image.RGBA {
+	if k <= 1 {
+		return m
+	}
+	w, h := m.Rect.Dx()/k, m.Rect.Dy()/k
+	out := image.NewRGBA(image.Rect(0, 0, w, h))
+	n := uint32(k * k)
+	for y := range h {
+		for x := range w {
+			var s [3]uint32
+			for j := range k {
+				o := m.PixOffset(m.Rect.Min.X+x*k, m.Rect.Min.Y+y*k+j)
+				for i := range k {
+					s[0] += uint32(m.Pix[o+i*4])
+					s[1] += uint32(m.Pix[o+i*4+1])
+					s[2] += uint32(m.Pix[o+i*4+2])
+				}
+			}
+			d := out.PixOffset(x, y)
+			out.Pix[d], out.Pix[d+1], out.Pix[d+2], out.Pix[d+3] = uint8(s[0]/n), uint8(s[1]/n), uint8(s[2]/n), 255
+		}
+	}
+	return out
+}

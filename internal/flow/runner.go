@@ -1,0 +1,305 @@
+package flow
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/vision"
+)
+
+// TaskRunner runs an act step's goal through the agent loop (*agent.Runner).
+type TaskRunner interface {
+	Run(ctx context.Context, t agent.Task, progress func(agent.Event)) agent.Result
+}
+
+// Options configure a Runner. Zero values are documented per field.
+type Options struct {
+	// Input performs every input action; required.
+	Input *desktop.Input
+	// Screen captures screenshots; nil = Input.Screen().
+	Screen desktop.Screen
+	// Shots encodes screenshots; nil = a new imaging.Pipeline.
+	Shots *imaging.Pipeline
+	// Shot are the options of the screenshots shown to Seer (its model's
+	// profile among them); KeepPixels is always set.
+	Shot imaging.Options
+	// Seer locates, queries and asserts; nil = steps that need the model fail
+	// with an error saying how to configure one (cached steps still replay).
+	Seer vision.Seer
+	// Model names Seer's model in cache entries.
+	Model string
+	// Tasks runs act steps; nil = act steps fail.
+	Tasks TaskRunner
+	// Keys vets key combinations; nil = none is blocked.
+	Keys agent.KeyPolicy
+	// NewRecorder, when set, records each flow run the way task runs are
+	// recorded (trace.Store.Begin).
+	NewRecorder func(runID string, t agent.Task) (agent.Recorder, error)
+	// Settle bounds the wait for a still screen before a step looks at it;
+	// zero = 2 s. Negative disables it.
+	Settle time.Duration
+	// Logger receives diagnostics; nil = slog.Default().
+	Logger *slog.Logger
+}
+
+// Runner runs flows. It is safe for sequential use; callers serialise runs
+// on one desktop.
+type Runner struct {
+	o Options
+}
+
+// NewRunner checks o and returns a Runner; it has no side effects.
+func NewRunner(o Options) (*Runner, error) {
+	if o.Input == nil {
+		return nil, errors.New("flow: Options.Input is nil: pass desktop.NewInput(screen)")
+	}
+	if o.Screen == nil {
+		o.Screen = o.Input.Screen()
+	}
+	if o.Shots == nil {
+		o.Shots = imaging.NewPipeline()
+	}
+	o.Shot.KeepPixels = true
+	if o.Settle == 0 {
+		o.Settle = 2 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Runner{o: o}, nil
+}
+
+// Flow statuses.
+const (
+	Passed = "passed"
+	Failed = "failed"
+)
+
+// Cache uses of a step.
+const (
+	CacheHit   = "hit"   // the fingerprint was found at the cached place
+	CacheMoved = "moved" // found elsewhere on the screen by template matching
+	CacheMiss  = "miss"  // no entry, or not found: the model was asked
+	CacheNone  = ""      // the step does not locate, or the cache is off
+)
+
+// StepResult is what one step did.
+type StepResult struct {
+	Step        int    `json:"step"`
+	Kind        Kind   `json:"kind"`
+	Description string `json:"description"`
+	Status      string `json:"status"` // passed or failed
+	Error       string `json:"error,omitempty"`
+	// Cache is how the step's target was found: hit, moved, miss or "".
+	Cache string `json:"cache,omitempty"`
+	// ModelCalls counts the plain-vision model calls of this step.
+	ModelCalls int `json:"model_calls"`
+	// Box is the located element in image pixels of the step's screenshot.
+	Box *vision.Box `json:"box,omitempty"`
+	// Value is a query's answer (JSON), a locate's "x,y" or an assert's reason.
+	Value   string         `json:"value,omitempty"`
+	Actions []action.Trace `json:"actions,omitempty"`
+	// TaskRunID is the agent run of an act step.
+	TaskRunID string `json:"task_run_id,omitempty"`
+	Millis    int64  `json:"ms"`
+}
+
+// Result is what a flow run returns.
+type Result struct {
+	Flow    string       `json:"flow"`
+	Status  string       `json:"status"`
+	Summary string       `json:"summary"`
+	Steps   []StepResult `json:"steps"`
+	// Vars holds the variables at the end (--var values and save_as results).
+	Vars map[string]string `json:"vars,omitempty"`
+	// ModelCalls counts plain-vision model calls (act steps' agent calls are
+	// in their own runs).
+	ModelCalls int       `json:"model_calls"`
+	CacheHits  int       `json:"cache_hits"`
+	Usage      llm.Usage `json:"usage"`
+	WallMillis int64     `json:"wall_ms"`
+	Cache      string    `json:"cache,omitempty"` // the cache file, when one is used
+	RunID      string    `json:"run_id"`
+	RunDir     string    `json:"run_dir,omitempty"`
+	Report     string    `json:"report,omitempty"`
+}
+
+// run is one flow run's state.
+type run struct {
+	r       *Runner
+	ctx     context.Context
+	f       *Flow
+	id      string
+	vars    map[string]string
+	cache   *Cache
+	rec     agent.Recorder
+	display geom.Display
+	res     Result
+}
+
+// Run executes f with vars (the --var values) and cache (nil = no cache),
+// step by step, stopping at the first failed step that does not say
+// continue_on_error. The cache file is saved at the end per its strategy.
+func (r *Runner) Run(ctx context.Context, f *Flow, vars map[string]string, cache *Cache) Result {
+	start := time.Now()
+	ru := &run{r: r, ctx: ctx, f: f, id: newRunID(start), vars: maps.Clone(vars), cache: cache}
+	if ru.vars == nil {
+		ru.vars = map[string]string{}
+	}
+	ru.res = Result{Flow: f.Name, Status: Passed, Steps: []StepResult{}, RunID: ru.id}
+	if cache != nil && cache.Strategy() != CacheOff {
+		ru.res.Cache = cache.Path()
+	}
+	ru.begin()
+	ru.steps()
+	if err := cache.Save(f.Name); err != nil {
+		ru.res.Status, ru.res.Summary = Failed, err.Error()
+	}
+	ru.res.Vars = ru.vars
+	ru.res.WallMillis = time.Since(start).Milliseconds()
+	ru.finish()
+	return ru.res
+}
+
+func (ru *run) steps() {
+	ds, err := ru.r.o.Screen.Displays(ru.ctx)
+	if err == nil {
+		ru.display, err = geom.FindDisplay(ds, ru.f.Display)
+	}
+	if err != nil {
+		ru.res.Status, ru.res.Summary = Failed, fmt.Sprintf("display %q: %v", ru.f.Display, err)
+		return
+	}
+	passed := 0
+	for _, st := range ru.f.Steps {
+		if err := ru.ctx.Err(); err != nil {
+			ru.res.Status, ru.res.Summary = Failed, fmt.Sprintf("cancelled before step %d: %v", st.Index, err)
+			return
+		}
+		sr := ru.step(st)
+		ru.res.Steps = append(ru.res.Steps, sr)
+		ru.res.ModelCalls += sr.ModelCalls
+		if sr.Cache == CacheHit || sr.Cache == CacheMoved {
+			ru.res.CacheHits++
+		}
+		if sr.Status == Failed && !st.ContinueOnError {
+			ru.res.Status = Failed
+			ru.res.Summary = fmt.Sprintf("step %d (%s) failed: %s", st.Index, sr.Description, sr.Error)
+			return
+		}
+		if sr.Status == Passed {
+			passed++
+		}
+	}
+	ru.res.Summary = fmt.Sprintf("%d of %d steps passed; %d model calls, %d cached steps replayed", passed, len(ru.f.Steps), ru.res.ModelCalls, ru.res.CacheHits)
+}
+
+// step runs one step and records it.
+func (ru *run) step(st Step) StepResult {
+	t0 := time.Now()
+	sr := StepResult{Step: st.Index, Kind: st.Kind, Status: Passed}
+	x := st
+	var err error
+	for _, p := range x.texts() {
+		if *p, err = Expand(*p, ru.vars); err != nil {
+			break
+		}
+	}
+	sr.Description = x.Describe()
+	var shot *imaging.Shot
+	if err == nil {
+		shot, err = ru.exec(x, &sr)
+	}
+	if err != nil {
+		sr.Status, sr.Error = Failed, err.Error()
+	}
+	sr.Millis = time.Since(t0).Milliseconds()
+	ru.record(x, sr, shot)
+	return sr
+}
+
+// exec dispatches a step by kind; it returns the screenshot the step looked at.
+func (ru *run) exec(st Step, sr *StepResult) (*imaging.Shot, error) {
+	switch st.Kind {
+	case Act:
+		return nil, ru.act(st, sr)
+	case Sleep:
+		return nil, sleep(ru.ctx, st.Duration)
+	case Key, Hotkey:
+		return nil, ru.keys(st, sr)
+	case Type:
+		return ru.typeText(st, sr)
+	case Assert, WaitFor, Query:
+		return ru.ask(st, sr)
+	}
+	return ru.pointStep(st, sr)
+}
+
+func (ru *run) act(st Step, sr *StepResult) error {
+	if ru.r.o.Tasks == nil {
+		return errors.New("act steps need a model: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
+	}
+	res := ru.r.o.Tasks.Run(ru.ctx, agent.Task{Task: st.Text, Display: ru.f.Display}, nil)
+	sr.TaskRunID, sr.Value = res.RunID, res.Summary
+	for _, s := range res.Trace {
+		sr.Actions = append(sr.Actions, s.Actions...)
+	}
+	ru.res.Usage.InputTokens += res.Usage.InputTokens
+	ru.res.Usage.OutputTokens += res.Usage.OutputTokens
+	if res.Status != agent.Completed {
+		return fmt.Errorf("the task ended %s: %s", res.Status, res.Summary)
+	}
+	return nil
+}
+
+func (ru *run) keys(st Step, sr *StepResult) error {
+	if ru.r.o.Keys != nil {
+		if err := ru.r.o.Keys.Check(st.Keys); err != nil {
+			return err
+		}
+	}
+	a := action.Action{Kind: action.KeyPress, Keys: st.Keys}
+	t0 := time.Now()
+	err := ru.r.o.Input.Hotkey(ru.ctx, st.Keys)
+	sr.Actions = append(sr.Actions, traceOf(a, nil, nil, t0, err))
+	return err
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// traceOf is the record of one executed action.
+func traceOf(a action.Action, ip *geom.ImagePoint, gp *geom.GlobalPoint, t0 time.Time, err error) action.Trace {
+	t := action.Trace{Action: a, Image: ip, Global: gp, Outcome: action.OutcomeOK, Millis: time.Since(t0).Milliseconds()}
+	if err != nil {
+		t.Outcome, t.Error = action.OutcomeFailed, err.Error()
+	}
+	return t
+}
+
+// newRunID returns a sortable, unique run id like the agent's, marked as a flow.
+func newRunID(t time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return t.UTC().Format("20060102-150405") + "-flow-" + hex.EncodeToString(b[:])
+}

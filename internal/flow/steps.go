@@ -1,0 +1,344 @@
+package flow
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/vision"
+)
+
+// errNoSeer is returned by a step that needs the model when none is configured.
+var errNoSeer = errors.New("this step needs a vision model and its element is not in the cache: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY (or GUI_AGENT_GROUNDING_MODEL)")
+
+// shoot takes a screenshot of the flow's display, pixels kept.
+func (ru *run) shoot() (*imaging.Shot, error) {
+	return ru.r.o.Shots.Shoot(ru.ctx, ru.r.o.Screen, ru.display, ru.display.Bounds, ru.r.o.Shot, ru.id+"-"+time.Now().Format("150405.000000"))
+}
+
+// settle waits until two thumbnails 50 ms apart agree (the screen has
+// stopped changing), for at most Options.Settle.
+func (ru *run) settle() {
+	if ru.r.o.Settle < 0 {
+		return
+	}
+	deadline := time.Now().Add(ru.r.o.Settle)
+	prev, err := ru.r.o.Shots.Thumb(ru.ctx, ru.r.o.Screen, ru.display, ru.display.Bounds)
+	for err == nil && time.Now().Before(deadline) {
+		if sleep(ru.ctx, 50*time.Millisecond) != nil {
+			return
+		}
+		cur, cerr := ru.r.o.Shots.Thumb(ru.ctx, ru.r.o.Screen, ru.display, ru.display.Bounds)
+		if cerr != nil || imaging.Diff(prev, cur) < 0.001 {
+			return
+		}
+		prev = cur
+	}
+}
+
+func imageOf(s *imaging.Shot) llm.Image {
+	return llm.Image{MIME: s.MIME, Data: s.Data, Frame: s.Frame}
+}
+
+// locate finds desc on a fresh screenshot: from the cache when its
+// fingerprint is on the screen (at the cached place, or found elsewhere by
+// template matching), else by asking the model, whose answer is then cached.
+func (ru *run) locate(st Step, role, desc string, sr *StepResult) (*imaging.Shot, vision.Box, error) {
+	ru.settle()
+	shot, err := ru.shoot()
+	if err != nil {
+		return nil, vision.Box{}, err
+	}
+	if e := ru.cache.lookup(st.Index, st.Kind, role, desc); e != nil {
+		fp, ferr := e.fingerprint()
+		if ferr != nil {
+			ru.r.o.Logger.Warn("flow cache entry ignored", "step", st.Index, "error", ferr)
+		}
+		for try := 0; ferr == nil && try < 2; try++ {
+			if box, how, ok := ru.replay(e, fp, shot, st); ok {
+				sr.Cache = how
+				return shot, box, nil
+			}
+			if try == 0 { // the screen may have been mid-change: look once more
+				_ = sleep(ru.ctx, 150*time.Millisecond)
+				if shot, err = ru.shoot(); err != nil {
+					return nil, vision.Box{}, err
+				}
+			}
+		}
+	}
+	if ru.r.o.Seer == nil {
+		return shot, vision.Box{}, errNoSeer
+	}
+	sr.Cache = CacheMiss
+	loc, u, err := ru.r.o.Seer.Locate(ru.ctx, imageOf(shot), desc)
+	sr.ModelCalls++
+	ru.addUsage(u)
+	if err != nil {
+		return shot, vision.Box{}, fmt.Errorf("locating %q: %w", desc, err)
+	}
+	if !loc.Found {
+		return shot, vision.Box{}, fmt.Errorf("%q is not on the screen: %s", desc, loc.Reason)
+	}
+	ru.remember(st, role, desc, shot, loc.Box, takeFingerprint(shot.Pixels, loc.Box))
+	return shot, loc.Box, nil
+}
+
+// replay checks a cache entry against shot: the fingerprint at its cached
+// place (hit), or anywhere else on the screen (moved, and the entry follows).
+func (ru *run) replay(e *CacheEntry, fp fingerprint, shot *imaging.Shot, st Step) (vision.Box, string, bool) {
+	sz := shot.Frame.ImageSize()
+	if e.DisplaySize == sizeString(sz.W, sz.H) && fp.matchesAt(shot.Pixels, fp.Rect.Min) {
+		return e.Box, CacheHit, true
+	}
+	at, ok := fp.search(shot.Pixels)
+	if !ok {
+		return vision.Box{}, "", false
+	}
+	d := at.Sub(fp.Rect.Min)
+	box := vision.Box{X1: e.Box.X1 + float64(d.X), Y1: e.Box.Y1 + float64(d.Y), X2: e.Box.X2 + float64(d.X), Y2: e.Box.Y2 + float64(d.Y)}
+	moved := fingerprint{Rect: fp.Rect.Add(d), Pix: fp.Pix}
+	ru.remember(st, e.Role, e.Description, shot, box, moved)
+	return box, CacheMoved, true
+}
+
+// remember stores what a step located in the cache.
+func (ru *run) remember(st Step, role, desc string, shot *imaging.Shot, box vision.Box, fp fingerprint) {
+	sz := shot.Frame.ImageSize()
+	r := fp.Rect
+	ru.cache.store(&CacheEntry{
+		Step: st.Index, Kind: st.Kind, Role: role, Description: desc, DisplaySize: sizeString(sz.W, sz.H),
+		Model: ru.r.o.Model, Box: box, FingerprintRect: [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y},
+		Fingerprint: fp.encode(), Updated: time.Now().UTC().Truncate(time.Second),
+	})
+}
+
+func (ru *run) addUsage(u llm.Usage) {
+	ru.res.Usage.InputTokens += u.InputTokens
+	ru.res.Usage.OutputTokens += u.OutputTokens
+}
+
+// resolve maps the centre of box (image pixels of shot) to the screen
+// through the one resolver.
+func (ru *run) resolve(shot *imaging.Shot, box vision.Box) (geom.ImagePoint, geom.GlobalPoint, error) {
+	c := box.Center()
+	p := action.Point{Space: geom.SpaceImage, X: c.X, Y: c.Y}
+	r, err := p.Resolve(shot.Frame, []geom.Display{ru.display}, 0)
+	if err != nil {
+		return c, geom.GlobalPoint{}, err
+	}
+	return c, r.Global, nil
+}
+
+// pointStep runs click, scroll, drag and locate steps.
+func (ru *run) pointStep(st Step, sr *StepResult) (*imaging.Shot, error) {
+	if st.Kind == Scroll && st.Target == "" {
+		a := action.Action{Kind: action.Scroll, Direction: st.Direction, Amount: st.Amount}
+		t0 := time.Now()
+		err := ru.r.o.Input.Scroll(ru.ctx, nil, st.Direction, st.Amount, nil)
+		sr.Actions = append(sr.Actions, traceOf(a, nil, nil, t0, err))
+		return nil, err
+	}
+	if st.Kind == Click {
+		return ru.pointStepClick(st, sr)
+	}
+	shot, box, err := ru.locate(st, "", st.Target, sr)
+	if err != nil {
+		return shot, err
+	}
+	sr.Box = &box
+	ip, gp, err := ru.resolve(shot, box)
+	if err != nil {
+		return shot, err
+	}
+	t0 := time.Now()
+	var a action.Action
+	switch st.Kind {
+	case Locate:
+		sr.Value = fmt.Sprintf("%d,%d", gp.X, gp.Y)
+		if st.SaveAs != "" {
+			ru.vars[st.SaveAs] = sr.Value
+		}
+		return shot, nil
+	case Scroll:
+		a = action.Action{Kind: action.Scroll, Target: st.Target, Direction: st.Direction, Amount: st.Amount}
+		err = ru.r.o.Input.Scroll(ru.ctx, &gp, st.Direction, st.Amount, nil)
+	case Drag:
+		return shot, ru.drag(st, sr, shot, ip, gp)
+	}
+	a.At = &action.Point{Space: geom.SpaceImage, X: ip.X, Y: ip.Y}
+	sr.Actions = append(sr.Actions, traceOf(a, &ip, &gp, t0, err))
+	return shot, err
+}
+
+// drag locates the drag's end on the same screen and drags there.
+func (ru *run) drag(st Step, sr *StepResult, shot *imaging.Shot, ip geom.ImagePoint, gp geom.GlobalPoint) error {
+	cache := sr.Cache
+	_, toBox, err := ru.locate(st, "to", st.To, sr)
+	if cache == CacheMiss || sr.Cache == "" {
+		sr.Cache = cache // a miss on either end counts
+	}
+	if err != nil {
+		return err
+	}
+	ipTo, gpTo, err := ru.resolve(shot, toBox)
+	if err != nil {
+		return err
+	}
+	a := action.Action{Kind: action.Drag, Target: st.Target, At: &action.Point{Space: geom.SpaceImage, X: ip.X, Y: ip.Y},
+		To: &action.Point{Space: geom.SpaceImage, X: ipTo.X, Y: ipTo.Y}}
+	t0 := time.Now()
+	err = ru.r.o.Input.Drag(ru.ctx, gp, nil, gpTo, desktop.Left)
+	tr := traceOf(a, &ip, &gp, t0, err)
+	tr.ImageTo, tr.GlobalTo = &ipTo, &gpTo
+	sr.Actions = append(sr.Actions, tr)
+	return err
+}
+
+// typeText clicks the target (when there is one), clears or goes to the end
+// per the mode, and types.
+func (ru *run) typeText(st Step, sr *StepResult) (*imaging.Shot, error) {
+	var shot *imaging.Shot
+	if st.Target != "" {
+		var err error
+		if shot, err = ru.pointStepClick(st, sr); err != nil {
+			return shot, err
+		}
+	}
+	var prep []desktop.Key
+	switch st.Mode {
+	case ModeReplace:
+		prep = []desktop.Key{"ctrl", "a"}
+	case ModeAppend:
+		prep = []desktop.Key{"end"}
+	}
+	if prep != nil {
+		t0 := time.Now()
+		err := ru.r.o.Input.Hotkey(ru.ctx, prep)
+		sr.Actions = append(sr.Actions, traceOf(action.Action{Kind: action.KeyPress, Keys: prep}, nil, nil, t0, err))
+		if err != nil {
+			return shot, err
+		}
+	}
+	t0 := time.Now()
+	err := ru.r.o.Input.Type(ru.ctx, st.Text)
+	sr.Actions = append(sr.Actions, traceOf(action.Action{Kind: action.TypeText, Text: st.Text}, nil, nil, t0, err))
+	return shot, err
+}
+
+// pointStepClick locates st.Target and clicks it (a click step, or the
+// first half of a type step).
+func (ru *run) pointStepClick(st Step, sr *StepResult) (*imaging.Shot, error) {
+	shot, box, err := ru.locate(st, "", st.Target, sr)
+	if err != nil {
+		return shot, err
+	}
+	sr.Box = &box
+	ip, gp, err := ru.resolve(shot, box)
+	if err != nil {
+		return shot, err
+	}
+	t0 := time.Now()
+	err = ru.r.o.Input.Click(ru.ctx, &gp, desktop.Left, 1, nil)
+	a := action.Action{Kind: action.Click, Target: st.Target, At: &action.Point{Space: geom.SpaceImage, X: ip.X, Y: ip.Y}}
+	sr.Actions = append(sr.Actions, traceOf(a, &ip, &gp, t0, err))
+	return shot, err
+}
+
+// ask runs assert, query and wait_for steps: always the model (their answers
+// depend on the screen's content, which is what they check).
+func (ru *run) ask(st Step, sr *StepResult) (*imaging.Shot, error) {
+	if ru.r.o.Seer == nil {
+		return nil, errNoSeer
+	}
+	switch st.Kind {
+	case Query:
+		ru.settle()
+		shot, err := ru.shoot()
+		if err != nil {
+			return nil, err
+		}
+		ans, u, err := ru.r.o.Seer.Query(ru.ctx, imageOf(shot), st.Text, st.Schema)
+		sr.ModelCalls++
+		ru.addUsage(u)
+		if err != nil {
+			return shot, err
+		}
+		sr.Value = queryValue(ans.Data)
+		if st.SaveAs != "" {
+			ru.vars[st.SaveAs] = sr.Value
+		}
+		return shot, nil
+	case Assert:
+		ru.settle()
+		shot, err := ru.shoot()
+		if err != nil {
+			return nil, err
+		}
+		v, u, err := ru.r.o.Seer.Assert(ru.ctx, imageOf(shot), st.Text)
+		sr.ModelCalls++
+		ru.addUsage(u)
+		if err != nil {
+			return shot, err
+		}
+		sr.Value = v.Reason
+		if !v.Pass {
+			return shot, fmt.Errorf("assertion failed: %s", v.Reason)
+		}
+		return shot, nil
+	}
+	return ru.waitFor(st, sr)
+}
+
+// queryValue is a query answer as a variable's text: a JSON string unquoted,
+// anything else as JSON.
+func queryValue(data json.RawMessage) string {
+	var s string
+	if json.Unmarshal(data, &s) == nil {
+		return s
+	}
+	return string(data)
+}
+
+// waitFor asks whether the condition holds every Interval until Timeout; it
+// does not ask again while the screen is unchanged since the last check.
+func (ru *run) waitFor(st Step, sr *StepResult) (*imaging.Shot, error) {
+	deadline := time.Now().Add(st.Timeout)
+	var last *imaging.Thumb
+	var shot *imaging.Shot
+	reason := "the condition was never checked"
+	for {
+		s, err := ru.shoot()
+		if err != nil {
+			return shot, err
+		}
+		shot = s
+		if last == nil || imaging.Diff(*last, s.Thumb) >= 0.001 {
+			th := s.Thumb
+			last = &th
+			v, u, err := ru.r.o.Seer.Assert(ru.ctx, imageOf(s), st.Text)
+			sr.ModelCalls++
+			ru.addUsage(u)
+			if err != nil {
+				return shot, err
+			}
+			if v.Pass {
+				sr.Value = v.Reason
+				return shot, nil
+			}
+			reason = v.Reason
+		}
+		if time.Now().Add(st.Interval).After(deadline) {
+			return shot, fmt.Errorf("not met within %v: %s", st.Timeout, reason)
+		}
+		if err := sleep(ru.ctx, st.Interval); err != nil {
+			return shot, err
+		}
+	}
+}
