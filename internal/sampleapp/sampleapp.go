@@ -41,6 +41,12 @@ type Options struct {
 	Out io.Writer
 	// Width and Height are the window size in pixels; zero means the screen's size.
 	Width, Height int
+	// X and Y are the window's position on the screen in pixels (without a
+	// window manager, where it stays); zero is the top-left corner.
+	X, Y int
+	// Labels replaces the labels of widgets, by widget name (for example
+	// {"submit": "Send"}); a name that is not a widget of the scene is an error.
+	Labels map[string]string
 }
 
 // Event is one thing the application reports.

@@ -380,3 +380,29 @@ func TestKeysymLevels(t *testing.T) {
 		t.Errorf("unicode keysym gave %q", r)
 	}
 }
+
+func TestPositionAndLabelsOptions(t *testing.T) {
+	vd := xvfbtest.Start(t, 1280, 800)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if _, err := Start(ctx, Options{Display: vd.Display, Labels: map[string]string{"nope": "x"}}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Fatalf("Labels with an unknown widget: err = %v, want one naming it", err)
+	}
+	app, err := Start(ctx, Options{Display: vd.Display, Width: 640, Height: 400, X: 150, Y: 90, Labels: map[string]string{"submit": "Send"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	ws, _ := Layout(SceneForm, 640, 400)
+	drv := newDriver(t, vd.Display)
+	sub := ws[3]
+	at := sub.Center().Add(image.Pt(150, 90))
+	if got := drv.pixel(at.X, sub.Rect.Min.Y+92); got != SubmitColor.ToRGBA() {
+		t.Errorf("pixel of the moved Submit button %v, want %v", got, SubmitColor.ToRGBA())
+	}
+	drv.click(at.X, at.Y, 1)
+	ev, err := app.WaitFor(ctx, func(e Event) bool { return e.Event == "click" })
+	if err != nil || ev.Target != "submit" {
+		t.Errorf("click at the moved Submit button's centre %v reported %+v (%v)", at, ev, err)
+	}
+}

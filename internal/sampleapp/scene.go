@@ -139,3 +139,15 @@ func Layout(scene string, width, height int) ([]Widget, error) {
 
 // validScene reports whether s names a scene.
 func validScene(s string) bool { return slices.Contains(Scenes, s) }
+
+// relabel replaces the labels of ws named in labels.
+func relabel(ws []Widget, labels map[string]string) error {
+	for name, label := range labels {
+		i := slices.IndexFunc(ws, func(w Widget) bool { return w.Name == name })
+		if i < 0 {
+			return fmt.Errorf("sample app: Labels names %q, which is not a widget of this scene", name)
+		}
+		ws[i].Label = label
+	}
+	return nil
+}

@@ -44,6 +44,7 @@ type ui struct {
 	values                 map[string]string
 	selected               bool // ctrl+a selected the focused field's text
 	status                 string
+	labels                 map[string]string // Options.Labels
 }
 
 func run(ctx context.Context, o Options, a *App) error {
@@ -113,6 +114,10 @@ func (u *ui) init(o Options) error {
 	if u.widgets, err = Layout(u.scene, u.w, u.h); err != nil {
 		return err
 	}
+	u.labels = o.Labels
+	if err := relabel(u.widgets, o.Labels); err != nil {
+		return err
+	}
 	for _, d := range u.screen.AllowedDepths {
 		for _, v := range d.Visuals {
 			if v.VisualId == u.screen.RootVisual {
@@ -144,7 +149,7 @@ func (u *ui) init(o Options) error {
 	u.win = wid
 	mask := uint32(xproto.EventMaskExposure | xproto.EventMaskKeyPress | xproto.EventMaskButtonPress |
 		xproto.EventMaskStructureNotify | xproto.EventMaskFocusChange)
-	if err := xproto.CreateWindowChecked(c, u.screen.RootDepth, wid, u.screen.Root, 0, 0, uint16(u.w), uint16(u.h), 0,
+	if err := xproto.CreateWindowChecked(c, u.screen.RootDepth, wid, u.screen.Root, int16(o.X), int16(o.Y), uint16(u.w), uint16(u.h), 0,
 		xproto.WindowClassInputOutput, u.screen.RootVisual, xproto.CwBackPixel|xproto.CwEventMask,
 		[]uint32{u.pixel(BackgroundColor), mask}).Check(); err != nil {
 		return fmt.Errorf("sample app: create window: %w", err)
@@ -229,6 +234,7 @@ func (u *ui) handle(ev xgb.Event) bool {
 		if e.Window == u.win && (int(e.Width) != u.w || int(e.Height) != u.h) && e.Width > 0 && e.Height > 0 {
 			u.w, u.h = int(e.Width), int(e.Height)
 			u.widgets, _ = Layout(u.scene, u.w, u.h)
+			_ = relabel(u.widgets, u.labels) // checked in init
 			u.redraw()
 		}
 	case xproto.ButtonPressEvent:
