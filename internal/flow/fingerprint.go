@@ -18,8 +18,10 @@ const (
 	// fingerprint keeps, so that the element's edges and surroundings count.
 	fingerprintMargin = 6
 	// pixelTolerance is the largest per-channel difference of a pixel that
-	// still counts as the same.
-	pixelTolerance = 40
+	// still counts as the same. Screenshots compared here are never lossy
+	// (Shot.Pixels), and pastel widgets differ from a grey background by
+	// little more than 16, so it is small.
+	pixelTolerance = 10
 	// maxDifferentShare is the largest share of different pixels with which a
 	// place still matches a fingerprint. A changed label of a button (a few
 	// characters of text) differs in more than 1% of its fingerprint.

@@ -214,9 +214,9 @@ func (ru *run) typeText(st Step, sr *StepResult) (*imaging.Shot, error) {
 	var prep []desktop.Key
 	switch st.Mode {
 	case ModeReplace:
-		prep = []desktop.Key{"ctrl", "a"}
+		prep = selectAll
 	case ModeAppend:
-		prep = []desktop.Key{"end"}
+		prep = goToEnd
 	}
 	if prep != nil {
 		t0 := time.Now()
@@ -230,6 +230,17 @@ func (ru *run) typeText(st Step, sr *StepResult) (*imaging.Shot, error) {
 	err := ru.r.o.Input.Type(ru.ctx, st.Text)
 	sr.Actions = append(sr.Actions, traceOf(action.Action{Kind: action.TypeText, Text: st.Text}, nil, nil, t0, err))
 	return shot, err
+}
+
+// The keys of the type modes: select all (replace), go to the end (append).
+var selectAll, goToEnd = mustCombo("ctrl+a"), mustCombo("End")
+
+func mustCombo(s string) []desktop.Key {
+	k, err := desktop.ParseCombo(s)
+	if err != nil {
+		panic(err)
+	}
+	return k
 }
 
 // pointStepClick locates st.Target and clicks it (a click step, or the
