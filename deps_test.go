@@ -50,7 +50,7 @@ func TestImportRules(t *testing.T) {
 			if p == strings.TrimSuffix(mod, "/") {
 				return true // the public package runs tasks (Execute)
 			}
-			for _, ok := range []string{"cmd/", "internal/app", "internal/mcpserver", "internal/web", "internal/trace", "internal/agent"} {
+			for _, ok := range []string{"cmd/", "internal/app", "internal/mcpserver", "internal/web", "internal/trace", "internal/flow", "internal/agent"} {
 				if strings.HasPrefix(p, mod+ok) {
 					return true
 				}
