@@ -358,25 +358,39 @@ func (p *parser) boolean(n *yaml.Node, what string) bool {
 	return b
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
 // syntaxError turns a YAML syntax error into "line L, column C: problem".
-// yaml.v3 reports only the line, so the column is found by parsing growing
-// prefixes of that line: the first prefix that reproduces the same error ends
-// at the offending column. When no prefix does, the column is the line's
-// first non-blank character.
+// yaml.v3 reports the line of the enclosing construct, or none, and no
+// column, so the place is found by parsing prefixes of the text: the first
+// line, then the first column of that line, at which a prefix fails with the
+// same error is where the problem is. When no prefix does, it is the
+// reported line's first non-blank character.
 func syntaxError(text []byte, err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return strings.Join(te.Errors, "; ")
+	}
 	m := yamlLine.FindStringSubmatch(err.Error())
 	if m == nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			return strings.Join(te.Errors, "; ")
-		}
-		return strings.TrimPrefix(err.Error(), "yaml: ")
+		return err.Error()
 	}
-	line, _ := strconv.Atoi(m[1])
+	same := func(prefix string) bool {
+		var n yaml.Node
+		e := yaml.Unmarshal([]byte(prefix), &n)
+		return e != nil && e.Error() == err.Error()
+	}
 	lines := strings.Split(string(text), "\n")
-	col := 1
+	line, col := 0, 1
+	if m[1] != "" {
+		line, _ = strconv.Atoi(m[1])
+	}
+	for l := 1; l <= len(lines); l++ {
+		if same(strings.Join(lines[:l], "\n")) {
+			line = l
+			break
+		}
+	}
 	if line >= 1 && line <= len(lines) {
 		before := strings.Join(lines[:line-1], "\n")
 		if line > 1 {
@@ -385,12 +399,15 @@ func syntaxError(text []byte, err error) string {
 		l := lines[line-1]
 		col = len(l) - len(strings.TrimLeft(l, " \t")) + 1
 		for c := 1; c <= len(l); c++ {
-			var n yaml.Node
-			if e := yaml.Unmarshal([]byte(before+l[:c]), &n); e != nil && e.Error() == err.Error() {
+			if same(before + l[:c]) {
 				col = c
 				break
 			}
 		}
 	}
-	return fmt.Sprintf("line %d, column %d: %s (fix the YAML syntax there)", line, col, m[2])
+	hint := "fix the YAML syntax there"
+	if line >= 1 && line <= len(lines) && strings.Contains(lines[line-1], "?") && strings.Contains(lines[line-1], "{") {
+		hint += `; inside {...} put text that contains "?" in quotes`
+	}
+	return fmt.Sprintf("line %d, column %d: %s (%s)", line, col, m[2], hint)
 }
