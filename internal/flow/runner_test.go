@@ -1,0 +1,180 @@
+package flow
+
+import (
+	"context"
+	"image/color"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/desktop/fake"
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/sampleapp"
+	"github.com/guiagent/guiagent/internal/trace"
+)
+
+// fakeDesk is a 1280x800 fake desktop with the form's Submit and OK buttons
+// painted in their colours.
+func fakeDesk(t *testing.T) *fake.Backend {
+	t.Helper()
+	b := fake.New(fake.Options{Displays: []geom.Display{{Bounds: geom.Rect{W: 1280, H: 800}}}, Background: color.RGBA{220, 220, 220, 255}})
+	b.Fill(geom.Rect{X: 360, Y: 470, W: 200, H: 64}, sampleapp.SubmitColor.ToRGBA())
+	return b
+}
+
+func fakeRunner(t *testing.T, b *fake.Backend, seer *colorSeer, tasks TaskRunner, rec func(string, agent.Task) (agent.Recorder, error)) *Runner {
+	t.Helper()
+	r, err := NewRunner(Options{Input: desktop.NewInput(b), Seer: seer, Tasks: tasks, NewRecorder: rec,
+		Shot: imaging.Options{Format: "png"}, Settle: -1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func mustParse(t *testing.T, y string, vars map[string]string) *Flow {
+	t.Helper()
+	f, err := Parse([]byte(y), vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestFailedAssertStopsUnlessContinueOnError(t *testing.T) {
+	b := fakeDesk(t)
+	f := mustParse(t, `name: checks
+steps:
+  - assert: the OK button is visible
+    continue_on_error: true
+  - assert: {assertion: the Submit button is visible}
+  - assert: the Cancel button is visible
+  - click: the Submit button
+`, nil)
+	res := fakeRunner(t, b, &colorSeer{}, nil, nil).Run(context.Background(), f, nil, nil)
+	if res.Status != Failed || !strings.Contains(res.Summary, "step 3 (assert: the Cancel button is visible) failed: assertion failed: it is not visible") {
+		t.Fatalf("status %s, summary %q", res.Status, res.Summary)
+	}
+	if len(res.Steps) != 3 || res.Steps[0].Status != Failed || res.Steps[1].Status != Passed {
+		t.Errorf("steps %+v", res.Steps)
+	}
+	for _, ev := range b.Events() {
+		if ev.Op == fake.OpButtonDown {
+			t.Errorf("a click happened after the failed assert: %v", ev)
+		}
+	}
+}
+
+func TestSaveAsFeedsLaterStepsAndClickResolves(t *testing.T) {
+	b := fakeDesk(t)
+	f := mustParse(t, `name: vars
+steps:
+  - query: {question: "How big is the Submit button?", save_as: size}
+  - locate: {target: the Submit button, save_as: at}
+  - type: "${size} at ${at} by ${who}"
+  - click: the Submit button
+`, map[string]string{"who": "me"})
+	res := fakeRunner(t, b, &colorSeer{}, nil, nil).Run(context.Background(), f, map[string]string{"who": "me"}, nil)
+	if res.Status != Passed {
+		t.Fatalf("%s: %s", res.Status, res.Summary)
+	}
+	if got := b.Typed(); got != "200x64 at 460,502 by me" {
+		t.Errorf("typed %q", got)
+	}
+	var down []geom.GlobalPoint
+	for _, ev := range b.Events() {
+		if ev.Op == fake.OpButtonDown {
+			down = append(down, ev.At)
+		}
+	}
+	if len(down) != 1 || down[0] != (geom.GlobalPoint{X: 460, Y: 502}) {
+		t.Errorf("clicks at %v, want one at the Submit button's centre (460,502)", down)
+	}
+}
+
+func TestWaitForAsksOnlyWhenTheScreenChanged(t *testing.T) {
+	b := fakeDesk(t)
+	f := mustParse(t, `name: wait
+steps:
+  - wait_for: {condition: the OK button is visible, timeout_s: 10, interval_ms: 250}
+`, nil)
+	go func() {
+		time.Sleep(1200 * time.Millisecond)
+		b.Fill(geom.Rect{X: 420, Y: 360, W: 180, H: 72}, sampleapp.OKColor.ToRGBA())
+	}()
+	seer := &colorSeer{}
+	res := fakeRunner(t, b, seer, nil, nil).Run(context.Background(), f, nil, nil)
+	if res.Status != Passed {
+		t.Fatalf("%s: %s", res.Status, res.Summary)
+	}
+	if res.ModelCalls != 2 || seer.asserts != 2 {
+		t.Errorf("%d model calls (%d asserts) on a screen that changed once, want 2", res.ModelCalls, seer.asserts)
+	}
+}
+
+// scriptedTasks is an act step's agent: it records the task and completes it
+// by typing a word, or fails.
+type scriptedTasks struct {
+	in    *desktop.Input
+	tasks []string
+	fail  bool
+}
+
+func (s *scriptedTasks) Run(ctx context.Context, t agent.Task, _ func(agent.Event)) agent.Result {
+	s.tasks = append(s.tasks, t.Task)
+	if s.fail {
+		return agent.Result{Status: agent.Blocked, Summary: "the dialog did not open", RunID: "task-1"}
+	}
+	_ = s.in.Type(ctx, "done")
+	return agent.Result{Status: agent.Completed, Summary: "opened", RunID: "task-1"}
+}
+
+func TestActStepRunsTheAgentAndRunIsRecorded(t *testing.T) {
+	b := fakeDesk(t)
+	tasks := &scriptedTasks{in: desktop.NewInput(b)}
+	store := trace.NewStore(trace.Options{Dir: t.TempDir()})
+	defer store.Close()
+	rec := func(id string, t agent.Task) (agent.Recorder, error) { return store.Begin(id, t.Task, nil) }
+	f := mustParse(t, "name: act\nsteps:\n  - act: Open the ${what} dialog\n  - click: the Submit button\n", map[string]string{"what": "sign-up"})
+	cache, err := OpenCache(filepath.Join(t.TempDir(), "act.cache.yaml"), ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := fakeRunner(t, b, &colorSeer{}, tasks, rec)
+	res := r.Run(context.Background(), f, map[string]string{"what": "sign-up"}, cache)
+	if res.Status != Passed || len(tasks.tasks) != 1 || tasks.tasks[0] != "Open the sign-up dialog" || b.Typed() != "done" {
+		t.Fatalf("status %s (%s), tasks %q, typed %q", res.Status, res.Summary, tasks.tasks, b.Typed())
+	}
+	if res.Steps[0].TaskRunID != "task-1" || res.Report == "" {
+		t.Errorf("act step task run %q, report %q", res.Steps[0].TaskRunID, res.Report)
+	}
+	events, err := os.ReadFile(filepath.Join(res.RunDir, trace.EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"flow: act", "cache: not used (the model located it)", "located at box (360,470)-(560,534)"} {
+		if !strings.Contains(string(events), want) {
+			t.Errorf("run record lacks %q", want)
+		}
+	}
+	if _, err := os.Stat(res.Report); err != nil {
+		t.Errorf("no report: %v", err)
+	}
+	// A second run replays the click from the cache and records that.
+	res2 := r.Run(context.Background(), f, map[string]string{"what": "sign-up"}, cache)
+	events2, _ := os.ReadFile(filepath.Join(res2.RunDir, trace.EventsFile))
+	if res2.ModelCalls != 0 || !strings.Contains(string(events2), "cache: hit") {
+		t.Errorf("second run: %d model calls; record has cache hit: %v", res2.ModelCalls, strings.Contains(string(events2), "cache: hit"))
+	}
+	tasks.fail = true
+	res3 := r.Run(context.Background(), f, map[string]string{"what": "sign-up"}, cache)
+	if res3.Status != Failed || !strings.Contains(res3.Summary, "the task ended blocked: the dialog did not open") {
+		t.Errorf("failed act: %s %q", res3.Status, res3.Summary)
+	}
+}
