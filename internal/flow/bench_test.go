@@ -1,0 +1,51 @@
+package flow
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// modelLatency stands in for a vision model's answer time in the first-run
+// benchmark (real locate calls take one to several seconds).
+const modelLatency = time.Second
+
+// BenchmarkFormFlow runs the six-step form flow on the sample app under Xvfb:
+// "model" asks colorSeer (with modelLatency) for every locating step, as a
+// first run does; "cached" replays from the cache the first run wrote, with no
+// model at all (a model call would fail the benchmark). The target is cached
+// at least 5x faster than model. Each iteration starts a fresh app (not timed).
+func BenchmarkFormFlow(b *testing.B) {
+	e := startX11(b)
+	path := filepath.Join(b.TempDir(), "form.cache.yaml")
+	f, err := Parse([]byte(formFlow), formVars)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := func(b *testing.B, seer *colorSeer, strategy Strategy) {
+		for b.Loop() {
+			b.StopTimer()
+			app := e.app(b, 0, 0, nil)
+			cache, err := OpenCache(path, strategy)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := e.runner(b, seer)
+			if seer == nil {
+				r.o.Seer = nil
+			}
+			b.StartTimer()
+			res := r.Run(context.Background(), f, formVars, cache)
+			b.StopTimer()
+			app.Close()
+			if res.Status != Passed {
+				b.Fatalf("%s: %s", res.Status, res.Summary)
+			}
+			b.ReportMetric(float64(res.ModelCalls), "model-calls/op")
+			b.StartTimer()
+		}
+	}
+	b.Run("model", func(b *testing.B) { run(b, &colorSeer{latency: modelLatency}, WriteOnly) })
+	b.Run("cached", func(b *testing.B) { run(b, nil, ReadOnly) })
+}
