@@ -90,10 +90,22 @@ type Config struct {
 	DebugImages bool   `json:"debug_images"` // GUI_AGENT_DEBUG_IMAGES, default true
 	LogLevel    string `json:"log_level"`    // GUI_AGENT_LOG_LEVEL debug | info | warn | error
 	LogFile     string `json:"log_file"`     // GUI_AGENT_LOG_FILE ("" = stderr)
+	// CacheDir holds flow caches (GUI_AGENT_CACHE_DIR); "" = FLOW.cache.yaml
+	// beside the flow file, and for gui_run_flow FlowCacheDir's default.
+	CacheDir string `json:"cache_dir"`
 
 	// Settings a host application changes at run time (settings.go).
 	SettingsFile string  `json:"settings_file"` // GUI_AGENT_SETTINGS_FILE, default os.UserConfigDir()/guiagent/settings.json ("" = none)
 	Sources      Sources `json:"-"`             // which layer set each value; absent = default
+}
+
+// FlowCacheDir is where caches of flows given as text (gui_run_flow) are
+// kept: CacheDir, else "flow-cache" beside the runs folder.
+func (c Config) FlowCacheDir() string {
+	if c.CacheDir != "" {
+		return c.CacheDir
+	}
+	return filepath.Join(filepath.Dir(c.RunsDir), "flow-cache")
 }
 
 // Providers lists accepted GUI_AGENT_PROVIDER values.
@@ -396,6 +408,7 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.bool("DEBUG_IMAGES", &c.DebugImages)
 	r.str("LOG_LEVEL", &c.LogLevel)
 	r.str("LOG_FILE", &c.LogFile)
+	r.str("CACHE_DIR", &c.CacheDir)
 	return errors.Join(r.errs...)
 }
 

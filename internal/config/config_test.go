@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -226,5 +227,19 @@ func TestToolSelection(t *testing.T) {
 	_, _, err = Load("serve", []string{"--tools", ","}, env(nil))
 	if err == nil || !strings.Contains(err.Error(), "names no tool") {
 		t.Fatalf("--tools ',': %v", err)
+	}
+}
+
+func TestFlowCacheDir(t *testing.T) {
+	c, _, err := Load("run", nil, env(map[string]string{"GUI_AGENT_RUNS_DIR": "/st/runs"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CacheDir != "" || c.FlowCacheDir() != filepath.Join("/st", "flow-cache") {
+		t.Errorf("default: CacheDir %q, FlowCacheDir %q", c.CacheDir, c.FlowCacheDir())
+	}
+	c, _, err = Load("run", nil, env(map[string]string{"GUI_AGENT_CACHE_DIR": "/c"}))
+	if err != nil || c.CacheDir != "/c" || c.FlowCacheDir() != "/c" {
+		t.Errorf("GUI_AGENT_CACHE_DIR=/c: CacheDir %q, FlowCacheDir %q, %v", c.CacheDir, c.FlowCacheDir(), err)
 	}
 }
