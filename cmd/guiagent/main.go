@@ -50,6 +50,8 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		err = cmdRuns(args, getenv, stdout, stderr)
 	case "report":
 		err = cmdReport(args, getenv, stdout)
+	case "run":
+		err = cmdRun(ctx, args, getenv, stdout, stderr)
 	case "sample-app":
 		err = cmdSampleApp(ctx, args, getenv, stdout, stderr)
 	case "version":

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/guiagent/guiagent/internal/flow/flowtest"
 )
 
 // modelLatency stands in for a vision model's answer time in the first-run
@@ -23,7 +25,7 @@ func BenchmarkFormFlow(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	run := func(b *testing.B, seer *colorSeer, strategy Strategy) {
+	run := func(b *testing.B, seer *flowtest.ColorSeer, strategy Strategy) {
 		for b.Loop() {
 			b.StopTimer()
 			app := e.app(b, 0, 0, nil)
@@ -46,6 +48,6 @@ func BenchmarkFormFlow(b *testing.B) {
 			b.StartTimer()
 		}
 	}
-	b.Run("model", func(b *testing.B) { run(b, &colorSeer{latency: modelLatency}, WriteOnly) })
+	b.Run("model", func(b *testing.B) { run(b, &flowtest.ColorSeer{Latency: modelLatency}, WriteOnly) })
 	b.Run("cached", func(b *testing.B) { run(b, nil, ReadOnly) })
 }

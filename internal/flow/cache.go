@@ -64,8 +64,8 @@ var safeName = regexp.MustCompile(`[^a-z0-9_.-]+`)
 // CacheFile is the cache file's content: human-readable YAML.
 type CacheFile struct {
 	// Comment is the first line of the file, for a person who opens it.
-	Comment string `yaml:"about"`
-	Flow    string `yaml:"flow"`
+	Comment string        `yaml:"about"`
+	Flow    string        `yaml:"flow"`
 	Entries []*CacheEntry `yaml:"entries"`
 }
 

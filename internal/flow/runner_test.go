@@ -13,6 +13,7 @@ import (
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
+	"github.com/guiagent/guiagent/internal/flow/flowtest"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/sampleapp"
@@ -28,7 +29,7 @@ func fakeDesk(t *testing.T) *fake.Backend {
 	return b
 }
 
-func fakeRunner(t *testing.T, b *fake.Backend, seer *colorSeer, tasks TaskRunner, rec func(string, agent.Task) (agent.Recorder, error)) *Runner {
+func fakeRunner(t *testing.T, b *fake.Backend, seer *flowtest.ColorSeer, tasks TaskRunner, rec func(string, agent.Task) (agent.Recorder, error)) *Runner {
 	t.Helper()
 	r, err := NewRunner(Options{Input: desktop.NewInput(b), Seer: seer, Tasks: tasks, NewRecorder: rec,
 		Shot: imaging.Options{Format: "png"}, Settle: -1, Logger: slog.New(slog.DiscardHandler)})
@@ -57,7 +58,7 @@ steps:
   - assert: the Cancel button is visible
   - click: the Submit button
 `, nil)
-	res := fakeRunner(t, b, &colorSeer{}, nil, nil).Run(context.Background(), f, nil, nil)
+	res := fakeRunner(t, b, &flowtest.ColorSeer{}, nil, nil).Run(context.Background(), f, nil, nil)
 	if res.Status != Failed || !strings.Contains(res.Summary, "step 3 (assert: the Cancel button is visible) failed: assertion failed: it is not visible") {
 		t.Fatalf("status %s, summary %q", res.Status, res.Summary)
 	}
@@ -80,7 +81,7 @@ steps:
   - type: "${size} at ${at} by ${who}"
   - click: the Submit button
 `, map[string]string{"who": "me"})
-	res := fakeRunner(t, b, &colorSeer{}, nil, nil).Run(context.Background(), f, map[string]string{"who": "me"}, nil)
+	res := fakeRunner(t, b, &flowtest.ColorSeer{}, nil, nil).Run(context.Background(), f, map[string]string{"who": "me"}, nil)
 	if res.Status != Passed {
 		t.Fatalf("%s: %s", res.Status, res.Summary)
 	}
@@ -108,13 +109,13 @@ steps:
 		time.Sleep(1200 * time.Millisecond)
 		b.Fill(geom.Rect{X: 420, Y: 360, W: 180, H: 72}, sampleapp.OKColor.ToRGBA())
 	}()
-	seer := &colorSeer{}
+	seer := &flowtest.ColorSeer{}
 	res := fakeRunner(t, b, seer, nil, nil).Run(context.Background(), f, nil, nil)
 	if res.Status != Passed {
 		t.Fatalf("%s: %s", res.Status, res.Summary)
 	}
-	if res.ModelCalls != 2 || seer.asserts != 2 {
-		t.Errorf("%d model calls (%d asserts) on a screen that changed once, want 2", res.ModelCalls, seer.asserts)
+	if res.ModelCalls != 2 || seer.Asserts() != 2 {
+		t.Errorf("%d model calls (%d asserts) on a screen that changed once, want 2", res.ModelCalls, seer.Asserts())
 	}
 }
 
@@ -146,7 +147,7 @@ func TestActStepRunsTheAgentAndRunIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := fakeRunner(t, b, &colorSeer{}, tasks, rec)
+	r := fakeRunner(t, b, &flowtest.ColorSeer{}, tasks, rec)
 	res := r.Run(context.Background(), f, map[string]string{"what": "sign-up"}, cache)
 	if res.Status != Passed || len(tasks.tasks) != 1 || tasks.tasks[0] != "Open the sign-up dialog" || b.Typed() != "done" {
 		t.Fatalf("status %s (%s), tasks %q, typed %q", res.Status, res.Summary, tasks.tasks, b.Typed())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/backend/x11"
 	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/flow/flowtest"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
 	"github.com/guiagent/guiagent/internal/sampleapp"
@@ -69,7 +70,7 @@ func (e *x11Env) app(t testing.TB, x, y int, labels map[string]string) *sampleap
 	return app
 }
 
-func (e *x11Env) runner(t testing.TB, seer *colorSeer) *Runner {
+func (e *x11Env) runner(t testing.TB, seer *flowtest.ColorSeer) *Runner {
 	t.Helper()
 	r, err := NewRunner(Options{Input: e.in, Seer: seer, Model: "color-seer", Shot: imaging.Options{Format: "png"},
 		Logger: slog.New(slog.DiscardHandler)})
@@ -82,7 +83,7 @@ func (e *x11Env) runner(t testing.TB, seer *colorSeer) *Runner {
 // runForm runs the form flow once on a fresh app and checks, from the app's
 // own output, that every click landed on its widget and the form was
 // submitted with the right values.
-func (e *x11Env) runForm(t testing.TB, seer *colorSeer, cachePath string, strategy Strategy, x, y int, labels map[string]string) Result {
+func (e *x11Env) runForm(t testing.TB, seer *flowtest.ColorSeer, cachePath string, strategy Strategy, x, y int, labels map[string]string) Result {
 	t.Helper()
 	app := e.app(t, x, y, labels)
 	defer app.Close()
@@ -130,10 +131,10 @@ func cacheUses(res Result) []string {
 func TestFlowSecondRunUsesNoModel(t *testing.T) {
 	e := startX11(t)
 	path := filepath.Join(t.TempDir(), "form.cache.yaml")
-	seer := &colorSeer{}
+	seer := &flowtest.ColorSeer{}
 	first := e.runForm(t, seer, path, ReadWrite, 0, 0, nil)
-	if first.ModelCalls != 5 || len(seer.calls()) != 5 {
-		t.Fatalf("first run: %d model calls (seer saw %q), want 5 (one per locating step)", first.ModelCalls, seer.calls())
+	if first.ModelCalls != 5 || len(seer.Locates()) != 5 {
+		t.Fatalf("first run: %d model calls (seer saw %q), want 5 (one per locating step)", first.ModelCalls, seer.Locates())
 	}
 	if first.Vars["submit_at"] != "460,502" {
 		t.Errorf("locate saved submit_at=%q, want the Submit button's centre 460,502", first.Vars["submit_at"])
@@ -147,10 +148,10 @@ func TestFlowSecondRunUsesNoModel(t *testing.T) {
 			t.Errorf("cache file lacks %q:\n%.1500s", want, b)
 		}
 	}
-	seer2 := &colorSeer{}
+	seer2 := &flowtest.ColorSeer{}
 	second := e.runForm(t, seer2, path, ReadWrite, 0, 0, nil)
-	if second.ModelCalls != 0 || len(seer2.calls()) != 0 {
-		t.Errorf("second run: %d model calls (%q), want 0", second.ModelCalls, seer2.calls())
+	if second.ModelCalls != 0 || len(seer2.Locates()) != 0 {
+		t.Errorf("second run: %d model calls (%q), want 0", second.ModelCalls, seer2.Locates())
 	}
 	if want := []string{"hit", "hit", "hit", "", "hit", "hit"}; !slices.Equal(cacheUses(second), want) {
 		t.Errorf("second run cache uses %q, want %q", cacheUses(second), want)
@@ -160,11 +161,11 @@ func TestFlowSecondRunUsesNoModel(t *testing.T) {
 func TestFlowWindowMovedReplaysWithoutModel(t *testing.T) {
 	e := startX11(t)
 	path := filepath.Join(t.TempDir(), "form.cache.yaml")
-	e.runForm(t, &colorSeer{}, path, ReadWrite, 0, 0, nil)
-	seer := &colorSeer{}
+	e.runForm(t, &flowtest.ColorSeer{}, path, ReadWrite, 0, 0, nil)
+	seer := &flowtest.ColorSeer{}
 	moved := e.runForm(t, seer, path, ReadWrite, 150, 90, nil)
-	if moved.ModelCalls != 0 || len(seer.calls()) != 0 {
-		t.Errorf("after moving the window by (+150,+90): %d model calls (%q), want 0", moved.ModelCalls, seer.calls())
+	if moved.ModelCalls != 0 || len(seer.Locates()) != 0 {
+		t.Errorf("after moving the window by (+150,+90): %d model calls (%q), want 0", moved.ModelCalls, seer.Locates())
 	}
 	if want := []string{"moved", "moved", "moved", "", "moved", "moved"}; !slices.Equal(cacheUses(moved), want) {
 		t.Errorf("cache uses %q, want %q", cacheUses(moved), want)
@@ -177,12 +178,12 @@ func TestFlowWindowMovedReplaysWithoutModel(t *testing.T) {
 func TestFlowChangedLabelAsksModelForThatStepOnly(t *testing.T) {
 	e := startX11(t)
 	path := filepath.Join(t.TempDir(), "form.cache.yaml")
-	e.runForm(t, &colorSeer{}, path, ReadWrite, 0, 0, nil)
+	e.runForm(t, &flowtest.ColorSeer{}, path, ReadWrite, 0, 0, nil)
 	before := readCache(t, path)
-	seer := &colorSeer{}
+	seer := &flowtest.ColorSeer{}
 	relabelled := map[string]string{"submit": "Send now"}
 	res := e.runForm(t, seer, path, ReadWrite, 0, 0, relabelled)
-	if got := seer.calls(); !slices.Equal(got, []string{"the Submit button", "the Submit button"}) {
+	if got := seer.Locates(); !slices.Equal(got, []string{"the Submit button", "the Submit button"}) {
 		t.Errorf("model asked for %q, want only the Submit button (steps 5 and 6, which both locate it)", got)
 	}
 	if want := []string{"hit", "hit", "hit", "", "miss", "miss"}; !slices.Equal(cacheUses(res), want) {
@@ -195,9 +196,9 @@ func TestFlowChangedLabelAsksModelForThatStepOnly(t *testing.T) {
 			t.Errorf("entry of step %d: fingerprint changed=%v", before.Entries[i].Step, changed)
 		}
 	}
-	seer3 := &colorSeer{}
+	seer3 := &flowtest.ColorSeer{}
 	if again := e.runForm(t, seer3, path, ReadWrite, 0, 0, relabelled); again.ModelCalls != 0 {
-		t.Errorf("the run after the update: %d model calls (%q), want 0", again.ModelCalls, seer3.calls())
+		t.Errorf("the run after the update: %d model calls (%q), want 0", again.ModelCalls, seer3.Locates())
 	}
 }
 

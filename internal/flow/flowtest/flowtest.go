@@ -1,4 +1,6 @@
-package flow
+// Package flowtest holds the tests' vision model: ColorSeer finds the sample
+// app's widgets by their flat colours in the screenshot it is sent.
+package flowtest
 
 import (
 	"bytes"
@@ -17,13 +19,14 @@ import (
 	"github.com/guiagent/guiagent/internal/vision"
 )
 
-// colorSeer is the tests' vision model: it decodes the screenshot it is given
+// ColorSeer is the tests' vision model: it decodes the screenshot it is given
 // and finds an element by the flat colour of the sample app's widget that the
 // description names ("the Submit button" -> the Submit colour). It can fail:
 // a colour that is not on the screen is "not found". latency stands in for a
 // real model's answer time.
-type colorSeer struct {
-	latency time.Duration
+type ColorSeer struct {
+	// Latency stands in for a real model's answer time.
+	Latency time.Duration
 
 	mu      sync.Mutex
 	locates []string // descriptions asked, in order
@@ -69,10 +72,10 @@ func findColor(img image.Image, c sampleapp.Color) (vision.Box, bool) {
 
 func near(v uint32, w uint8) bool { return v+12 >= uint32(w) && v <= uint32(w)+12 }
 
-func (s *colorSeer) decode(ctx context.Context, img llm.Image) (image.Image, error) {
-	if s.latency > 0 {
+func (s *ColorSeer) decode(ctx context.Context, img llm.Image) (image.Image, error) {
+	if s.Latency > 0 {
 		select {
-		case <-time.After(s.latency):
+		case <-time.After(s.Latency):
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -81,7 +84,8 @@ func (s *colorSeer) decode(ctx context.Context, img llm.Image) (image.Image, err
 	return m, err
 }
 
-func (s *colorSeer) Locate(ctx context.Context, img llm.Image, target string) (vision.Location, llm.Usage, error) {
+// Locate finds the widget target names by its colour; not found is a normal answer.
+func (s *ColorSeer) Locate(ctx context.Context, img llm.Image, target string) (vision.Location, llm.Usage, error) {
 	s.mu.Lock()
 	s.locates = append(s.locates, target)
 	s.mu.Unlock()
@@ -101,8 +105,15 @@ func (s *colorSeer) Locate(ctx context.Context, img llm.Image, target string) (v
 	return vision.Location{Found: true, Box: box, Reason: "found by colour", Frame: img.Frame.ID}, u, nil
 }
 
+// Asserts counts Assert calls.
+func (s *ColorSeer) Asserts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.asserts
+}
+
 // Assert passes when the element the assertion names is on the screen.
-func (s *colorSeer) Assert(ctx context.Context, img llm.Image, assertion string) (vision.Verdict, llm.Usage, error) {
+func (s *ColorSeer) Assert(ctx context.Context, img llm.Image, assertion string) (vision.Verdict, llm.Usage, error) {
 	s.mu.Lock()
 	s.asserts++
 	s.mu.Unlock()
@@ -120,8 +131,8 @@ func (s *colorSeer) Assert(ctx context.Context, img llm.Image, assertion string)
 	return vision.Verdict{Pass: false, Reason: "it is not visible"}, llm.Usage{}, nil
 }
 
-// Query answers with the hex colour of the element the question names.
-func (s *colorSeer) Query(ctx context.Context, img llm.Image, question string, _ json.RawMessage) (vision.Answer, llm.Usage, error) {
+// Query answers with the size ("WxH" image pixels) of the element the question names.
+func (s *ColorSeer) Query(ctx context.Context, img llm.Image, question string, _ json.RawMessage) (vision.Answer, llm.Usage, error) {
 	m, err := s.decode(ctx, img)
 	if err != nil {
 		return vision.Answer{}, llm.Usage{}, err
@@ -138,7 +149,8 @@ func (s *colorSeer) Query(ctx context.Context, img llm.Image, question string, _
 	return vision.Answer{Data: d, Reason: "measured"}, llm.Usage{}, nil
 }
 
-func (s *colorSeer) calls() []string {
+// Locates returns the descriptions Locate was asked for, in order.
+func (s *ColorSeer) Locates() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.locates...)

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/config"
+	"github.com/guiagent/guiagent/internal/flow"
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/vision"
+)
+
+// runArgs are the arguments of `guiagent run` that are not configuration flags.
+type runArgs struct {
+	path     string
+	vars     map[string]string
+	strategy flow.Strategy
+	json     bool
+	rest     []string // configuration flags, for config.Load
+}
+
+const runUsage = "usage: guiagent run FLOW.yaml [--var name=value ...] [--cache read-write|read-only|write-only|off] [--json] [serve flags]"
+
+// parseRunArgs takes the flow file, --var, --cache and --json out of args.
+func parseRunArgs(args []string) (runArgs, error) {
+	ra := runArgs{vars: map[string]string{}, strategy: flow.ReadWrite}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		isFlag := strings.HasPrefix(a, "-")
+		takeValue := func() (string, error) {
+			if hasVal {
+				return val, nil
+			}
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("run: --%s needs a value (%s)", name, runUsage)
+			}
+			i++
+			return args[i], nil
+		}
+		switch {
+		case isFlag && name == "var":
+			v, err := takeValue()
+			if err != nil {
+				return ra, err
+			}
+			k, value, ok := strings.Cut(v, "=")
+			if !ok || strings.TrimSpace(k) == "" {
+				return ra, fmt.Errorf("run: --var %q: write --var name=value", v)
+			}
+			ra.vars[k] = value
+		case isFlag && name == "cache":
+			v, err := takeValue()
+			if err != nil {
+				return ra, err
+			}
+			if ra.strategy, err = flow.ParseStrategy(v); err != nil {
+				return ra, fmt.Errorf("run: --cache: %w", err)
+			}
+		case isFlag && name == "json":
+			ra.json = true
+		case !isFlag && ra.path == "" && (i == 0 || !strings.HasPrefix(args[i-1], "-") || strings.Contains(args[i-1], "=")):
+			ra.path = a
+		default:
+			ra.rest = append(ra.rest, a)
+		}
+	}
+	if ra.path == "" {
+		return ra, errors.New("run: no flow file given (" + runUsage + ")")
+	}
+	return ra, nil
+}
+
+// cmdRun runs a YAML flow: it is read and validated whole before the desktop
+// is opened; located elements are replayed from FLOW.cache.yaml (or
+// GUI_AGENT_CACHE_DIR) after their fingerprints are checked on the screen.
+func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	ra, err := parseRunArgs(args)
+	if err != nil {
+		return err
+	}
+	c, rest, err := config.Load("run", ra.rest, getenv)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("run: unexpected argument %q (%s)", rest[0], runUsage)
+	}
+	text, err := os.ReadFile(ra.path)
+	if err != nil {
+		return fmt.Errorf("run: read the flow: %w", err)
+	}
+	f, err := flow.Parse(text, ra.vars)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ra.path, err)
+	}
+	cache, err := flow.OpenCache(flow.CachePath(ra.path, f.Name, c.CacheDir), ra.strategy)
+	if err != nil {
+		return err
+	}
+	a, err := newApp(ctx, c, stderr)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	r, err := a.flowRunner()
+	if err != nil {
+		return err
+	}
+	res := r.Run(ctx, f, ra.vars, cache)
+	if ra.json {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		printFlowResult(stdout, res)
+	}
+	if res.Status != flow.Passed {
+		return fmt.Errorf("flow %q failed: %s", f.Name, res.Summary)
+	}
+	return nil
+}
+
+// printFlowResult writes one line per step and the totals.
+func printFlowResult(w io.Writer, res flow.Result) {
+	for _, s := range res.Steps {
+		line := fmt.Sprintf("%2d %-6s %s", s.Step, s.Status, s.Description)
+		if s.Cache != "" {
+			line += " [cache " + s.Cache + "]"
+		}
+		if s.Value != "" {
+			line += " = " + s.Value
+		}
+		if s.Error != "" {
+			line += ": " + s.Error
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "flow %q %s in %d ms: %s\n", res.Flow, res.Status, res.WallMillis, res.Summary)
+	if res.Cache != "" {
+		fmt.Fprintln(w, "cache:", res.Cache)
+	}
+	if res.Report != "" {
+		fmt.Fprintln(w, "report:", res.Report)
+	}
+}
+
+// newSeer builds the plain-vision model flows locate, query and assert with.
+// It is a variable so that tests (and the vision layer, once wired) can
+// provide one; nil means no vision model is configured, and steps that need
+// one fail unless their element replays from the cache.
+var newSeer = func(c config.Config) (vision.Seer, string, error) { return nil, "", nil }
+
+// flowRunner builds the flow runner from the app's parts.
+func (a *app) flowRunner() (*flow.Runner, error) {
+	c := a.cfg
+	seer, model, err := newSeer(c)
+	if err != nil {
+		return nil, err
+	}
+	o := flow.Options{
+		Input: a.input, Screen: a.screen, Shots: a.shots, Seer: seer, Model: model, Keys: a.keys, Logger: a.log,
+		Shot: imaging.Options{MaxLongEdge: c.MaxLongEdge, Format: c.ImageFormat, Quality: c.JPEGQuality, MaxBytes: c.MaxImageBytes},
+		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
+			return a.store.Begin(runID, t.Task, c.Redacted())
+		},
+	}
+	if a.runner != nil {
+		o.Tasks = a.runner
+	}
+	return flow.NewRunner(o)
+}
