@@ -51,23 +51,51 @@ func colorFor(desc string) (sampleapp.Color, bool) {
 	return 0, false
 }
 
-// findColor returns the bounding box of the pixels of colour c in img.
+// findColor returns the box of the pixels of colour c in img: the rows and
+// columns where at least half as many pixels have the colour as in the
+// fullest row or column, so that stray pixels of a lossy encoding (edges of
+// other widgets blended with the background) do not widen it.
 func findColor(img image.Image, c sampleapp.Color) (vision.Box, bool) {
 	want := c.ToRGBA()
 	b := img.Bounds()
-	minX, minY, maxX, maxY := b.Max.X, b.Max.Y, -1, -1
+	rows, cols := make([]int, b.Dy()), make([]int, b.Dx())
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
 			r, g, bl, _ := img.At(x, y).RGBA()
 			if near(r>>8, want.R) && near(g>>8, want.G) && near(bl>>8, want.B) {
-				minX, minY, maxX, maxY = min(minX, x), min(minY, y), max(maxX, x), max(maxY, y)
+				rows[y-b.Min.Y]++
+				cols[x-b.Min.X]++
 			}
 		}
 	}
-	if maxX < 0 {
+	y1, y2, ok := span(rows)
+	x1, x2, _ := span(cols)
+	if !ok {
 		return vision.Box{}, false
 	}
-	return vision.Box{X1: float64(minX), Y1: float64(minY), X2: float64(maxX + 1), Y2: float64(maxY + 1)}, true
+	return vision.Box{X1: float64(b.Min.X + x1), Y1: float64(b.Min.Y + y1), X2: float64(b.Min.X + x2), Y2: float64(b.Min.Y + y2)}, true
+}
+
+// span returns the first and past-the-last index whose count is at least half
+// the largest; false when all are zero.
+func span(counts []int) (int, int, bool) {
+	top := 0
+	for _, n := range counts {
+		top = max(top, n)
+	}
+	if top == 0 {
+		return 0, 0, false
+	}
+	lo, hi := -1, -1
+	for i, n := range counts {
+		if 2*n >= top {
+			if lo < 0 {
+				lo = i
+			}
+			hi = i + 1
+		}
+	}
+	return lo, hi, true
 }
 
 func near(v uint32, w uint8) bool { return v+12 >= uint32(w) && v <= uint32(w)+12 }

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/config"
+	"github.com/guiagent/guiagent/internal/flow/flowtest"
+	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
+	"github.com/guiagent/guiagent/internal/sampleapp"
+	"github.com/guiagent/guiagent/internal/vision"
+)
+
+func TestRunRejectsABadFlowBeforeTouchingTheDesktop(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: x\nsteps:\n  - tap: the OK button\n  - type: {target: a, text: \"${who}\"}\n"), 0o600)
+	env := baseEnv(t)
+	env["DISPLAY"] = ":none" // never opened: the flow is invalid
+	code, _, stderr := runCmd(t, env, "run", bad)
+	for _, want := range []string{"bad.yaml: invalid flow", `line 3, column 5: unknown step kind "tap": use one of act, click`, `variable "who" is not defined: pass --var who=VALUE`} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if code, _, stderr := runCmd(t, env, "run", bad, "--cache", "sometimes"); code != 1 || !strings.Contains(stderr, "use read-write, read-only, write-only or off") {
+		t.Errorf("bad --cache: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, env, "run"); code != 1 || !strings.Contains(stderr, "no flow file given") {
+		t.Errorf("no flow: exit %d, %s", code, stderr)
+	}
+}
+
+// TestRunFlowTwice is `guiagent run` as a new user would use it: a flow file,
+// a --var, a real X display with the sample app; the second run replays
+// every located element from FLOW.cache.yaml without the model.
+func TestRunFlowTwice(t *testing.T) {
+	vd := xvfbtest.Start(t, 1280, 800)
+	seer := &flowtest.ColorSeer{}
+	old := newSeer
+	newSeer = func(config.Config) (vision.Seer, string, error) { return seer, "color-seer", nil }
+	t.Cleanup(func() { newSeer = old })
+	dir := t.TempDir()
+	path := filepath.Join(dir, "form.yaml")
+	os.WriteFile(path, []byte(`name: fill the form
+steps:
+  - type: {target: the Name field, text: "${name}"}
+  - type: {target: the City field, text: Oslo}
+  - click: the Submit button
+`), 0o600)
+	for i, want := range []string{"[cache miss]", "[cache hit]"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		app, err := sampleapp.Start(ctx, sampleapp.Options{Display: vd.Display})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runCmd(t, baseEnv(t), "run", path, "--var", "name=Ada", "--display", vd.Display)
+		hist := app.History()
+		app.Close()
+		if code != 0 {
+			t.Fatalf("run %d: exit %d\n%s\n%s", i+1, code, stdout, stderr)
+		}
+		if strings.Count(stdout, want) != 3 || !strings.Contains(stdout, "passed") || !strings.Contains(stdout, "report: ") {
+			t.Errorf("run %d output, want 3 steps %s:\n%s", i+1, want, stdout)
+		}
+		submitted := false
+		for _, ev := range hist {
+			if ev.Event == "submit" && ev.Fields["name"] == "Ada" && ev.Fields["city"] == "Oslo" {
+				submitted = true
+			}
+		}
+		if !submitted {
+			t.Errorf("run %d: the app got no submit of Ada/Oslo: %+v", i+1, hist)
+		}
+	}
+	if n := len(seer.Locates()); n != 3 {
+		t.Errorf("model asked %d times over both runs, want 3 (first run only)", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "form.cache.yaml")); err != nil {
+		t.Errorf("no cache beside the flow: %v", err)
+	}
+}
