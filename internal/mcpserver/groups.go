@@ -39,6 +39,7 @@ var toolGroups = []struct{ tool, group string }{
 	{"gui_hotkey", GroupInput},
 	{"gui_clipboard", GroupClipboard},
 	{"gui_execute_task", GroupTask},
+	{"gui_run_flow", GroupFlows},
 }
 
 // ToolGroup is a group of tools --tools can select by its name.

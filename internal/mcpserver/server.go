@@ -123,6 +123,11 @@ type Options struct {
 	// a name that is neither, listing the valid ones, and when the selection
 	// leaves no tool to offer.
 	Tools []string
+	// Flows runs gui_run_flow; nil leaves that tool unregistered.
+	Flows FlowRunner
+	// FlowCacheDir is where gui_run_flow keeps each flow's cache
+	// (NAME.cache.yaml); "" = the current directory.
+	FlowCacheDir string
 	// CurrentTask, when set, reports the running task for gui://status.
 	CurrentTask func() any
 	// Records, when set, returns the recorder for an MCP session id ("" for

@@ -41,6 +41,9 @@ func (s *Server) toolList() []toolDef {
 	if s.opts.Tasks != nil {
 		list = append(list, s.executeTaskTool())
 	}
+	if s.opts.Flows != nil {
+		list = append(list, s.runFlowTool())
+	}
 	return list
 }
 

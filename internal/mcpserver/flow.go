@@ -1,0 +1,58 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/flow"
+)
+
+// FlowRunner runs gui_run_flow's flows (*flow.Runner).
+type FlowRunner interface {
+	Run(ctx context.Context, f *flow.Flow, vars map[string]string, cache *flow.Cache) flow.Result
+}
+
+// RunFlowArgs are gui_run_flow's arguments.
+type RunFlowArgs struct {
+	YAML  string            `json:"yaml" jsonschema:"the flow as YAML text (never a path): name, optional display, and steps such as - click: the OK button; step kinds: act, click, type, key, hotkey, scroll, drag, wait_for, assert, query, locate, sleep; text may use ${name}"`
+	Vars  map[string]string `json:"vars,omitempty" jsonschema:"values of the ${name} variables the flow uses"`
+	Cache string            `json:"cache,omitempty" jsonschema:"how the cache of located elements is used: read-write (default), read-only, write-only or off; cached elements are verified on the screen before acting"`
+}
+
+func (s *Server) runFlowTool() toolDef {
+	return newTool(s, "gui_run_flow", "Run a YAML flow",
+		"Run a flow of steps on the desktop: act steps hand a goal to the vision agent; click, type, scroll, drag and locate find their element by description, replayed from a cache (verified by a fingerprint of its pixels, searched for when it moved) so that a repeated flow needs no model calls; wait_for, assert and query ask the vision model. The whole flow is validated before any step runs. Returns status (passed or failed), summary, each step (status, cache use, located box, actions), variables, model calls, and the run's report.",
+		changesDesk,
+		func(sc *jsonschema.Schema) {
+			prop(sc, "yaml").MinLength = new(1)
+			enum(sc, "cache", string(flow.ReadWrite), string(flow.ReadOnly), string(flow.WriteOnly), string(flow.CacheOff))
+		},
+		func(ctx context.Context, _ *call, in RunFlowArgs) (*mcp.CallToolResult, error) {
+			strategy, err := flow.ParseStrategy(in.Cache)
+			if err != nil {
+				return nil, err
+			}
+			f, err := flow.Parse([]byte(in.YAML), in.Vars)
+			if err != nil {
+				return nil, err
+			}
+			cache, err := flow.OpenCache(flow.CachePath("", f.Name, s.opts.FlowCacheDir), strategy)
+			if err != nil {
+				return nil, err
+			}
+			res := s.opts.Flows.Run(ctx, f, in.Vars, cache) // recorded as its own run (res.RunID)
+			b, err := json.Marshal(res)
+			if err != nil {
+				return nil, fmt.Errorf("encoding the flow result: %w", err)
+			}
+			return &mcp.CallToolResult{
+				Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+				StructuredContent: json.RawMessage(b),
+				IsError:           res.Status != flow.Passed,
+			}, nil
+		})
+}
