@@ -77,15 +77,17 @@ type CacheEntry struct {
 	Kind        Kind       `yaml:"kind"`
 	Role        string     `yaml:"role,omitempty"` // "to" for a drag's end
 	Description string     `yaml:"description"`
-	DisplaySize string     `yaml:"display_size"` // WxH image pixels of the screenshot
+	DisplaySize string     `yaml:"display_size,omitempty"` // WxH image pixels of the screenshot
 	Model       string     `yaml:"model,omitempty"`
-	Box         vision.Box `yaml:"box"`
+	Box         vision.Box `yaml:"box,omitempty"`
 	// FingerprintRect is where Fingerprint was cropped (image pixels): the
 	// box plus a margin.
-	FingerprintRect [4]int `yaml:"fingerprint_rect,flow"`
+	FingerprintRect [4]int `yaml:"fingerprint_rect,flow,omitempty"`
 	// Fingerprint is the crop as base64 PNG.
-	Fingerprint string    `yaml:"fingerprint"`
-	Updated     time.Time `yaml:"updated"`
+	Fingerprint string `yaml:"fingerprint,omitempty"`
+	// Actions are what an act step executed, in order (act steps only).
+	Actions []CachedAction `yaml:"actions,omitempty"`
+	Updated time.Time      `yaml:"updated"`
 }
 
 // Cache holds one flow's cache file in memory.

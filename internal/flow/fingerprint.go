@@ -77,22 +77,27 @@ func decodeFingerprint(s string, r image.Rectangle) (fingerprint, error) {
 // differentShare is the share of fp's pixels that differ from img at top-left
 // at (1 when fp does not fit there).
 func (f fingerprint) differentShare(img *image.RGBA, at image.Point) float64 {
+	return f.differentShareTol(img, at, pixelTolerance)
+}
+
+// differentShareTol is differentShare with a per-channel tolerance of its own.
+func (f fingerprint) differentShareTol(img *image.RGBA, at image.Point, tol uint8) float64 {
 	w, h := f.Pix.Rect.Dx(), f.Pix.Rect.Dy()
 	if !at.In(img.Rect) || at.X+w > img.Rect.Max.X || at.Y+h > img.Rect.Max.Y || w*h == 0 {
 		return 1
 	}
-	limit := int(maxDifferentShare*float64(w*h)) + 1
+	limit := int(0.05*float64(w*h)) + 1
 	diff := 0
 	for y := range h {
 		a := f.Pix.Pix[y*f.Pix.Stride : y*f.Pix.Stride+w*4]
 		o := img.PixOffset(at.X, at.Y+y)
 		b := img.Pix[o : o+w*4]
 		for i := 0; i < len(a); i += 4 {
-			if absDiff(a[i], b[i]) > pixelTolerance || absDiff(a[i+1], b[i+1]) > pixelTolerance || absDiff(a[i+2], b[i+2]) > pixelTolerance {
+			if absDiff(a[i], b[i]) > tol || absDiff(a[i+1], b[i+1]) > tol || absDiff(a[i+2], b[i+2]) > tol {
 				diff++
 			}
 		}
-		if diff > limit*4 { // far off: stop early
+		if diff > limit { // far off (over 5%): stop early
 			break
 		}
 	}
@@ -116,6 +121,12 @@ func (f fingerprint) matchesAt(img *image.RGBA, at image.Point) bool {
 // searchSide pixels, then a pixel-by-pixel check around each candidate at
 // full size. It returns the top-left corner of the best place that matches.
 func (f fingerprint) search(img *image.RGBA) (image.Point, bool) {
+	return f.searchTol(img, pixelTolerance, maxDifferentShare)
+}
+
+// searchTol is search with a pixel tolerance and a share of different
+// pixels of its own.
+func (f fingerprint) searchTol(img *image.RGBA, tol uint8, share float64) (image.Point, bool) {
 	w, h := f.Pix.Rect.Dx(), f.Pix.Rect.Dy()
 	k := max(1, (max(w, h)+searchSide-1)/searchSide)
 	if min(w, h)/k < 4 {
@@ -127,12 +138,12 @@ func (f fingerprint) search(img *image.RGBA) (image.Point, bool) {
 		best, bestAt := 2.0, image.Point{}
 		for y := cy - k; y <= cy+k; y++ {
 			for x := cx - k; x <= cx+k; x++ {
-				if s := f.differentShare(img, image.Pt(x, y)); s < best {
+				if s := f.differentShareTol(img, image.Pt(x, y), tol); s < best {
 					best, bestAt = s, image.Pt(x, y)
 				}
 			}
 		}
-		if best <= maxDifferentShare {
+		if best <= share {
 			return bestAt, true
 		}
 	}

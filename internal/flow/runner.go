@@ -6,8 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"image"
 	"log/slog"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/guiagent/guiagent/internal/action"
@@ -247,11 +250,40 @@ func (ru *run) exec(st Step, sr *StepResult) (*imaging.Shot, error) {
 	return ru.pointStep(st, sr)
 }
 
+// act replays the step's cached actions, each verified on the screen; when
+// there are none, or one does not verify (the screen diverged), the agent
+// loop runs the task from that point. What the agent did is cached.
 func (ru *run) act(st Step, sr *StepResult) error {
+	task := st.Text
+	var done []CachedAction
+	if e := ru.cache.lookup(st.Index, Act, "", st.Text); e != nil && len(e.Actions) > 0 {
+		n, complete, err := ru.replayAct(e, sr)
+		if err != nil {
+			return err
+		}
+		if complete {
+			sr.Cache = CacheHit
+			return nil
+		}
+		sr.Cache = CacheMiss
+		done = e.Actions[:n]
+		if n > 0 {
+			var what []string
+			for _, a := range done {
+				what = append(what, a.Text)
+			}
+			task += fmt.Sprintf("\n\n(Already done for this task: %s. Continue from the screen as it is now.)", strings.Join(what, "; "))
+		}
+	}
 	if ru.r.o.Tasks == nil {
 		return errors.New("act steps need a model: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
 	}
-	res := ru.r.o.Tasks.Run(ru.ctx, agent.Task{Task: st.Text, Display: ru.f.Display}, nil)
+	w := &actWatcher{task: task, shots: map[int]*image.RGBA{}, content: map[int]geom.Size{}}
+	if obs, ok := ru.r.o.Tasks.(Observable); ok {
+		remove := obs.AddObserver(w)
+		defer remove()
+	}
+	res := ru.r.o.Tasks.Run(ru.ctx, agent.Task{Task: task, Display: ru.f.Display}, nil)
 	sr.TaskRunID, sr.Value = res.RunID, res.Summary
 	for _, s := range res.Trace {
 		sr.Actions = append(sr.Actions, s.Actions...)
@@ -260,6 +292,12 @@ func (ru *run) act(st Step, sr *StepResult) error {
 	ru.res.Usage.OutputTokens += res.Usage.OutputTokens
 	if res.Status != agent.Completed {
 		return fmt.Errorf("the task ended %s: %s", res.Status, res.Summary)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.runID != "" && !w.unsafe {
+		ru.cache.store(&CacheEntry{Step: st.Index, Kind: Act, Description: st.Text, Model: ru.r.o.Model,
+			Actions: append(slices.Clone(done), w.actions...), Updated: time.Now().UTC().Truncate(time.Second)})
 	}
 	return nil
 }
