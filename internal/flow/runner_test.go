@@ -179,3 +179,71 @@ func TestActStepRunsTheAgentAndRunIsRecorded(t *testing.T) {
 		t.Errorf("failed act: %s %q", res3.Status, res3.Summary)
 	}
 }
+
+func TestDragScrollAndKeys(t *testing.T) {
+	b := fakeDesk(t)
+	b.Fill(geom.Rect{X: 420, Y: 360, W: 180, H: 72}, sampleapp.OKColor.ToRGBA())
+	f := mustParse(t, `name: moves
+steps:
+  - drag: {from: the Submit button, to: the OK button}
+  - scroll: {target: the OK button, direction: down, amount: 2}
+  - scroll: up
+  - key: ctrl+s
+  - hotkey: [alt, F4]
+`, nil)
+	res := fakeRunner(t, b, &flowtest.ColorSeer{}, nil, nil).Run(context.Background(), f, nil, nil)
+	if res.Status != Passed || res.ModelCalls != 3 {
+		t.Fatalf("%s: %s (%d model calls, want 3: drag from, drag to, scroll target)", res.Status, res.Summary, res.ModelCalls)
+	}
+	var got []string
+	for _, ev := range b.Events() {
+		switch ev.Op {
+		case fake.OpButtonDown, fake.OpButtonUp, fake.OpScroll, fake.OpKeyDown:
+			got = append(got, ev.String())
+		}
+	}
+	want := "button_down(left)(460,502) button_up(left)(510,396) scroll(down,2)(510,396) scroll(up,3)(510,396) key_down(Control_L) key_down(s) key_down(Alt_L) key_down(F4)"
+	if strings.Join(got, " ") != want {
+		t.Errorf("input:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+}
+
+func TestCacheStrategies(t *testing.T) {
+	b := fakeDesk(t)
+	f := mustParse(t, "name: s\nsteps:\n  - click: the Submit button\n", nil)
+	path := filepath.Join(t.TempDir(), "s.cache.yaml")
+	seer := &flowtest.ColorSeer{}
+	r := fakeRunner(t, b, seer, nil, nil)
+	runWith := func(st Strategy) Result {
+		c, err := OpenCache(path, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Run(context.Background(), f, nil, c)
+	}
+	if res := runWith(ReadOnly); res.ModelCalls != 1 {
+		t.Errorf("read-only, empty: %d model calls", res.ModelCalls)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("read-only wrote the cache")
+	}
+	if res := runWith(WriteOnly); res.ModelCalls != 1 {
+		t.Errorf("write-only: %d model calls", res.ModelCalls)
+	}
+	if res := runWith(WriteOnly); res.ModelCalls != 1 {
+		t.Errorf("write-only asks every time: %d model calls", res.ModelCalls)
+	}
+	if res := runWith(ReadOnly); res.ModelCalls != 0 || res.Steps[0].Cache != CacheHit {
+		t.Errorf("read-only after write-only: %d model calls, cache %q", res.ModelCalls, res.Steps[0].Cache)
+	}
+	if res := runWith(CacheOff); res.ModelCalls != 1 || res.Cache != "" {
+		t.Errorf("off: %d model calls, cache %q", res.ModelCalls, res.Cache)
+	}
+	if _, err := ParseStrategy("sometimes"); err == nil {
+		t.Error("ParseStrategy accepted sometimes")
+	}
+	os.WriteFile(path, []byte("entries: [oops"), 0o600)
+	if _, err := OpenCache(path, ReadWrite); err == nil || !strings.Contains(err.Error(), "delete it or run with --cache write-only") {
+		t.Errorf("broken cache file: %v", err)
+	}
+}
