@@ -106,8 +106,9 @@ func TestActStepReplaysVerifiedActionsAndFallsBackWhenTheScreenDiverges(t *testi
 		t.Fatalf("moved: %s %s, agent runs %d", res.Status, res.Summary, len(ag.runs))
 	}
 	cs := clicks(b)
-	if last := cs[len(cs)-1]; last != (geom.GlobalPoint{X: 800, Y: 232}) {
-		t.Errorf("moved button clicked at %v, want its new centre (800,232)", last)
+	moved := geom.Rect{X: 700, Y: 200, W: 200, H: 64}
+	if last, first := cs[len(cs)-1], cs[0]; !moved.Contains(last) || last.X-first.X != 340 || last.Y-first.Y != -270 {
+		t.Errorf("moved button clicked at %v, want inside %v and moved as the button did (+340,-270) from %v", last, moved, first)
 	}
 	// Another button instead: the replay diverges before clicking; the agent runs.
 	b.Fill(geom.Rect{X: 700, Y: 200, W: 200, H: 64}, sampleapp.OKColor.ToRGBA())

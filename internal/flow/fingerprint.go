@@ -30,8 +30,12 @@ const (
 	// a fingerprint to.
 	searchSide = 96
 	// searchThreshold is the coarse normalized cross-correlation a candidate
-	// place needs before it is compared pixel by pixel.
-	searchThreshold = 0.85
+	// place needs before it is compared pixel by pixel. It is low because the
+	// shrunk template and screen are generally out of phase (a one-pixel
+	// shift blurs text differently); the pixel check decides.
+	searchThreshold = 0.6
+	// searchCandidates is how many coarse candidates are checked.
+	searchCandidates = 12
 )
 
 // fingerprint is a small crop of a screenshot around a located element.
@@ -132,9 +136,27 @@ func (f fingerprint) searchTol(img *image.RGBA, tol uint8, share float64) (image
 	if min(w, h)/k < 4 {
 		k = max(1, min(w, h)/4)
 	}
-	screen, tmpl := shrink(img, k), shrink(f.Pix, k)
-	for _, m := range imaging.FindTemplate(screen, tmpl, searchThreshold, 5) {
-		cx, cy := (m.Rect.Min.X-screen.Rect.Min.X)*k+img.Rect.Min.X, (m.Rect.Min.Y-screen.Rect.Min.Y)*k+img.Rect.Min.Y
+	screen := shrink(img, k)
+	// The template is shrunk at each phase of the k x k grid in turn (the
+	// aligned one first): at the wrong phase, text blurs differently and a
+	// long edge elsewhere can outscore the element.
+	for py := range k {
+		for px := range k {
+			sub := f.Pix.SubImage(image.Rect(px, py, w, h)).(*image.RGBA)
+			if at, ok := f.refine(img, screen, shrink(sub, k), k, image.Pt(px, py), tol, share); ok {
+				return at, true
+			}
+		}
+	}
+	return image.Point{}, false
+}
+
+// refine checks the coarse candidates of tmpl (f shrunk by k from offset
+// phase) pixel by pixel around their full-size places.
+func (f fingerprint) refine(img, screen, tmpl *image.RGBA, k int, phase image.Point, tol uint8, share float64) (image.Point, bool) {
+	for _, m := range imaging.FindTemplate(screen, tmpl, searchThreshold, searchCandidates) {
+		cx := (m.Rect.Min.X-screen.Rect.Min.X)*k + img.Rect.Min.X - phase.X
+		cy := (m.Rect.Min.Y-screen.Rect.Min.Y)*k + img.Rect.Min.Y - phase.Y
 		best, bestAt := 2.0, image.Point{}
 		for y := cy - k; y <= cy+k; y++ {
 			for x := cx - k; x <= cx+k; x++ {

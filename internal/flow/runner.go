@@ -150,6 +150,8 @@ type run struct {
 	rec     agent.Recorder
 	display geom.Display
 	res     Result
+	// shift is how far the last element found moved went (image pixels).
+	shift image.Point
 }
 
 // Run executes f with vars (the --var values) and cache (nil = no cache),

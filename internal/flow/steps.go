@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
 	"time"
 
 	"github.com/guiagent/guiagent/internal/action"
@@ -97,11 +98,19 @@ func (ru *run) replay(e *CacheEntry, fp fingerprint, shot *imaging.Shot, st Step
 	if e.DisplaySize == sizeString(sz.W, sz.H) && fp.matchesAt(shot.Pixels, fp.Rect.Min) {
 		return e.Box, CacheHit, true
 	}
-	at, ok := fp.search(shot.Pixels)
+	// Elements usually move together (a moved window): try where the last
+	// moved element of this run went before searching the whole screen.
+	at, ok := fp.Rect.Min.Add(ru.shift), false
+	if ru.shift != (image.Point{}) {
+		ok = fp.matchesAt(shot.Pixels, at)
+	}
 	if !ok {
-		return vision.Box{}, "", false
+		if at, ok = fp.search(shot.Pixels); !ok {
+			return vision.Box{}, "", false
+		}
 	}
 	d := at.Sub(fp.Rect.Min)
+	ru.shift = d
 	box := vision.Box{X1: e.Box.X1 + float64(d.X), Y1: e.Box.Y1 + float64(d.Y), X2: e.Box.X2 + float64(d.X), Y2: e.Box.Y2 + float64(d.Y)}
 	moved := fingerprint{Rect: fp.Rect.Add(d), Pix: fp.Pix}
 	ru.remember(st, e.Role, e.Description, shot, box, moved)

@@ -13,7 +13,6 @@ import (
 	"github.com/guiagent/guiagent/internal/backend/x11"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/flow/flowtest"
-	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
 	"github.com/guiagent/guiagent/internal/sampleapp"
 )
@@ -72,7 +71,7 @@ func (e *x11Env) app(t testing.TB, x, y int, labels map[string]string) *sampleap
 
 func (e *x11Env) runner(t testing.TB, seer *flowtest.ColorSeer) *Runner {
 	t.Helper()
-	r, err := NewRunner(Options{Input: e.in, Seer: seer, Model: "color-seer", Shot: imaging.Options{Format: "png"},
+	r, err := NewRunner(Options{Input: e.in, Seer: seer, Model: "color-seer",
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

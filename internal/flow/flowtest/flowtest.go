@@ -98,7 +98,7 @@ func span(counts []int) (int, int, bool) {
 	return lo, hi, true
 }
 
-func near(v uint32, w uint8) bool { return v+12 >= uint32(w) && v <= uint32(w)+12 }
+func near(v uint32, w uint8) bool { return v+6 >= uint32(w) && v <= uint32(w)+6 }
 
 func (s *ColorSeer) decode(ctx context.Context, img llm.Image) (image.Image, error) {
 	if s.Latency > 0 {
