@@ -167,7 +167,7 @@ func (a *app) flowRunner() (*flow.Runner, error) {
 		Input: a.input, Screen: a.screen, Shots: a.shots, Seer: seer, Model: model, Keys: a.keys, Logger: a.log,
 		Shot: imaging.Options{MaxLongEdge: c.MaxLongEdge, Format: c.ImageFormat, Quality: c.JPEGQuality, MaxBytes: c.MaxImageBytes},
 		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
-			return a.store.Begin(runID, t.Task, c.Redacted())
+			return a.store.BeginFlow(runID, t.Task, c.Redacted())
 		},
 	}
 	if a.runner != nil {

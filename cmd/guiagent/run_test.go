@@ -55,6 +55,7 @@ steps:
   - type: {target: the City field, text: Oslo}
   - click: the Submit button
 `), 0o600)
+	env := baseEnv(t)
 	for i, want := range []string{"[cache miss]", "[cache hit]"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		app, err := sampleapp.Start(ctx, sampleapp.Options{Display: vd.Display})
@@ -62,7 +63,7 @@ steps:
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, stdout, stderr := runCmd(t, baseEnv(t), "run", path, "--var", "name=Ada", "--display", vd.Display)
+		code, stdout, stderr := runCmd(t, env, "run", path, "--var", "name=Ada", "--display", vd.Display)
 		hist := app.History()
 		app.Close()
 		if code != 0 {
@@ -86,5 +87,8 @@ steps:
 	}
 	if _, err := os.Stat(filepath.Join(dir, "form.cache.yaml")); err != nil {
 		t.Errorf("no cache beside the flow: %v", err)
+	}
+	if code, stdout, _ := runCmd(t, env, "runs", "--kind", "flow"); code != 0 || strings.Count(stdout, "flow: fill the form") != 2 {
+		t.Errorf("runs --kind flow: exit %d, want both flow runs listed:\n%s", code, stdout)
 	}
 }

@@ -116,9 +116,8 @@ func openStore(getenv func(string) string) *trace.Store {
 	return trace.NewStore(o)
 }
 
-// runKinds are the kinds `guiagent runs --kind` accepts. "flow" records are
-// written by recorded flows.
-var runKinds = []string{trace.KindTask, trace.KindSession, "flow"}
+// runKinds are the kinds `guiagent runs --kind` accepts.
+var runKinds = []string{trace.KindTask, trace.KindSession, trace.KindFlow}
 
 // runsArgs are the flags of `guiagent runs`.
 type runsArgs struct {

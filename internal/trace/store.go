@@ -50,6 +50,7 @@ const (
 const (
 	KindTask    = "task"    // one gui_execute_task run
 	KindSession = "session" // the atomic tool calls of one MCP session
+	KindFlow    = "flow"    // one flow run (guiagent run, gui_run_flow)
 )
 
 // Run statuses besides the agent.Status values of finished task runs.
@@ -198,6 +199,12 @@ func sanitizeID(id string) string {
 // ID may differ from runID when that was unsafe or taken.
 func (s *Store) Begin(runID, task string, config any) (*Run, error) {
 	return s.begin(KindTask, runID, task, "", "", config)
+}
+
+// BeginFlow starts recording a flow run as Begin does a task run; the run's
+// kind is KindFlow and title its task.txt.
+func (s *Store) BeginFlow(runID, title string, config any) (*Run, error) {
+	return s.begin(KindFlow, runID, title, "", "", config)
 }
 
 func (s *Store) begin(kind, runID, task, sessionID, client string, config any) (*Run, error) {
