@@ -62,6 +62,9 @@ func (ru *run) record(st Step, sr StepResult, shot *imaging.Shot) {
 	case CacheMiss:
 		obs = append(obs, "cache: not used (the model located it)")
 	}
+	if sr.TaskRunID != "" {
+		obs = append(obs, "agent run "+sr.TaskRunID)
+	}
 	if sr.Value != "" {
 		obs = append(obs, "value: "+sr.Value)
 	}
