@@ -35,9 +35,13 @@ type Options struct {
 	Screen desktop.Screen
 	// Shots encodes screenshots; nil = a new imaging.Pipeline.
 	Shots *imaging.Pipeline
-	// Shot are the options of the screenshots shown to Seer (its model's
-	// profile among them); KeepPixels is always set.
+	// Shot are the options of the screenshots Seer locates on (with the
+	// locating model's profile, vision.Service.LocateProfile); KeepPixels is
+	// always set.
 	Shot imaging.Options
+	// AskProfile, when set, is the profile of the screenshots of assert,
+	// wait_for and query (vision.Service.AskProfile); nil = Shot.Profile.
+	AskProfile *geom.Profile
 	// Seer locates, queries and asserts; nil = steps that need the model fail
 	// with an error saying how to configure one (cached steps still replay).
 	Seer vision.Seer

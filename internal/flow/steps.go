@@ -18,9 +18,18 @@ import (
 // errNoSeer is returned by a step that needs the model when none is configured.
 var errNoSeer = errors.New("this step needs a vision model and its element is not in the cache: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY (or GUI_AGENT_GROUNDING_MODEL)")
 
-// shoot takes a screenshot of the flow's display, pixels kept.
+// shoot takes a screenshot of the flow's display for locating, pixels kept.
 func (ru *run) shoot() (*imaging.Shot, error) {
 	return ru.r.o.Shots.Shoot(ru.ctx, ru.r.o.Screen, ru.display, ru.display.Bounds, ru.r.o.Shot, ru.id+"-"+time.Now().Format("150405.000000"))
+}
+
+// shootToAsk takes a screenshot for assert, wait_for and query.
+func (ru *run) shootToAsk() (*imaging.Shot, error) {
+	o := ru.r.o.Shot
+	if ru.r.o.AskProfile != nil {
+		o.Profile = *ru.r.o.AskProfile
+	}
+	return ru.r.o.Shots.Shoot(ru.ctx, ru.r.o.Screen, ru.display, ru.display.Bounds, o, ru.id+"-"+time.Now().Format("150405.000000"))
 }
 
 // settle waits until two thumbnails 50 ms apart agree (the screen has
@@ -280,7 +289,7 @@ func (ru *run) ask(st Step, sr *StepResult) (*imaging.Shot, error) {
 	switch st.Kind {
 	case Query:
 		ru.settle()
-		shot, err := ru.shoot()
+		shot, err := ru.shootToAsk()
 		if err != nil {
 			return nil, err
 		}
@@ -297,7 +306,7 @@ func (ru *run) ask(st Step, sr *StepResult) (*imaging.Shot, error) {
 		return shot, nil
 	case Assert:
 		ru.settle()
-		shot, err := ru.shoot()
+		shot, err := ru.shootToAsk()
 		if err != nil {
 			return nil, err
 		}
@@ -334,7 +343,7 @@ func (ru *run) waitFor(st Step, sr *StepResult) (*imaging.Shot, error) {
 	var shot *imaging.Shot
 	reason := "the condition was never checked"
 	for {
-		s, err := ru.shoot()
+		s, err := ru.shootToAsk()
 		if err != nil {
 			return shot, err
 		}
