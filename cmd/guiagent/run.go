@@ -9,10 +9,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent"
+	"github.com/guiagent/guiagent/internal/app"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/flow"
-	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/vision"
 )
 
@@ -104,16 +104,12 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	a, err := newApp(ctx, c, stderr)
+	a, err := app.New(ctx, c, app.Extra{Log: stderr, Version: guiagent.Version, Seer: runSeer})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	r, err := a.flowRunner()
-	if err != nil {
-		return err
-	}
-	res := r.Run(ctx, f, ra.vars, cache)
+	res := a.RunFlow(ctx, f, ra.vars, cache)
 	if ra.json {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintln(stdout, string(b))
@@ -150,28 +146,5 @@ func printFlowResult(w io.Writer, res flow.Result) {
 	}
 }
 
-// newSeer builds the plain-vision model flows locate, query and assert with.
-// It is a variable so that tests (and the vision layer, once wired) can
-// provide one; nil means no vision model is configured, and steps that need
-// one fail unless their element replays from the cache.
-var newSeer = func(c config.Config) (vision.Seer, string, error) { return nil, "", nil }
-
-// flowRunner builds the flow runner from the app's parts.
-func (a *app) flowRunner() (*flow.Runner, error) {
-	c := a.cfg
-	seer, model, err := newSeer(c)
-	if err != nil {
-		return nil, err
-	}
-	o := flow.Options{
-		Input: a.input, Screen: a.screen, Shots: a.shots, Seer: seer, Model: model, Keys: a.keys, Logger: a.log,
-		Shot: imaging.Options{MaxLongEdge: c.MaxLongEdge, Format: c.ImageFormat, Quality: c.JPEGQuality, MaxBytes: c.MaxImageBytes},
-		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
-			return a.store.BeginFlow(runID, t.Task, c.Redacted())
-		},
-	}
-	if a.runner != nil {
-		o.Tasks = a.runner
-	}
-	return flow.NewRunner(o)
-}
+// runSeer, when set, replaces the configured vision model of flows (tests).
+var runSeer vision.Seer

@@ -8,11 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/flow/flowtest"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
 	"github.com/guiagent/guiagent/internal/sampleapp"
-	"github.com/guiagent/guiagent/internal/vision"
 )
 
 func TestRunRejectsABadFlowBeforeTouchingTheDesktop(t *testing.T) {
@@ -44,9 +42,8 @@ func TestRunRejectsABadFlowBeforeTouchingTheDesktop(t *testing.T) {
 func TestRunFlowTwice(t *testing.T) {
 	vd := xvfbtest.Start(t, 1280, 800)
 	seer := &flowtest.ColorSeer{}
-	old := newSeer
-	newSeer = func(config.Config) (vision.Seer, string, error) { return seer, "color-seer", nil }
-	t.Cleanup(func() { newSeer = old })
+	runSeer = seer
+	t.Cleanup(func() { runSeer = nil })
 	dir := t.TempDir()
 	path := filepath.Join(dir, "form.yaml")
 	os.WriteFile(path, []byte(`name: fill the form

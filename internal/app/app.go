@@ -26,6 +26,7 @@ import (
 	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/secret"
 	"github.com/guiagent/guiagent/internal/trace"
+	"github.com/guiagent/guiagent/internal/vision"
 	"github.com/guiagent/guiagent/internal/web"
 )
 
@@ -38,6 +39,9 @@ type Extra struct {
 	// ForceVirtual starts the private display (Config.VirtualDisplay, else
 	// 1280x800) even when an X display is reachable.
 	ForceVirtual bool
+	// Seer, when set, is the plain-vision model of flows instead of the one
+	// the configuration gives (tests).
+	Seer vision.Seer
 }
 
 // App is everything a running guiagent holds, built from one Config.
@@ -51,6 +55,7 @@ type App struct {
 	audit  *safety.Audit
 	store  *trace.Store
 	tasks  *taskSwitch
+	flows  *flows
 	server *mcpserver.Server
 	token  string
 
@@ -140,6 +145,8 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 	if a.tasks.configured() {
 		opts.Tasks = a.tasks // without a model gui_execute_task is offered once the settings API gives one
 	}
+	a.flows = &flows{a: a, seer: x.Seer}
+	opts.Flows, opts.FlowCacheDir = a.flows, c.FlowCacheDir()
 	if a.server, err = mcpserver.New(opts); err != nil {
 		return err
 	}

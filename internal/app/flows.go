@@ -1,0 +1,60 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/config"
+	"github.com/guiagent/guiagent/internal/flow"
+	"github.com/guiagent/guiagent/internal/vision"
+)
+
+// flows runs flows (gui_run_flow, guiagent run) with the settings in force:
+// act steps go to the task switch, the others to the plain-vision Seer.
+type flows struct {
+	a    *App
+	seer vision.Seer // nil: steps that need the model fail unless cached
+}
+
+// newSeer builds the plain-vision model flows locate, query and assert with,
+// and names it for the cache. It returns nil (no model) until the vision
+// layer's service is wired here; flows then replay cached elements only.
+func newSeer(config.Config) (vision.Seer, string, error) { return nil, "", nil }
+
+// runner builds a flow runner from the App's parts and c.
+func (f *flows) runner(c config.Config) (*flow.Runner, error) {
+	a := f.a
+	seer, model := f.seer, ""
+	if seer == nil {
+		var err error
+		if seer, model, err = newSeer(c); err != nil {
+			return nil, err
+		}
+	}
+	o := flow.Options{
+		Input: a.input, Screen: a.screen, Shots: a.shots, Shot: shotOptions(c), Seer: seer, Model: model,
+		Keys: a.keys, Logger: a.log,
+		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
+			return a.store.BeginFlow(runID, t.Task, c)
+		},
+	}
+	if a.tasks.configured() {
+		o.Tasks = a.tasks
+	}
+	return flow.NewRunner(o)
+}
+
+// Run runs fl with the configuration in force (mcpserver.FlowRunner).
+func (f *flows) Run(ctx context.Context, fl *flow.Flow, vars map[string]string, cache *flow.Cache) flow.Result {
+	r, err := f.runner(f.a.Config())
+	if err != nil {
+		return flow.Result{Flow: fl.Name, Status: flow.Failed, Summary: fmt.Sprintf("cannot run flows: %v", err), Steps: []flow.StepResult{}}
+	}
+	return r.Run(ctx, fl, vars, cache)
+}
+
+// RunFlow runs a parsed flow on this App (guiagent run).
+func (a *App) RunFlow(ctx context.Context, f *flow.Flow, vars map[string]string, cache *flow.Cache) flow.Result {
+	return a.flows.Run(ctx, f, vars, cache)
+}
