@@ -16,8 +16,9 @@ const modelLatency = time.Second
 // BenchmarkFormFlow runs the six-step form flow on the sample app under Xvfb:
 // "model" asks colorSeer (with modelLatency) for every locating step, as a
 // first run does; "cached" replays from the cache the first run wrote, with no
-// model at all (a model call would fail the benchmark). The target is cached
-// at least 5x faster than model. Each iteration starts a fresh app (not timed).
+// model at all (a model call would fail the benchmark); "cached-moved" does so
+// with the window moved. The target is cached at least 5x faster than model.
+// Each iteration starts a fresh app (not timed).
 func BenchmarkFormFlow(b *testing.B) {
 	e := startX11(b)
 	path := filepath.Join(b.TempDir(), "form.cache.yaml")
@@ -25,10 +26,10 @@ func BenchmarkFormFlow(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	run := func(b *testing.B, seer *flowtest.ColorSeer, strategy Strategy) {
+	run := func(b *testing.B, seer *flowtest.ColorSeer, strategy Strategy, x, y int) {
 		for b.Loop() {
 			b.StopTimer()
-			app := e.app(b, 0, 0, nil)
+			app := e.app(b, x, y, nil)
 			cache, err := OpenCache(path, strategy)
 			if err != nil {
 				b.Fatal(err)
@@ -48,6 +49,9 @@ func BenchmarkFormFlow(b *testing.B) {
 			b.StartTimer()
 		}
 	}
-	b.Run("model", func(b *testing.B) { run(b, &flowtest.ColorSeer{Latency: modelLatency}, WriteOnly) })
-	b.Run("cached", func(b *testing.B) { run(b, nil, ReadOnly) })
+	b.Run("model", func(b *testing.B) { run(b, &flowtest.ColorSeer{Latency: modelLatency}, WriteOnly, 0, 0) })
+	b.Run("cached", func(b *testing.B) { run(b, nil, ReadOnly, 0, 0) })
+	// The window moved by (+150,+90): every element is searched for (read-only
+	// keeps the cache at the old place), still without the model.
+	b.Run("cached-moved", func(b *testing.B) { run(b, nil, ReadOnly, 150, 90) })
 }
