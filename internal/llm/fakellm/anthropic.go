@@ -70,6 +70,9 @@ type anthropicWire struct {
 	s      *AnthropicServer
 	header http.Header
 	plain  bool // set by Parse: the request declares no computer tool
+	// answerTool is the custom tool the request forces (a plain-vision
+	// request), set by Parse; "" for others.
+	answerTool string
 }
 
 type anthRequest struct {
@@ -86,7 +89,13 @@ type anthRequest struct {
 		DisplayWidth  int    `json:"display_width_px"`
 		DisplayHeight int    `json:"display_height_px"`
 		EnableZoom    *bool  `json:"enable_zoom"`
+		// InputSchema is a custom tool's schema (a plain-vision answer).
+		InputSchema json.RawMessage `json:"input_schema"`
 	} `json:"tools"`
+	ToolChoice *struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	} `json:"tool_choice"`
 }
 
 type anthBlock struct {
@@ -144,6 +153,16 @@ func (aw *anthropicWire) Parse(body []byte) (Parsed, error) {
 		ap.p.Image = img
 	}
 	ap.p.Prompt = strings.Join(ap.texts, "\n")
+	if tc := req.ToolChoice; tc != nil && tc.Type == "tool" {
+		for _, t := range req.Tools {
+			if t.Name == tc.Name && t.Type == "" && len(t.InputSchema) > 0 {
+				aw.answerTool, ap.p.Schema = t.Name, t.InputSchema
+			}
+		}
+		if aw.answerTool == "" {
+			return Parsed{}, fmt.Errorf("tool_choice: the forced tool %q is not declared with an input_schema", tc.Name)
+		}
+	}
 	return ap.p, nil
 }
 
@@ -412,6 +431,11 @@ func (aw *anthropicWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, in
 	text := ""
 	stop := "end_turn"
 	switch {
+	case aw.answerTool != "" && rep.Answer != nil && rep.Raw == "":
+		stop = "tool_use"
+		content = append(content, map[string]any{
+			"type": "tool_use", "id": fmt.Sprintf("toolu_fake_%d_1", t.Calls), "name": aw.answerTool, "input": anthropicVision(rep),
+		})
 	case aw.plain && len(rep.Actions) > 0 && rep.Raw == "":
 		aw.WriteError(w, Reply{HTTPStatus: http.StatusInternalServerError, ErrorType: "api_error",
 			Result: "fakellm: the brain answered a request without the computer tool with actions: reply with Result text"})

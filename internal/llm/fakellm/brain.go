@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -40,6 +41,10 @@ type Turn struct {
 	Prompt string
 	// Calls is the 1-based number of requests the server received, this one included.
 	Calls int
+	// Schema is the answer schema of a plain-vision request (Chat Completions'
+	// response_format json_schema, or the input_schema of the tool Anthropic
+	// is forced to call); nil for other requests.
+	Schema json.RawMessage
 }
 
 // Reply is a brain's answer. Servers translate it into their wire format.
@@ -68,6 +73,14 @@ type Reply struct {
 	ErrorType string
 	// Delay holds the answer back (a hung server); it ends early when the client goes away.
 	Delay time.Duration
+	// Answer, when set, is the answer object of a plain-vision request
+	// ({"pass", "reason"}, {"data", "reason"}, {"found", "reason"}); servers
+	// send it as JSON text, or as the forced tool call's input.
+	Answer map[string]any
+	// Box is a located element in pixels of the image received; servers add
+	// it to Answer as "box" in their coordinate convention (or write it in the
+	// model's native grounding format).
+	Box *image.Rectangle
 }
 
 // BrainAction is one action in pixels of the image the model received.
@@ -257,6 +270,8 @@ type Parsed struct {
 	Prompt string
 	// Images counts every image in the request (for usage estimates).
 	Images int
+	// Schema is the answer schema of a plain-vision request (see Turn.Schema).
+	Schema json.RawMessage
 }
 
 // Wire is one provider wire format served by Core.
@@ -350,7 +365,7 @@ func (c *Core) think(p Parsed) (Turn, Reply) {
 	c.brainMu.Lock()
 	defer c.brainMu.Unlock()
 	c.mu.Lock()
-	t := Turn{Step: c.steps + 1, Image: p.Image, Prompt: p.Prompt, Calls: c.calls}
+	t := Turn{Step: c.steps + 1, Image: p.Image, Prompt: p.Prompt, Calls: c.calls, Schema: p.Schema}
 	c.mu.Unlock()
 	if p.Image != nil {
 		b := p.Image.Bounds()

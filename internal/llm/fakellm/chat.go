@@ -30,6 +30,10 @@ const (
 	// ChatPoints answers a grounding request: {"points":[[x,y] or null, ...]}, one
 	// entry per Reply action (an action with a nil At becomes null).
 	ChatPoints
+	// ChatQwen answers a plain-vision locate request without a schema in
+	// Qwen-VL's grounding format: [{"bbox_2d": [x1, y1, x2, y2], "label": ...}],
+	// or [] when not found. Requests with a schema get JSON.
+	ChatQwen
 )
 
 // UITARSSpelling is how a ChatServer in ChatUITARS format writes a point.
@@ -64,6 +68,9 @@ type ChatOptions struct {
 	Spelling UITARSSpelling
 	// Model is reported in responses; empty = "fake-model".
 	Model string
+	// RejectResponseFormat answers every request carrying response_format
+	// with HTTP 400, as servers without structured output do.
+	RejectResponseFormat bool
 }
 
 // ChatServer is an OpenAI-compatible Chat Completions server (POST
@@ -104,7 +111,14 @@ type chatWire struct{ s *ChatServer }
 
 // chatRequest is the part of a Chat Completions request the fake reads.
 type chatRequest struct {
-	Model    string `json:"model"`
+	Model          string `json:"model"`
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
 	Messages []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -129,6 +143,14 @@ func (cw chatWire) Parse(body []byte) (Parsed, error) {
 		return Parsed{}, fmt.Errorf("request has no messages")
 	}
 	var p Parsed
+	if rf := req.ResponseFormat; rf != nil {
+		if cw.s.opts.RejectResponseFormat {
+			return Parsed{}, fmt.Errorf("response_format is not supported by this server")
+		}
+		if rf.Type == "json_schema" {
+			p.Schema = rf.JSONSchema.Schema
+		}
+	}
 	var texts []string
 	lastURL := ""
 	for i, m := range req.Messages {
@@ -229,6 +251,9 @@ func (cw chatWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, inputTok
 
 // render writes rep in the server's format.
 func (s *ChatServer) render(t Turn, rep Reply) string {
+	if rep.Answer != nil {
+		return s.renderVision(t, rep)
+	}
 	switch s.opts.Format {
 	case ChatText:
 		return rep.Result

@@ -138,7 +138,13 @@ func (r *imageRefs) withRefs(body []byte) []byte {
 // for the recorded request. Retryable failures are retried per cfg.Retry; each
 // attempt is bounded by cfg.Timeout.
 func (c *client) call(ctx context.Context, msgs []oai.ChatCompletionMessageParamUnion, refs *imageRefs) (exchange, error) {
-	params := oai.ChatCompletionNewParams{Model: c.cfg.Model, Messages: msgs}
+	return c.callFormat(ctx, msgs, refs, oai.ChatCompletionNewParamsResponseFormatUnion{})
+}
+
+// callFormat is call with a response_format (the zero value sends none).
+func (c *client) callFormat(ctx context.Context, msgs []oai.ChatCompletionMessageParamUnion, refs *imageRefs,
+	format oai.ChatCompletionNewParamsResponseFormatUnion) (exchange, error) {
+	params := oai.ChatCompletionNewParams{Model: c.cfg.Model, Messages: msgs, ResponseFormat: format}
 	if c.official {
 		params.MaxCompletionTokens = oai.Int(int64(c.cfg.MaxTokens))
 	} else {
