@@ -16,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // description, annotations, input schema): a change to the public interface
 // shows in the diff of testdata/tools.golden.json. Run with -update to accept it.
 func TestToolSchemasGolden(t *testing.T) {
-	e := newEnv(t, nil, Options{Tasks: &scriptedRunner{}, Flows: &lateFlows{}})
+	e := newEnv(t, nil, Options{Tasks: &scriptedRunner{}, Flows: &lateFlows{}, Vision: blindSeer{}})
 	tools := listTools(t, e.cs)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -41,6 +41,7 @@ import (
 	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/secret"
 	"github.com/guiagent/guiagent/internal/trace"
+	"github.com/guiagent/guiagent/internal/vision"
 )
 
 // TaskRunner runs one gui_execute_task request to its end. progress receives
@@ -128,6 +129,16 @@ type Options struct {
 	// FlowCacheDir is where gui_run_flow keeps each flow's cache
 	// (NAME.cache.yaml); "" = the current directory.
 	FlowCacheDir string
+	// Vision answers gui_locate, gui_query, gui_assert and gui_wait_for, and
+	// locates the `target` of the input tools; nil leaves those four tools
+	// unregistered (a `target` is then an error naming the fix).
+	Vision vision.Seer
+	// VisionProfile is the profile (image sizing) of the model behind Vision's
+	// Query and Assert: their screenshots are prepared for it.
+	VisionProfile geom.Profile
+	// LocateProfile is the profile of the model that locates
+	// (GUI_AGENT_GROUNDING_MODEL); a zero Name means VisionProfile.
+	LocateProfile geom.Profile
 	// CurrentTask, when set, reports the running task for gui://status.
 	CurrentTask func() any
 	// Records, when set, returns the recorder for an MCP session id ("" for

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +39,9 @@ func (s *Server) toolList() []toolDef {
 		s.waitTool(),
 		s.findImageTool(),
 		s.clipboardTool(),
+	}
+	if s.opts.Vision != nil {
+		list = append(list, s.locateTool(), s.queryTool(), s.assertTool(), s.waitForTool())
 	}
 	if s.opts.Tasks != nil {
 		list = append(list, s.executeTaskTool())
@@ -191,21 +196,26 @@ func (s *Server) cursorPositionTool() toolDef {
 
 // MoveArgs are gui_move's arguments.
 type MoveArgs struct {
-	X float64 `json:"x" jsonschema:"x of the target point"`
-	Y float64 `json:"y" jsonschema:"y of the target point"`
+	X      *float64 `json:"x,omitempty" jsonschema:"x of the target point"`
+	Y      *float64 `json:"y,omitempty" jsonschema:"y of the target point"`
+	Target string   `json:"target,omitempty" jsonschema:"the element to move to, in words, located by the vision model; instead of x and y"`
 	Where
 }
 
 func (s *Server) moveTool() toolDef {
 	return newTool(s, "gui_move", "Move the pointer",
-		"Move the mouse pointer to a point without clicking."+coordinateDoc,
-		changesDesk, s.spaceEnum,
+		"Move the mouse pointer to a point without clicking."+coordinateDoc+targetDoc,
+		changesDesk, func(sc *jsonschema.Schema) { s.spaceEnum(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in MoveArgs) (*mcp.CallToolResult, error) {
-			a, err := s.parse(action.Raw{Kind: action.Move, At: []float64{in.X, in.Y}}, in.Space)
+			at, space, l, err := s.pointOrTarget(ctx, c, in.X, in.Y, in.Target, in.Space, in.Display, "target", false)
 			if err != nil {
 				return nil, err
 			}
-			t, err := s.resolve(ctx, c.ss, in.Display, *a.At)
+			a, err := s.parse(action.Raw{Kind: action.Move, At: at}, space)
+			if err != nil {
+				return nil, err
+			}
+			t, err := s.resolveAt(ctx, c, in.Display, *a.At, l)
 			if err != nil {
 				return nil, err
 			}
@@ -215,14 +225,15 @@ func (s *Server) moveTool() toolDef {
 			if err != nil {
 				return nil, inputError("move", err)
 			}
-			return s.done(ctx, c, t.Display, "moved the pointer to %s%s", t, warn(t))
+			return s.done(ctx, c, t.Display, "%smoved the pointer to %s%s", locatedText(l), t, warn(t))
 		})
 }
 
 // ClickArgs are gui_click's arguments.
 type ClickArgs struct {
-	X         float64  `json:"x" jsonschema:"x of the point to click"`
-	Y         float64  `json:"y" jsonschema:"y of the point to click"`
+	X         *float64 `json:"x,omitempty" jsonschema:"x of the point to click"`
+	Y         *float64 `json:"y,omitempty" jsonschema:"y of the point to click"`
+	Target    string   `json:"target,omitempty" jsonschema:"the element to click, in words, located by the vision model; instead of x and y"`
 	Button    string   `json:"button,omitempty" jsonschema:"left (default), right or middle"`
 	Clicks    int      `json:"clicks,omitempty" jsonschema:"1 (default), 2 (double) or 3 (triple click)"`
 	Modifiers []string `json:"modifiers,omitempty" jsonschema:"keys held during the click, e.g. [\"ctrl\"] or [\"shift\"]"`
@@ -233,10 +244,11 @@ func buttonEnum(sc *jsonschema.Schema) { enum(sc, "button", "left", "right", "mi
 
 func (s *Server) clickTool() toolDef {
 	return newTool(s, "gui_click", "Click",
-		"Move to a point and click a mouse button, optionally several times and with modifier keys held."+coordinateDoc,
+		"Move to a point and click a mouse button, optionally several times and with modifier keys held."+coordinateDoc+targetDoc,
 		changesDesk,
 		func(sc *jsonschema.Schema) {
 			s.spaceEnum(sc)
+			singleXY(sc, "x", "y")
 			buttonEnum(sc)
 			between(sc, "clicks", 1, action.MaxClicks)
 		},
@@ -246,41 +258,61 @@ func (s *Server) clickTool() toolDef {
 }
 
 func (s *Server) click(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToolResult, error) {
-	a, err := s.parse(action.Raw{Kind: action.Click, At: []float64{in.X, in.Y}, Button: in.Button, Clicks: in.Clicks, Keys: in.Modifiers}, in.Space)
+	res, _, err := s.clickAt(ctx, c, in)
+	return res, err
+}
+
+// clickAt clicks and also returns the display clicked on.
+func (s *Server) clickAt(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToolResult, geom.Display, error) {
+	// Check what needs no model first: a blocked modifier must not cost a locate.
+	pre, err := s.parse(action.Raw{Kind: action.Click, At: []float64{0, 0}, Button: in.Button, Clicks: in.Clicks, Keys: in.Modifiers}, "")
+	if err == nil {
+		err = s.checkKeys(pre.Keys)
+	}
 	if err != nil {
-		return nil, err
+		return nil, geom.Display{}, err
+	}
+	at, space, l, err := s.pointOrTarget(ctx, c, in.X, in.Y, in.Target, in.Space, in.Display, "target", false)
+	if err != nil {
+		return nil, geom.Display{}, err
+	}
+	a, err := s.parse(action.Raw{Kind: action.Click, At: at, Button: in.Button, Clicks: in.Clicks, Keys: in.Modifiers}, space)
+	if err != nil {
+		return nil, geom.Display{}, err
 	}
 	if err := s.checkKeys(a.Keys); err != nil {
-		return nil, err
+		return nil, geom.Display{}, err
 	}
-	t, err := s.resolve(ctx, c.ss, in.Display, *a.At)
+	t, err := s.resolveAt(ctx, c, in.Display, *a.At, l)
 	if err != nil {
-		return nil, err
+		return nil, geom.Display{}, err
 	}
 	b, n := a.ButtonOrLeft(), a.Clicks()
 	start := time.Now()
 	err = s.input.Click(ctx, &t.Global, b, n, a.Keys)
 	s.noteAction(c, a, t.Display, &t, nil, start, err)
 	if err != nil {
-		return nil, inputError("click", err)
+		return nil, t.Display, inputError("click", err)
 	}
 	what := map[int]string{1: "clicked", 2: "double-clicked", 3: "triple-clicked"}[n]
-	return s.done(ctx, c, t.Display, "%s %s%s at %s%s", what, b, withMods(a.Keys), t, warn(t))
+	res, err := s.done(ctx, c, t.Display, "%s%s %s%s at %s%s", locatedText(l), what, b, withMods(a.Keys), t, warn(t))
+	return res, t.Display, err
 }
 
 // DoubleClickArgs are gui_double_click's arguments.
 type DoubleClickArgs struct {
-	X float64 `json:"x" jsonschema:"x of the point to double-click"`
-	Y float64 `json:"y" jsonschema:"y of the point to double-click"`
+	X      *float64 `json:"x,omitempty" jsonschema:"x of the point to double-click"`
+	Y      *float64 `json:"y,omitempty" jsonschema:"y of the point to double-click"`
+	Target string   `json:"target,omitempty" jsonschema:"the element to double-click, in words, located by the vision model; instead of x and y"`
 	Where
 }
 
 func (s *Server) doubleClickTool() toolDef {
 	return newTool(s, "gui_double_click", "Double-click",
-		"Double-click the left mouse button at a point."+coordinateDoc,
-		changesDesk, s.spaceEnum,
+		"Double-click the left mouse button at a point."+coordinateDoc+targetDoc,
+		changesDesk, func(sc *jsonschema.Schema) { s.spaceEnum(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in DoubleClickArgs) (*mcp.CallToolResult, error) {
-			return s.click(ctx, c, ClickArgs{X: in.X, Y: in.Y, Clicks: 2, Where: in.Where})
+			return s.click(ctx, c, ClickArgs{X: in.X, Y: in.Y, Target: in.Target, Clicks: 2, Where: in.Where})
 		})
 }
 
@@ -292,39 +324,50 @@ type ButtonArgs struct {
 	Where
 }
 
+// MouseDownArgs are gui_mouse_down's arguments.
+type MouseDownArgs struct {
+	X      *float64 `json:"x,omitempty" jsonschema:"x of the point; omit x and y (and target) to use the current pointer position"`
+	Y      *float64 `json:"y,omitempty" jsonschema:"y of the point; omit x and y (and target) to use the current pointer position"`
+	Target string   `json:"target,omitempty" jsonschema:"the element to press the button on, in words, located by the vision model; instead of x and y"`
+	Button string   `json:"button,omitempty" jsonschema:"left (default), right or middle"`
+	Where
+}
+
 func (s *Server) mouseDownTool() toolDef {
 	return newTool(s, "gui_mouse_down", "Press a mouse button",
-		"Press and hold a mouse button (optionally after moving to a point). Release it with gui_mouse_up."+coordinateDoc,
-		changesDesk, func(sc *jsonschema.Schema) { s.spaceEnum(sc); buttonEnum(sc) },
-		func(ctx context.Context, c *call, in ButtonArgs) (*mcp.CallToolResult, error) {
-			return s.button(ctx, c, in, true)
+		"Press and hold a mouse button (optionally after moving to a point). Release it with gui_mouse_up."+coordinateDoc+targetDoc,
+		changesDesk, func(sc *jsonschema.Schema) { s.spaceEnum(sc); buttonEnum(sc); singleXY(sc, "x", "y") },
+		func(ctx context.Context, c *call, in MouseDownArgs) (*mcp.CallToolResult, error) {
+			return s.button(ctx, c, ButtonArgs{X: in.X, Y: in.Y, Button: in.Button, Where: in.Where}, in.Target, true)
 		})
 }
 
 func (s *Server) mouseUpTool() toolDef {
 	return newTool(s, "gui_mouse_up", "Release a mouse button",
 		"Release a mouse button (optionally after moving to a point)."+coordinateDoc,
-		changesDesk, func(sc *jsonschema.Schema) { s.spaceEnum(sc); buttonEnum(sc) },
+		changesDesk, func(sc *jsonschema.Schema) { s.spaceEnum(sc); buttonEnum(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in ButtonArgs) (*mcp.CallToolResult, error) {
-			return s.button(ctx, c, in, false)
+			return s.button(ctx, c, in, "", false)
 		})
 }
 
-func (s *Server) button(ctx context.Context, c *call, in ButtonArgs, down bool) (*mcp.CallToolResult, error) {
+func (s *Server) button(ctx context.Context, c *call, in ButtonArgs, words string, down bool) (*mcp.CallToolResult, error) {
 	verb, op, kind := "released", s.input.MouseUp, action.MouseUp
 	if down {
 		verb, op, kind = "pressed", s.input.MouseDown, action.MouseDown
 	}
-	at, err := optXY(in.X, in.Y)
+	at, space, l, err := s.pointOrTarget(ctx, c, in.X, in.Y, words, in.Space, in.Display, "target", true)
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.parse(action.Raw{Kind: kind, At: at, Button: in.Button}, in.Space)
+	a, err := s.parse(action.Raw{Kind: kind, At: at, Button: in.Button}, space)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.optPoint(ctx, c.ss, in.Display, a.At)
-	if err != nil {
+	var p actionPoint
+	if l != nil {
+		p = actionPoint{at: &l.t.Global, t: &l.t, where: "at " + l.t.String() + warn(l.t), display: l.t.Display}
+	} else if p, err = s.optPoint(ctx, c.ss, in.Display, a.At); err != nil {
 		return nil, err
 	}
 	b := a.ButtonOrLeft()
@@ -334,51 +377,89 @@ func (s *Server) button(ctx context.Context, c *call, in ButtonArgs, down bool) 
 	if err != nil {
 		return nil, inputError("mouse "+map[bool]string{true: "down", false: "up"}[down], err)
 	}
-	return s.done(ctx, c, p.display, "%s the %s button %s", verb, b, p.where)
+	return s.done(ctx, c, p.display, "%s%s the %s button %s", locatedText(l), verb, b, p.where)
 }
 
 // DragArgs are gui_drag's arguments.
 type DragArgs struct {
-	FromX  float64 `json:"from_x" jsonschema:"x where the drag starts"`
-	FromY  float64 `json:"from_y" jsonschema:"y where the drag starts"`
-	ToX    float64 `json:"to_x" jsonschema:"x where the drag ends"`
-	ToY    float64 `json:"to_y" jsonschema:"y where the drag ends"`
-	Button string  `json:"button,omitempty" jsonschema:"left (default), right or middle"`
+	FromX      *float64 `json:"from_x,omitempty" jsonschema:"x where the drag starts"`
+	FromY      *float64 `json:"from_y,omitempty" jsonschema:"y where the drag starts"`
+	ToX        *float64 `json:"to_x,omitempty" jsonschema:"x where the drag ends"`
+	ToY        *float64 `json:"to_y,omitempty" jsonschema:"y where the drag ends"`
+	FromTarget string   `json:"from_target,omitempty" jsonschema:"the element where the drag starts, in words, located by the vision model; instead of from_x and from_y"`
+	ToTarget   string   `json:"to_target,omitempty" jsonschema:"the element where the drag ends, in words, located by the vision model; instead of to_x and to_y"`
+	Button     string   `json:"button,omitempty" jsonschema:"left (default), right or middle"`
 	Where
 }
 
 func (s *Server) dragTool() toolDef {
 	return newTool(s, "gui_drag", "Drag",
-		"Press a mouse button at one point, move to another and release it (drag and drop, selections, sliders)."+coordinateDoc,
-		changesDesk, func(sc *jsonschema.Schema) { s.spaceEnum(sc); buttonEnum(sc) },
+		"Press a mouse button at one point, move to another and release it (drag and drop, selections, sliders)."+coordinateDoc+
+			" Either end may be given as an element in words instead (from_target, to_target), located by the vision model.",
+		changesDesk, func(sc *jsonschema.Schema) {
+			s.spaceEnum(sc)
+			buttonEnum(sc)
+			singleXY(sc, "from_x", "from_y", "to_x", "to_y")
+		},
 		func(ctx context.Context, c *call, in DragArgs) (*mcp.CallToolResult, error) {
-			a, err := s.parse(action.Raw{Kind: action.Drag, At: []float64{in.FromX, in.FromY}, To: []float64{in.ToX, in.ToY}, Button: in.Button}, in.Space)
-			if err != nil {
-				return nil, err
-			}
-			from, err := s.resolve(ctx, c.ss, in.Display, *a.At)
-			if err != nil {
-				return nil, fmt.Errorf("drag start: %w", err)
-			}
-			to, err := s.resolve(ctx, c.ss, in.Display, *a.To)
-			if err != nil {
-				return nil, fmt.Errorf("drag end: %w", err)
-			}
-			b := a.ButtonOrLeft()
-			start := time.Now()
-			err = s.input.Drag(ctx, from.Global, nil, to.Global, b)
-			s.noteAction(c, a, from.Display, &from, &to, start, err)
-			if err != nil {
-				return nil, inputError("drag", err)
-			}
-			return s.done(ctx, c, to.Display, "dragged with the %s button from %s to %s%s%s", b, from, to, warn(from), warn(to))
+			return s.drag(ctx, c, in)
 		})
+}
+
+func (s *Server) drag(ctx context.Context, c *call, in DragArgs) (*mcp.CallToolResult, error) {
+	a, err := s.parse(action.Raw{Kind: action.Drag, At: []float64{0, 0}, To: []float64{0, 0}, Button: in.Button}, string(geom.SpaceImage))
+	if err != nil {
+		return nil, err
+	}
+	from, err := s.dragEnd(ctx, c, in.FromX, in.FromY, in.FromTarget, in, "from_target")
+	if err != nil {
+		return nil, fmt.Errorf("drag start: %w", err)
+	}
+	to, err := s.dragEnd(ctx, c, in.ToX, in.ToY, in.ToTarget, in, "to_target")
+	if err != nil {
+		return nil, fmt.Errorf("drag end: %w", err)
+	}
+	a.At, a.To = &from.p, &to.p
+	b := a.ButtonOrLeft()
+	start := time.Now()
+	err = s.input.Drag(ctx, from.t.Global, nil, to.t.Global, b)
+	s.noteAction(c, a, from.t.Display, &from.t, &to.t, start, err)
+	if err != nil {
+		return nil, inputError("drag", err)
+	}
+	return s.done(ctx, c, to.t.Display, "%s%sdragged with the %s button from %s to %s%s%s",
+		locatedText(from.l), locatedText(to.l), b, from.t, to.t, warn(from.t), warn(to.t))
+}
+
+// dragPoint is one end of a drag: the point as given (or located), resolved.
+type dragPoint struct {
+	p action.Point
+	t target
+	l *located
+}
+
+// dragEnd reads one end of a drag: coordinates in in.Space, or words to locate.
+func (s *Server) dragEnd(ctx context.Context, c *call, x, y *float64, words string, in DragArgs, name string) (dragPoint, error) {
+	nums, space, l, err := s.pointOrTarget(ctx, c, x, y, words, in.Space, in.Display, name, false)
+	if err != nil {
+		return dragPoint{}, err
+	}
+	mv, err := s.parse(action.Raw{Kind: action.Move, At: nums}, space)
+	if err != nil {
+		return dragPoint{}, err
+	}
+	t, err := s.resolveAt(ctx, c, in.Display, *mv.At, l)
+	if err != nil {
+		return dragPoint{}, err
+	}
+	return dragPoint{*mv.At, t, l}, nil
 }
 
 // ScrollArgs are gui_scroll's arguments.
 type ScrollArgs struct {
-	X         *float64 `json:"x,omitempty" jsonschema:"x of the point to scroll at; omit x and y to scroll at the current pointer position"`
-	Y         *float64 `json:"y,omitempty" jsonschema:"y of the point to scroll at; omit x and y to scroll at the current pointer position"`
+	X         *float64 `json:"x,omitempty" jsonschema:"x of the point to scroll at; omit x and y (and target) to scroll at the current pointer position"`
+	Y         *float64 `json:"y,omitempty" jsonschema:"y of the point to scroll at; omit x and y (and target) to scroll at the current pointer position"`
+	Target    string   `json:"target,omitempty" jsonschema:"the element to scroll, in words, located by the vision model; instead of x and y"`
 	Direction string   `json:"direction" jsonschema:"up, down, left or right"`
 	Amount    int      `json:"amount,omitempty" jsonschema:"wheel notches, 1-50; default 3"`
 	Modifiers []string `json:"modifiers,omitempty" jsonschema:"keys held while scrolling, e.g. [\"ctrl\"] to zoom"`
@@ -387,10 +468,11 @@ type ScrollArgs struct {
 
 func (s *Server) scrollTool() toolDef {
 	return newTool(s, "gui_scroll", "Scroll",
-		"Turn the mouse wheel at a point (or at the pointer)."+coordinateDoc,
+		"Turn the mouse wheel at a point (or at the pointer)."+coordinateDoc+targetDoc,
 		changesDesk,
 		func(sc *jsonschema.Schema) {
 			s.spaceEnum(sc)
+			singleXY(sc, "x", "y")
 			enum(sc, "direction", "up", "down", "left", "right")
 			between(sc, "amount", 1, action.MaxScrollNotches)
 		},
@@ -398,19 +480,25 @@ func (s *Server) scrollTool() toolDef {
 			if in.Amount < 0 || in.Amount > action.MaxScrollNotches {
 				return nil, fmt.Errorf("amount must be 1 to %d wheel notches, got %d", action.MaxScrollNotches, in.Amount)
 			}
-			at, err := optXY(in.X, in.Y)
+			pre, err := s.parse(action.Raw{Kind: action.Scroll, Direction: in.Direction, Amount: in.Amount, Keys: in.Modifiers}, in.Space)
+			if err == nil {
+				err = s.checkKeys(pre.Keys)
+			}
 			if err != nil {
 				return nil, err
 			}
-			a, err := s.parse(action.Raw{Kind: action.Scroll, At: at, Direction: in.Direction, Amount: in.Amount, Keys: in.Modifiers}, in.Space)
+			at, space, l, err := s.pointOrTarget(ctx, c, in.X, in.Y, in.Target, in.Space, in.Display, "target", true)
 			if err != nil {
 				return nil, err
 			}
-			if err := s.checkKeys(a.Keys); err != nil {
+			a, err := s.parse(action.Raw{Kind: action.Scroll, At: at, Direction: in.Direction, Amount: in.Amount, Keys: in.Modifiers}, space)
+			if err != nil {
 				return nil, err
 			}
-			p, err := s.optPoint(ctx, c.ss, in.Display, a.At)
-			if err != nil {
+			var p actionPoint
+			if l != nil {
+				p = actionPoint{at: &l.t.Global, t: &l.t, where: "at " + l.t.String() + warn(l.t), display: l.t.Display}
+			} else if p, err = s.optPoint(ctx, c.ss, in.Display, a.At); err != nil {
 				return nil, err
 			}
 			n := a.Notches()
@@ -420,19 +508,25 @@ func (s *Server) scrollTool() toolDef {
 			if err != nil {
 				return nil, inputError("scroll", err)
 			}
-			return s.done(ctx, c, p.display, "scrolled %s %d notches%s %s", a.Direction, n, withMods(a.Keys), p.where)
+			return s.done(ctx, c, p.display, "%sscrolled %s %d notches%s %s", locatedText(l), a.Direction, n, withMods(a.Keys), p.where)
 		})
 }
 
 // TypeArgs are gui_type's arguments.
 type TypeArgs struct {
-	Text string `json:"text" jsonschema:"the text to type exactly, any Unicode; use gui_press_key for Enter, Tab and shortcuts"`
+	Text    string `json:"text" jsonschema:"the text to type exactly, any Unicode; use gui_press_key for Enter, Tab and shortcuts"`
+	Target  string `json:"target,omitempty" jsonschema:"the field to type into, in words, located by the vision model and clicked first; default: the focused element"`
+	Mode    string `json:"mode,omitempty" jsonschema:"replace (select all in the field, then type over it), append (go to its end, then type) or type (type at the caret; default)"`
+	Display string `json:"display,omitempty" jsonschema:"display id of target from gui_list_displays; default: the primary display"`
 }
 
 func (s *Server) typeTool() toolDef {
 	return newTool(s, "gui_type", "Type text",
-		"Type text into the focused element, exactly as given (any language, symbols, emoji). Click the field first.",
-		changesDesk, func(sc *jsonschema.Schema) { prop(sc, "text").MinLength = new(1) },
+		"Type text into the focused element, exactly as given (any language, symbols, emoji). Click the field first, or give target: the vision model locates it and it is clicked first. mode replace selects all before typing, append goes to the end.",
+		changesDesk, func(sc *jsonschema.Schema) {
+			prop(sc, "text").MinLength = new(1)
+			enum(sc, "mode", "replace", "append", "type")
+		},
 		func(ctx context.Context, c *call, in TypeArgs) (*mcp.CallToolResult, error) {
 			if in.Text == "" {
 				return nil, fmt.Errorf("text is empty: give the text to type")
@@ -441,24 +535,102 @@ func (s *Server) typeTool() toolDef {
 			if err != nil {
 				return nil, err
 			}
+			keys, err := s.typeModeKeys(in.Mode)
+			if err != nil {
+				return nil, err
+			}
+			d, _, err := s.display(ctx, in.Display)
+			if err != nil {
+				return nil, err
+			}
+			var l *located
+			if strings.TrimSpace(in.Target) != "" {
+				if l, err = s.clickTarget(ctx, c, in.Display, in.Target); err != nil {
+					return nil, err
+				}
+				d = l.t.Display
+			}
+			if keys != nil {
+				if err := s.pressCombo(ctx, c, d, keys); err != nil {
+					return nil, err
+				}
+			}
 			start := time.Now()
 			err = s.input.Type(ctx, a.Text)
-			d, _, _ := s.display(ctx, "")
 			// The typed text may be a password: the record keeps its length only, as the audit does.
 			a.Text = safety.MaskText(in.Text)
 			s.noteAction(c, a, d, nil, nil, start, err)
 			if err != nil {
 				return nil, inputError("type", err)
 			}
+			how := map[string]string{"replace": "clicked it, selected all and ", "append": "clicked it, went to the end and ", "type": "clicked it and ", "": "clicked it and "}[in.Mode]
+			if l == nil {
+				how = map[string]string{"replace": "selected all and ", "append": "went to the end and "}[in.Mode]
+			}
 			// The keystrokes are queued, not necessarily consumed: a slow
 			// application (notepad under Wine: 30 s for 1500 characters) may
 			// still be taking them in, and typing them again would double them.
-			return s.done(ctx, c, d, "typed %d characters; %s", len([]rune(in.Text)), typingMayLag)
+			return s.done(ctx, c, d, "%s%styped %d characters; %s", locatedText(l), how, len([]rune(in.Text)), typingMayLag)
 		})
 }
 
 // typingMayLag is gui_type's note that the text may still be arriving.
 const typingMayLag = "a slow application may still be receiving them: check the screen before acting on the text, and do not type it again"
+
+// typeModeKeys returns the keys gui_type presses before typing in mode:
+// select all for replace, go to the end for append, none for type.
+func (s *Server) typeModeKeys(mode string) ([]string, error) {
+	mod := "ctrl"
+	if runtime.GOOS == "darwin" {
+		mod = "cmd"
+	}
+	switch mode {
+	case "", "type":
+		return nil, nil
+	case "replace":
+		return []string{mod, "a"}, nil
+	case "append":
+		return []string{mod, "End"}, nil
+	}
+	return nil, fmt.Errorf("unknown mode %q: use replace, append or type", mode)
+}
+
+// clickTarget locates words and clicks its centre once with the left button.
+func (s *Server) clickTarget(ctx context.Context, c *call, display, words string) (*located, error) {
+	l, err := s.locateTarget(ctx, c, display, words)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.parse(action.Raw{Kind: action.Click, At: []float64{l.t.Image.X, l.t.Image.Y}}, string(geom.SpaceImage))
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	err = s.input.Click(ctx, &l.t.Global, desktop.Left, 1, nil)
+	s.noteAction(c, a, l.t.Display, &l.t, nil, start, err)
+	if err != nil {
+		return nil, inputError("click on "+strconv.Quote(words), err)
+	}
+	return &l, nil
+}
+
+// pressCombo presses one key combination, checked against the key policy.
+func (s *Server) pressCombo(ctx context.Context, c *call, d geom.Display, keys []string) error {
+	a, err := s.parse(action.Raw{Kind: action.KeyPress, Keys: keys}, "")
+	if err != nil {
+		return err
+	}
+	if err := s.checkKeys(a.Keys); err != nil {
+		return err
+	}
+	start := time.Now()
+	err = s.input.Hotkey(ctx, a.Keys)
+	s.noteAction(c, a, d, nil, nil, start, err)
+	if err != nil {
+		return inputError("hotkey "+desktop.ComboString(a.Keys), err)
+	}
+	return nil
+}
 
 // PressKeyArgs are gui_press_key's arguments.
 type PressKeyArgs struct {

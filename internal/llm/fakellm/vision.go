@@ -106,12 +106,34 @@ func locateReply(img image.Image, widgets []Widget, target string) Reply {
 	if !ok {
 		return Reply{Answer: map[string]any{"found": false, "reason": fmt.Sprintf("I do not know what %q looks like", target)}}
 	}
-	box, ok := blobBox(img, w.Color, demoColorTol)
+	box, ok := widgetBox(img, w.Color)
 	if !ok {
 		return Reply{Answer: map[string]any{"found": false, "reason": w.Name + " is not on the screen"}}
 	}
 	return Reply{Answer: map[string]any{"found": true, "reason": w.Name}, Box: &box}
 }
+
+// widgetBox finds a widget of flat colour c the way blobBox does, ignoring
+// the thin fringes JPEG leaves along edges (a widget is at least
+// minWidgetSide pixels on each side), then widens the box over the edge rows
+// and columns JPEG shifted further from c, when that stays the same widget.
+func widgetBox(img image.Image, c color.RGBA) (image.Rectangle, bool) {
+	core, ok := blobBox(img, c, demoColorTol)
+	if !ok || core.Dx() < minWidgetSide || core.Dy() < minWidgetSide {
+		return image.Rectangle{}, false
+	}
+	mid := image.Point{X: (core.Min.X + core.Max.X) / 2, Y: (core.Min.Y + core.Max.Y) / 2}.Sub(img.Bounds().Min)
+	area := core.Dx() * core.Dy()
+	for _, bl := range colorBlobs(img, c, 2*demoColorTol+4) {
+		if mid.In(bl.box) && bl.box.Dx()*bl.box.Dy() <= area*3/2 {
+			return bl.box.Add(img.Bounds().Min).Union(core), true
+		}
+	}
+	return core, true
+}
+
+// minWidgetSide is the smallest side of a widget, in image pixels.
+const minWidgetSide = 6
 
 func judge(img image.Image, widgets []Widget, statement string) (bool, string) {
 	s := strings.ToLower(statement)
@@ -119,7 +141,7 @@ func judge(img image.Image, widgets []Widget, statement string) (bool, string) {
 	var pass bool
 	var reason string
 	status := func(c sampleapp.Color, what string) {
-		b, ok := blobBox(img, c.ToRGBA(), demoColorTol)
+		b, ok := widgetBox(img, c.ToRGBA())
 		pass = ok && statusBelow(img, b)
 		reason = what + " shows"
 		if !pass {
@@ -132,7 +154,7 @@ func judge(img image.Image, widgets []Widget, statement string) (bool, string) {
 	case strings.Contains(s, "confirmed"):
 		status(sampleapp.OKColor, "a status line under the OK button")
 	case ok:
-		_, pass = blobBox(img, w.Color, demoColorTol)
+		_, pass = widgetBox(img, w.Color)
 		reason = w.Name + " is visible"
 		if !pass {
 			reason = w.Name + " is not visible"
@@ -149,7 +171,7 @@ func judge(img image.Image, widgets []Widget, statement string) (bool, string) {
 func queryData(t Turn, widgets []Widget) any {
 	var names []string
 	for _, w := range widgets {
-		if _, ok := blobBox(t.Image, w.Color, demoColorTol); ok {
+		if _, ok := widgetBox(t.Image, w.Color); ok {
 			names = append(names, w.Name)
 		}
 	}

@@ -1,0 +1,466 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/vision"
+)
+
+// errNoVision explains what a `target` needs when no vision model is configured.
+var errNoVision = errors.New("locating a target needs a vision model: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY (`guiagent doctor` checks them), or give coordinates")
+
+// Limits of gui_wait_for.
+const (
+	waitForDefaultTimeout = 15 * time.Second
+	waitForMaxTimeout     = 300 * time.Second
+	waitForDefaultEvery   = time.Second
+	waitForMinEvery       = 250 * time.Millisecond
+)
+
+// visionShot captures display d (region zero: all of it) prepared for
+// profile p; it becomes the session's latest frame of d, so the boxes and
+// centres the model's answer gives are pixels of that frame's image.
+func (s *Server) visionShot(ctx context.Context, c *call, d geom.Display, region geom.Rect, p geom.Profile) (*imaging.Shot, llm.Image, error) {
+	o := s.shotOptions(0, "", 0)
+	o.Profile = p
+	if !region.Empty() {
+		o.MaxLongEdge = min(s.defaultLongEdge(), max(4*region.Size().LongEdge(), 64))
+	}
+	shot, err := s.capture(ctx, c, d, region, o)
+	if err != nil {
+		return nil, llm.Image{}, err
+	}
+	return shot, llm.Image{MIME: shot.MIME, Data: shot.Data, Frame: shot.Frame}, nil
+}
+
+// locateProfile is the profile of the model that locates.
+func (s *Server) locateProfile() geom.Profile {
+	if s.opts.LocateProfile.Name != "" {
+		return s.opts.LocateProfile
+	}
+	return s.opts.VisionProfile
+}
+
+// located is a target description found on the screen.
+type located struct {
+	words string
+	loc   vision.Location
+	t     target // the box centre, resolved
+}
+
+// String says what was located and where, for results.
+func (l located) String() string {
+	b := l.loc.Box
+	return fmt.Sprintf("located %q at box (%g,%g)-(%g,%g) of frame %s, centre %s (%s)",
+		l.words, round2(b.X1), round2(b.Y1), round2(b.X2), round2(b.Y2), l.loc.Frame, l.t, l.loc.Reason)
+}
+
+// locateTarget finds words on display with the vision model and resolves the
+// centre of its box through the resolver. Not found is an error that says
+// nothing was done.
+func (s *Server) locateTarget(ctx context.Context, c *call, display, words string) (located, error) {
+	if s.opts.Vision == nil {
+		return located{}, errNoVision
+	}
+	d, ds, err := s.display(ctx, display)
+	if err != nil {
+		return located{}, err
+	}
+	_, img, err := s.visionShot(ctx, c, d, geom.Rect{}, s.locateProfile())
+	if err != nil {
+		return located{}, err
+	}
+	loc, _, err := s.opts.Vision.Locate(ctx, img, words)
+	if err != nil {
+		return located{}, fmt.Errorf("locating %q: %w", words, err)
+	}
+	if !loc.Found {
+		return located{}, fmt.Errorf("could not find %q on display %s: %s; nothing was done", words, d.ID, loc.Reason)
+	}
+	ctr := loc.Box.Center()
+	r, err := action.Point{Space: geom.SpaceImage, X: ctr.X, Y: ctr.Y}.Resolve(img.Frame, ds, imageTolerancePx)
+	if err != nil {
+		return located{}, fmt.Errorf("the box located for %q: %w", words, err)
+	}
+	return located{words: words, loc: loc, t: target{Image: r.Image, Global: r.Global, Display: d, FrameID: img.Frame.ID, Warning: r.Warning}}, nil
+}
+
+// pointOrTarget reads an input tool's point: x and y (in space), or a target
+// to locate, never both. It returns the numbers and space to parse, the
+// located target (nil for coordinates) and, when neither is given, nil
+// numbers (an error unless optional).
+func (s *Server) pointOrTarget(ctx context.Context, c *call, x, y *float64, words, space, display, name string, optional bool) ([]float64, string, *located, error) {
+	words = strings.TrimSpace(words)
+	xy, err := optXY(x, y)
+	switch {
+	case words != "" && (x != nil || y != nil):
+		return nil, "", nil, fmt.Errorf("give either coordinates or %s, not both", name)
+	case words == "" && err != nil:
+		return nil, "", nil, err
+	case words == "" && xy == nil && !optional:
+		return nil, "", nil, fmt.Errorf("give the point as coordinates, or describe the element in %s", name)
+	case words == "":
+		return xy, space, nil, nil
+	}
+	l, err := s.locateTarget(ctx, c, display, words)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return []float64{l.t.Image.X, l.t.Image.Y}, string(geom.SpaceImage), &l, nil
+}
+
+// resolveAt is s.resolve, or the located target's point when there is one.
+func (s *Server) resolveAt(ctx context.Context, c *call, display string, p action.Point, l *located) (target, error) {
+	if l != nil {
+		return l.t, nil
+	}
+	return s.resolve(ctx, c.ss, display, p)
+}
+
+// locatedText is l's description followed by "; ", or "" without l.
+func locatedText(l *located) string {
+	if l == nil {
+		return ""
+	}
+	return l.String() + "; "
+}
+
+// The vision tools.
+
+// LocateArgs are gui_locate's arguments.
+type LocateArgs struct {
+	Target  string `json:"target" jsonschema:"the element in words, e.g. the Submit button, or the search field at the top"`
+	Display string `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+}
+
+// ImageBox is a rectangle in image pixels of a frame.
+type ImageBox struct {
+	X1 float64 `json:"x1"`
+	Y1 float64 `json:"y1"`
+	X2 float64 `json:"x2"`
+	Y2 float64 `json:"y2"`
+}
+
+// ImageXY is a point in image pixels of a frame.
+type ImageXY struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+}
+
+// LocateResult is gui_locate's answer.
+type LocateResult struct {
+	Found       bool      `json:"found"`
+	Box         *ImageBox `json:"box,omitempty"`
+	Center      *ImageXY  `json:"center,omitempty"`
+	FrameID     string    `json:"frame_id"`
+	Display     string    `json:"display"`
+	ImageWidth  int       `json:"image_width"`
+	ImageHeight int       `json:"image_height"`
+	Reason      string    `json:"reason"`
+}
+
+func (s *Server) locateTool() toolDef {
+	return newTool(s, "gui_locate", "Locate an element",
+		"Find an element described in words on a display, with the vision model. Takes a new screenshot (it becomes the display's latest frame, so x/y of other tools may use the centre directly) and returns found, box {x1,y1,x2,y2} and center {x,y} in pixels of that frame's image, frame_id and the model's reason. found false with a reason is a normal answer.",
+		readOnly, func(sc *jsonschema.Schema) { prop(sc, "target").MinLength = new(1) },
+		func(ctx context.Context, c *call, in LocateArgs) (*mcp.CallToolResult, error) {
+			d, _, err := s.display(ctx, in.Display)
+			if err != nil {
+				return nil, err
+			}
+			if strings.TrimSpace(in.Target) == "" {
+				return nil, errors.New("target is empty: describe the element in words, e.g. \"the Submit button\"")
+			}
+			_, img, err := s.visionShot(ctx, c, d, geom.Rect{}, s.locateProfile())
+			if err != nil {
+				return nil, err
+			}
+			loc, _, err := s.opts.Vision.Locate(ctx, img, in.Target)
+			if err != nil {
+				return nil, err
+			}
+			size := img.Frame.ImageSize()
+			out := LocateResult{Found: loc.Found, FrameID: img.Frame.ID, Display: d.ID, ImageWidth: size.W, ImageHeight: size.H, Reason: loc.Reason}
+			if loc.Found {
+				b, ctr := loc.Box, loc.Box.Center()
+				out.Box = &ImageBox{round2(b.X1), round2(b.Y1), round2(b.X2), round2(b.Y2)}
+				out.Center = &ImageXY{round2(ctr.X), round2(ctr.Y)}
+			}
+			return jsonResult(out)
+		})
+}
+
+// QueryArgs are gui_query's arguments.
+type QueryArgs struct {
+	Question string         `json:"question" jsonschema:"what to read from the screen, e.g. What is the order total?"`
+	Schema   map[string]any `json:"schema,omitempty" jsonschema:"JSON Schema of the answer's data, e.g. {\"type\": \"number\"}; default {\"type\": \"string\"}"`
+	Display  string         `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+	Region   *QueryRegion   `json:"region,omitempty" jsonschema:"ask about this part of the display only: corners in pixels of the latest screenshot image of the display (or in space)"`
+}
+
+// QueryRegion is the optional region of gui_query.
+type QueryRegion struct {
+	X1    float64 `json:"x1" jsonschema:"left edge"`
+	Y1    float64 `json:"y1" jsonschema:"top edge"`
+	X2    float64 `json:"x2" jsonschema:"right edge"`
+	Y2    float64 `json:"y2" jsonschema:"bottom edge"`
+	Space string  `json:"space,omitempty" jsonschema:"how to read the corners, as the space of other tools; default: image"`
+}
+
+// QueryResult is gui_query's answer.
+type QueryResult struct {
+	Data    json.RawMessage `json:"data"`
+	Reason  string          `json:"reason"`
+	FrameID string          `json:"frame_id"`
+}
+
+func (s *Server) queryTool() toolDef {
+	return newTool(s, "gui_query", "Read the screen",
+		"Ask the vision model a question about what a display shows and get the answer as data valid against your JSON Schema (default: a string), with the model's reason.",
+		readOnly, func(sc *jsonschema.Schema) {
+			prop(sc, "question").MinLength = new(1)
+			single(prop(sc, "schema"), "object")
+			r := single(prop(sc, "region"), "object")
+			enum(r, "space", geom.SpaceNames...)
+		},
+		func(ctx context.Context, c *call, in QueryArgs) (*mcp.CallToolResult, error) {
+			var schema json.RawMessage
+			if in.Schema != nil {
+				b, err := json.Marshal(in.Schema)
+				if err != nil {
+					return nil, fmt.Errorf("schema: %w", err)
+				}
+				if err := vision.ValidateSchema(b); err != nil {
+					return nil, err
+				}
+				schema = b
+			}
+			d, region, err := s.queryRegion(ctx, c, in)
+			if err != nil {
+				return nil, err
+			}
+			_, img, err := s.visionShot(ctx, c, d, region, s.opts.VisionProfile)
+			if err != nil {
+				return nil, err
+			}
+			ans, _, err := s.opts.Vision.Query(ctx, img, in.Question, schema)
+			if err != nil {
+				return nil, err
+			}
+			return jsonResult(QueryResult{Data: ans.Data, Reason: ans.Reason, FrameID: img.Frame.ID})
+		})
+}
+
+// queryRegion resolves gui_query's display and optional region (corners
+// through the resolver, as gui_zoom's).
+func (s *Server) queryRegion(ctx context.Context, c *call, in QueryArgs) (geom.Display, geom.Rect, error) {
+	d, _, err := s.display(ctx, in.Display)
+	if err != nil || in.Region == nil {
+		return d, geom.Rect{}, err
+	}
+	r := in.Region
+	z, err := s.parse(action.Raw{Kind: action.Zoom, At: []float64{r.X1, r.Y1}, To: []float64{r.X2, r.Y2}}, r.Space)
+	if err != nil {
+		return d, geom.Rect{}, fmt.Errorf("region: %w", err)
+	}
+	a, err := s.resolve(ctx, c.ss, in.Display, *z.At)
+	if err != nil {
+		return d, geom.Rect{}, fmt.Errorf("region corner (x1,y1): %w", err)
+	}
+	b, err := s.resolve(ctx, c.ss, in.Display, *z.To)
+	if err != nil {
+		return d, geom.Rect{}, fmt.Errorf("region corner (x2,y2): %w", err)
+	}
+	if a.Display.ID != b.Display.ID {
+		return d, geom.Rect{}, fmt.Errorf("the region spans displays %s and %s: give a region on one display", a.Display.ID, b.Display.ID)
+	}
+	rect, err := geom.ZoomRegion(a.Global, b.Global, a.Display)
+	return a.Display, rect, err
+}
+
+// AssertArgs are gui_assert's arguments.
+type AssertArgs struct {
+	Assertion string `json:"assertion" jsonschema:"a statement about the screen, e.g. The dialog says Saved"`
+	Display   string `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+}
+
+// AssertResult is gui_assert's answer.
+type AssertResult struct {
+	Pass    bool   `json:"pass"`
+	Reason  string `json:"reason"`
+	FrameID string `json:"frame_id"`
+}
+
+func (s *Server) assertTool() toolDef {
+	return newTool(s, "gui_assert", "Check the screen",
+		"Ask the vision model whether a statement about a display is true now: pass (true or false) and the model's reason. pass false is a normal answer.",
+		readOnly, func(sc *jsonschema.Schema) { prop(sc, "assertion").MinLength = new(1) },
+		func(ctx context.Context, c *call, in AssertArgs) (*mcp.CallToolResult, error) {
+			d, _, err := s.display(ctx, in.Display)
+			if err != nil {
+				return nil, err
+			}
+			_, img, err := s.visionShot(ctx, c, d, geom.Rect{}, s.opts.VisionProfile)
+			if err != nil {
+				return nil, err
+			}
+			v, _, err := s.opts.Vision.Assert(ctx, img, in.Assertion)
+			if err != nil {
+				return nil, err
+			}
+			return jsonResult(AssertResult{Pass: v.Pass, Reason: v.Reason, FrameID: img.Frame.ID})
+		})
+}
+
+// WaitForArgs are gui_wait_for's arguments.
+type WaitForArgs struct {
+	Condition  string  `json:"condition" jsonschema:"what the screen should show, e.g. the Saved banner is visible"`
+	TimeoutS   float64 `json:"timeout_s,omitempty" jsonschema:"give up after this many seconds, at most 300; default 15"`
+	IntervalMS int     `json:"interval_ms,omitempty" jsonschema:"look at the screen this often, at least 250 ms; default 1000"`
+	Display    string  `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+}
+
+// WaitForResult is gui_wait_for's answer.
+type WaitForResult struct {
+	Met        bool   `json:"met"`
+	ElapsedMS  int64  `json:"elapsed_ms"`
+	Checks     int    `json:"checks"`
+	ModelCalls int    `json:"model_calls"`
+	Reason     string `json:"reason"`
+}
+
+func (s *Server) waitForTool() toolDef {
+	return newTool(s, "gui_wait_for", "Wait for a condition",
+		"Wait until a statement about a display is true, asking the vision model; the model is asked again only when the screen has changed since its last answer. Returns met, elapsed_ms, checks (looks at the screen), model_calls and the model's last reason. met false at the timeout is a normal answer.",
+		readOnly, func(sc *jsonschema.Schema) {
+			prop(sc, "condition").MinLength = new(1)
+			between(sc, "timeout_s", 0, waitForMaxTimeout.Seconds())
+			between(sc, "interval_ms", float64(waitForMinEvery.Milliseconds()), 60000)
+		},
+		func(ctx context.Context, c *call, in WaitForArgs) (*mcp.CallToolResult, error) {
+			timeout, every, err := waitForLimits(in)
+			if err != nil {
+				return nil, err
+			}
+			d, _, err := s.display(ctx, in.Display)
+			if err != nil {
+				return nil, err
+			}
+			r, err := s.waitFor(ctx, c, d, in.Condition, timeout, every)
+			if err != nil {
+				return nil, err
+			}
+			return jsonResult(r)
+		})
+}
+
+// waitForLimits reads gui_wait_for's timeout and interval with their defaults.
+func waitForLimits(in WaitForArgs) (timeout, every time.Duration, err error) {
+	timeout, every = waitForDefaultTimeout, waitForDefaultEvery
+	switch {
+	case in.TimeoutS < 0 || in.TimeoutS > waitForMaxTimeout.Seconds():
+		return 0, 0, fmt.Errorf("timeout_s must be 0 to %g seconds (0 means %g), got %g", waitForMaxTimeout.Seconds(), waitForDefaultTimeout.Seconds(), in.TimeoutS)
+	case in.IntervalMS != 0 && in.IntervalMS < int(waitForMinEvery.Milliseconds()):
+		return 0, 0, fmt.Errorf("interval_ms must be at least %d, got %d", waitForMinEvery.Milliseconds(), in.IntervalMS)
+	}
+	if in.TimeoutS > 0 {
+		timeout = time.Duration(in.TimeoutS * float64(time.Second))
+	}
+	if in.IntervalMS > 0 {
+		every = time.Duration(in.IntervalMS) * time.Millisecond
+	}
+	return timeout, every, nil
+}
+
+// waitFor checks condition on d every interval until it holds or timeout
+// passes. A check compares a thumbnail of the screen with the one of the
+// screenshot the model last judged; only a changed screen is sent to the
+// model again.
+func (s *Server) waitFor(ctx context.Context, c *call, d geom.Display, condition string, timeout, every time.Duration) (WaitForResult, error) {
+	start := time.Now()
+	deadline := start.Add(timeout)
+	var r WaitForResult
+	var judged *imaging.Thumb
+	for {
+		r.Checks++
+		changed := judged == nil
+		if !changed {
+			th, err := s.shots.Thumb(ctx, s.screen, d, geom.Rect{})
+			if err != nil {
+				return r, fmt.Errorf("looking at display %s: %w", d.ID, err)
+			}
+			changed = screenChanged(*judged, th)
+		}
+		if changed {
+			shot, img, err := s.visionShot(ctx, c, d, geom.Rect{}, s.opts.VisionProfile)
+			if err != nil {
+				return r, err
+			}
+			v, u, err := s.opts.Vision.Assert(ctx, img, condition)
+			r.ModelCalls += max(u.Calls, 1)
+			if err != nil {
+				return r, err
+			}
+			th := shot.Thumb
+			judged, r.Reason, r.Met = &th, v.Reason, v.Pass
+		}
+		r.ElapsedMS = time.Since(start).Milliseconds()
+		if r.Met || !time.Now().Add(every).Before(deadline) {
+			if !r.Met {
+				r.Reason = fmt.Sprintf("not met after %.1f s: %s", time.Since(start).Seconds(), r.Reason)
+			}
+			return r, nil
+		}
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return r, fmt.Errorf("wait_for cancelled: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// screenChanged reports whether two thumbnails of a display differ in any
+// cell by more than thumbNoise luma levels: a small text change (a status
+// line) moves the cells it covers by tens of levels, an unchanged screen by none.
+func screenChanged(a, b imaging.Thumb) bool {
+	for i := range a {
+		if d := int(a[i]) - int(b[i]); d > thumbNoise || -d > thumbNoise {
+			return true
+		}
+	}
+	return false
+}
+
+// thumbNoise is the thumbnail difference (luma levels per cell) that is not a change.
+const thumbNoise = 2
+
+// targetDoc is appended to the descriptions of input tools taking a target.
+const targetDoc = " Instead of x and y, target may describe the element in words; the vision model locates it on a new screenshot (the display's latest frame after the call) and the result says what was located and where."
+
+// singleXY gives optional coordinate properties the one type number.
+func singleXY(sc *jsonschema.Schema, names ...string) {
+	for _, n := range names {
+		single(prop(sc, n), "number")
+	}
+}
+
+// single sets the one JSON type of a schema property whose Go type is a
+// pointer or map (["null", t] becomes t) and returns it.
+func single(p *jsonschema.Schema, t string) *jsonschema.Schema {
+	p.Types, p.Type = nil, t
+	return p
+}
