@@ -65,6 +65,7 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	}
 
 	// Model.
+	checkVision(c, add)
 	switch {
 	case !app.ModelConfigured(c):
 		add("warn", "model", "no model configured: gui_execute_task is not offered; the atomic tools work",
@@ -232,4 +233,15 @@ func settingEnv(name string) (config.Setting, bool) {
 		}
 	}
 	return config.Setting{}, false
+}
+
+// checkVision says whether the vision tools are offered, by which models, or why not.
+func checkVision(c config.Config, add func(level, name, detail, fix string)) {
+	locateBy, err := app.VisionModels(c)
+	if err != nil {
+		add("warn", "vision tools", "gui_locate, gui_query, gui_assert, gui_wait_for and `target` are not offered: "+err.Error(),
+			"configure a vision model (GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY)")
+		return
+	}
+	add("ok", "vision tools", fmt.Sprintf("gui_locate, gui_query, gui_assert, gui_wait_for and `target`: query/assert by %s, locating by %s", c.Model, locateBy), "")
 }

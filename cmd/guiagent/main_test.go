@@ -73,7 +73,8 @@ func TestDoctorSaysWhatIsMissing(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("doctor without a display should exit 1, got %d\n%s%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"FAIL display", "--virtual-display", "adapter anthropic-computer", "API key set"} {
+	for _, want := range []string{"FAIL display", "--virtual-display", "adapter anthropic-computer", "API key set",
+		"ok   vision tools", "locating by claude-sonnet-4-5"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, stdout)
 		}
@@ -85,6 +86,22 @@ func TestDoctorSaysWhatIsMissing(t *testing.T) {
 	code, stdout, _ = runCmd(t, env, "doctor", "--virtual-display", "800x600")
 	if code != 0 || !strings.Contains(stdout, "ok   input") || !strings.Contains(stdout, "ok   capture") {
 		t.Fatalf("doctor on a private display: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestDoctorSaysWhyTheVisionToolsAreOff(t *testing.T) {
+	_, stdout, _ := runCmd(t, baseEnv(t), "doctor", "--virtual-display", "800x600")
+	for _, want := range []string{"warn vision tools", "gui_locate", "not offered", "GUI_AGENT_MODEL"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("doctor without a model lacks %q:\n%s", want, stdout)
+		}
+	}
+	env := baseEnv(t)
+	env["GUI_AGENT_PROVIDER"], env["GUI_AGENT_MODEL"], env["GUI_AGENT_BASE_URL"] = "openai", "gpt-4.1", "http://127.0.0.1:9/v1"
+	env["GUI_AGENT_GROUNDING_MODEL"] = "ui-tars-1.5-7b"
+	_, stdout, _ = runCmd(t, env, "doctor", "--virtual-display", "800x600")
+	if !strings.Contains(stdout, "query/assert by gpt-4.1, locating by ui-tars-1.5-7b") {
+		t.Errorf("doctor does not say which model locates:\n%s", stdout)
 	}
 }
 

@@ -147,6 +147,11 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 	}
 	a.flows = &flows{a: a, seer: x.Seer}
 	opts.Flows, opts.FlowCacheDir = a.flows, c.FlowCacheDir()
+	if vm, err := newVision(c); err == nil {
+		opts.Vision, opts.VisionProfile, opts.LocateProfile = vm.seer, vm.seer.AskProfile(), vm.seer.LocateProfile()
+	} else if modelConfigured(c) {
+		a.log.Warn("the vision tools (gui_locate, gui_query, gui_assert, gui_wait_for, target) are off", "why", err)
+	}
 	if a.server, err = mcpserver.New(opts); err != nil {
 		return err
 	}

@@ -26,3 +26,10 @@ func NewMemoryModel(c config.Config) (llm.TextModel, error) { return newMemoryMo
 
 // NewGrounder builds c's grounding model, or nil when there is none.
 func NewGrounder(c config.Config) (llm.Grounder, error) { return newGrounder(c) }
+
+// VisionModels says which model locates for the vision tools (gui_locate,
+// gui_query, gui_assert, gui_wait_for, `target`), or why they are not offered.
+func VisionModels(c config.Config) (locateBy string, err error) {
+	vm, err := newVision(c)
+	return vm.locateBy, err
+}

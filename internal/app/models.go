@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/guiagent/guiagent/internal/llm/anthropic"
 	"github.com/guiagent/guiagent/internal/llm/openai"
 	"github.com/guiagent/guiagent/internal/llm/responses"
+	"github.com/guiagent/guiagent/internal/vision"
 )
 
 // modelConfigured reports whether the configuration names a model to use.
@@ -114,15 +116,23 @@ func newGrounder(c config.Config) (llm.Grounder, error) {
 	if c.GroundingModel == "" {
 		return nil, nil
 	}
-	// The grounder speaks OpenAI-compatible Chat Completions, on its own
-	// endpoint when one is given.
+	lc, err := groundingConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	return openai.NewGrounder(lc)
+}
+
+// groundingConfig is the model configuration of GUI_AGENT_GROUNDING_MODEL:
+// OpenAI-compatible Chat Completions, on its own endpoint when one is given.
+func groundingConfig(c config.Config) (llm.Config, error) {
 	provider := c.Provider
 	if provider == "anthropic" || c.GroundingBaseURL != "" {
 		provider = "openai"
 	}
 	lc, err := llmConfig(c, llm.AdapterGeneric, provider, c.GroundingModel)
 	if err != nil {
-		return nil, err
+		return llm.Config{}, err
 	}
 	if c.GroundingBaseURL != "" {
 		lc.BaseURL = c.GroundingBaseURL
@@ -130,5 +140,55 @@ func newGrounder(c config.Config) (llm.Grounder, error) {
 	if c.GroundingAPIKey != "" {
 		lc.APIKey = c.GroundingAPIKey
 	}
-	return openai.NewGrounder(lc)
+	return lc, nil
+}
+
+// visionModels is the plain-vision service and the name of the model that locates.
+type visionModels struct {
+	seer     *vision.Service
+	locateBy string
+}
+
+// newVision builds the plain-vision service of gui_locate, gui_query,
+// gui_assert, gui_wait_for and `target`: the main model (Anthropic Messages
+// or OpenAI-compatible Chat Completions), and GUI_AGENT_GROUNDING_MODEL for
+// locating when one is configured. It returns an error saying why there is
+// none.
+func newVision(c config.Config) (visionModels, error) {
+	if !modelConfigured(c) {
+		return visionModels{}, errors.New("no model configured: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
+	}
+	adapter := adapterName(c)
+	if adapter == llm.AdapterOpenAIComputer {
+		return visionModels{}, fmt.Errorf("the model %s speaks only the Responses computer tool, not plain vision: use a chat model (e.g. gpt-4.1) for the vision tools", c.Model)
+	}
+	lc, err := llmConfig(c, adapter, c.Provider, c.Model)
+	if err != nil {
+		return visionModels{}, err
+	}
+	var main vision.Model
+	if c.Provider == "anthropic" {
+		main, err = anthropic.NewVisionModel(lc)
+	} else {
+		main, err = openai.NewVisionModel(lc)
+	}
+	if err != nil {
+		return visionModels{}, err
+	}
+	vm := visionModels{locateBy: c.Model}
+	var ground vision.Model
+	if c.GroundingModel != "" {
+		gc, err := groundingConfig(c)
+		if err != nil {
+			return visionModels{}, fmt.Errorf("GUI_AGENT_GROUNDING_MODEL: %w", err)
+		}
+		if ground, err = openai.NewVisionModel(gc); err != nil {
+			return visionModels{}, fmt.Errorf("GUI_AGENT_GROUNDING_MODEL: %w", err)
+		}
+		vm.locateBy = c.GroundingModel
+	}
+	if vm.seer, err = vision.NewService(main, ground); err != nil {
+		return visionModels{}, err
+	}
+	return vm, nil
 }

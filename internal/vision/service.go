@@ -71,6 +71,14 @@ func NewService(main, ground Model) (*Service, error) {
 // LocateModel is the model Locate asks.
 func (s *Service) LocateModel() Model { return s.ground }
 
+// AskProfile is the profile of the model Query and Assert ask: prepare
+// their screenshots for it (imaging.Options.Profile).
+func (s *Service) AskProfile() geom.Profile { return s.main.Profile() }
+
+// LocateProfile is the profile of the model Locate asks: prepare its
+// screenshots for it.
+func (s *Service) LocateProfile() geom.Profile { return s.ground.Profile() }
+
 // System is the system text of every plain-vision call.
 const System = "You look at one screenshot of a computer desktop and answer one question about it, precisely and only from what is visible. " +
 	"Answer with one JSON object that matches the given JSON Schema, and nothing else."
