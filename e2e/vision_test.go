@@ -46,14 +46,20 @@ func TestVisionToolsOverMCP(t *testing.T) {
 	}
 
 	msg := textOf(call(t, cs, "gui_type", map[string]any{"target": "the Name field", "text": "Ada Lovelace"}))
-	waitEvent(t, d.app, "the name typed", func(e sampleapp.Event) bool { return e.Event == "change" && e.Field == "name" && e.Value == "Ada Lovelace" })
+	waitEvent(t, d.app, "the name typed", func(e sampleapp.Event) bool {
+		return e.Event == "change" && e.Field == "name" && e.Value == "Ada Lovelace"
+	})
 	if !strings.Contains(msg, `located "the Name field"`) {
 		t.Errorf("gui_type does not say what it located: %s", msg)
 	}
 	call(t, cs, "gui_type", map[string]any{"target": "the Name field", "text": "Grace Hopper", "mode": "replace"})
-	waitEvent(t, d.app, "the name replaced", func(e sampleapp.Event) bool { return e.Event == "change" && e.Field == "name" && e.Value == "Grace Hopper" })
+	waitEvent(t, d.app, "the name replaced", func(e sampleapp.Event) bool {
+		return e.Event == "change" && e.Field == "name" && e.Value == "Grace Hopper"
+	})
 	call(t, cs, "gui_type", map[string]any{"target": "the City field", "text": "Arlington"})
-	waitEvent(t, d.app, "the city typed", func(e sampleapp.Event) bool { return e.Event == "change" && e.Field == "city" && e.Value == "Arlington" })
+	waitEvent(t, d.app, "the city typed", func(e sampleapp.Event) bool {
+		return e.Event == "change" && e.Field == "city" && e.Value == "Arlington"
+	})
 
 	var q struct {
 		Data int `json:"data"`
