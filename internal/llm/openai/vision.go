@@ -76,30 +76,40 @@ func (m *VisionModel) Ask(ctx context.Context, img llm.Image, system, prompt str
 	if err := json.Unmarshal(schema, &sc); err != nil {
 		return nil, llm.Usage{}, fmt.Errorf("the answer schema is not JSON: %w", err)
 	}
-	var total llm.Usage
-	if !m.noFormat.Load() {
-		format := oai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "answer", Schema: sc},
-		}}
-		ex, err := m.c.callFormat(ctx, m.messages(img, system, prompt), &imageRefs{}, format)
-		total = total.Add(ex.Usage)
-		if !rejectsFormat(err) {
-			if err != nil {
-				return nil, total, err
-			}
-			raw, err := answerJSON(ex.Text)
-			return raw, total, err
+	if m.noFormat.Load() {
+		return m.askText(ctx, img, system, prompt, schema)
+	}
+	format := oai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+		JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "answer", Schema: sc},
+	}}
+	ex, err := m.c.callFormat(ctx, m.messages(img, system, prompt), &imageRefs{}, format)
+	if !rejectsFormat(err) {
+		if err != nil {
+			return nil, ex.Usage, err
 		}
+		raw, err := answerJSON(ex.Text)
+		return raw, ex.Usage, err
+	}
+	raw, u, err := m.askText(ctx, img, system, prompt, schema)
+	var ae *vision.AnswerError
+	if err == nil || errors.As(err, &ae) {
+		// The server answered without response_format what it refused with
+		// it: it does not support it, so it is not sent again.
 		m.noFormat.Store(true)
 	}
+	return raw, ex.Usage.Add(u), err
+}
+
+// askText asks with the schema stated in the prompt and reads the JSON from
+// the answer's text.
+func (m *VisionModel) askText(ctx context.Context, img llm.Image, system, prompt string, schema json.RawMessage) (json.RawMessage, llm.Usage, error) {
 	text := prompt + "\nAnswer with one JSON object matching this JSON Schema, and nothing else: " + string(schema)
 	ex, err := m.c.call(ctx, m.messages(img, system, text), &imageRefs{})
-	total = total.Add(ex.Usage)
 	if err != nil {
-		return nil, total, err
+		return nil, ex.Usage, err
 	}
 	raw, err := answerJSON(ex.Text)
-	return raw, total, err
+	return raw, ex.Usage, err
 }
 
 // messages is the system message and one user message: prompt, then image.

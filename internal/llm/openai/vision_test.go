@@ -162,3 +162,32 @@ func TestVisionProseAnswerIsReaskedThenAnError(t *testing.T) {
 		t.Fatalf("want ErrBadAnswer with the model's text after 2 calls, got %v (%d calls)", err, srv.Calls())
 	}
 }
+
+func TestVisionKeepsResponseFormatAfterAnUnrelatedError(t *testing.T) {
+	srv := fakellm.NewChatServer(fakellm.Script(
+		fakellm.Fixed(fakellm.Reply{HTTPStatus: 400, Result: "image too large"}),
+		fakellm.Fixed(fakellm.Reply{HTTPStatus: 400, Result: "image too large"}),
+		fakellm.Fixed(fakellm.Reply{HTTPStatus: 401, Result: "bad key"}),
+		fakellm.VisionBrain(fakellm.SampleAppWidgets),
+	), fakellm.ChatOptions{})
+	defer srv.Close()
+	m, err := NewVisionModel(llm.Config{Provider: "openai", Model: "gpt-4.1", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := vision.NewService(m, nil)
+	img := shot(t, m.Profile(), visionDisplay, 1280, 1, submitBox)
+	if _, _, err := s.Assert(context.Background(), img, "the Submit button is visible"); err == nil || !strings.Contains(err.Error(), "image too large") {
+		t.Fatalf("want the server's 400, got %v", err)
+	}
+	var ae *llm.APIError
+	if _, _, err := s.Assert(context.Background(), img, "the Submit button is visible"); !errors.As(err, &ae) || ae.StatusCode != 401 || srv.Calls() != 3 {
+		t.Fatalf("a 401 is not a rejected format: %v after %d calls", err, srv.Calls())
+	}
+	if v, _, err := s.Assert(context.Background(), img, "the Submit button is visible"); err != nil || !v.Pass {
+		t.Fatal(v, err)
+	}
+	if last := string(srv.Requests()[3].Body); !strings.Contains(last, `"json_schema"`) {
+		t.Fatalf("after errors unrelated to response_format the model stopped sending it: %s", clip(last, 300))
+	}
+}
