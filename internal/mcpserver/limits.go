@@ -23,6 +23,9 @@ const (
 	// MaxTemplateBytes caps gui_find_image's decoded template file; its
 	// pixels are capped by the display image it is matched against.
 	MaxTemplateBytes = 4 << 20
+	// MaxDescriptionChars caps a description in words for the vision model
+	// (target, question, assertion, condition).
+	MaxDescriptionChars = 4096
 	// maxNameChars caps every other string (display ids, spaces, key names).
 	maxNameChars = 256
 	// maxListItems caps every array (keys, modifiers).
@@ -35,10 +38,20 @@ const dataURLPrefix = 64
 // argCaps are the caps of the string arguments larger than maxNameChars, by
 // tool and property.
 var argCaps = map[string]map[string]int{
-	"gui_type":         {"text": MaxTypeChars},
 	"gui_clipboard":    {"text": MaxClipboardChars},
 	"gui_execute_task": {"task": MaxTaskChars},
 	"gui_find_image":   {"template": base64.StdEncoding.EncodedLen(MaxTemplateBytes) + dataURLPrefix},
+	"gui_type":         {"text": MaxTypeChars, "target": MaxDescriptionChars},
+	"gui_locate":       {"target": MaxDescriptionChars},
+	"gui_query":        {"question": MaxDescriptionChars},
+	"gui_assert":       {"assertion": MaxDescriptionChars},
+	"gui_wait_for":     {"condition": MaxDescriptionChars},
+	"gui_click":        {"target": MaxDescriptionChars},
+	"gui_double_click": {"target": MaxDescriptionChars},
+	"gui_move":         {"target": MaxDescriptionChars},
+	"gui_scroll":       {"target": MaxDescriptionChars},
+	"gui_mouse_down":   {"target": MaxDescriptionChars},
+	"gui_drag":         {"from_target": MaxDescriptionChars, "to_target": MaxDescriptionChars},
 }
 
 // capArguments sets maxLength on every string property of a tool's input
