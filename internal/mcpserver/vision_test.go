@@ -220,6 +220,19 @@ func TestWaitForAsksAgainOnlyWhenTheScreenChanged(t *testing.T) {
 	fails(t, e.cs, "gui_wait_for", map[string]any{"condition": "x", "timeout_s": 301}, "timeout_s")
 }
 
+func TestVisionToolsAreInTheObserveGroup(t *testing.T) {
+	e := newEnv(t, visionDisplays, Options{Vision: blindSeer{}, Tools: []string{GroupObserve}})
+	names := strings.Join(e.srv.ToolNames(), ",")
+	for _, want := range []string{"gui_locate", "gui_query", "gui_assert", "gui_wait_for", "gui_screenshot"} {
+		if !strings.Contains(names, want) {
+			t.Errorf("--tools observe lacks %s: %s", want, names)
+		}
+	}
+	if strings.Contains(names, "gui_click") {
+		t.Errorf("--tools observe offers gui_click: %s", names)
+	}
+}
+
 func TestWithoutAModelTheVisionToolsAreNotListed(t *testing.T) {
 	e := newEnv(t, visionDisplays, Options{})
 	res, err := e.cs.ListTools(context.Background(), &mcp.ListToolsParams{})
