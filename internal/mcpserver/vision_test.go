@@ -165,6 +165,14 @@ func TestTypeTargetClicksThenReplaces(t *testing.T) {
 	if !strings.Contains(msg, "selected all") || !strings.Contains(msg, "typed 3 characters") {
 		t.Errorf("result %q", msg)
 	}
+	n = len(e.desk.Events())
+	msg = ok(t, e.cs, "gui_type", map[string]any{"target": "the Name field", "text": "!", "mode": "append"})
+	if got := strings.Join(ops(e.desk.Events()[n:]), " "); !strings.Contains(got, "key_down(End)") || strings.Index(got, "key_down(End)") > strings.Index(got, `type("!")`) {
+		t.Fatalf("append: want the End key before the text, got %s", got)
+	}
+	if !strings.Contains(msg, "went to the end") {
+		t.Errorf("result %q", msg)
+	}
 	fails(t, e.cs, "gui_type", map[string]any{"text": "x", "mode": "overwrite"}, "mode", "replace")
 }
 

@@ -96,6 +96,9 @@ func TestLocateUsesTheGroundingModel(t *testing.T) {
 	if err != nil || len(ground.prompts) != 1 || len(main.prompts) != 0 {
 		t.Fatalf("locate asked main %d times, grounding %d times (%v)", len(main.prompts), len(ground.prompts), err)
 	}
+	if s.LocateProfile().Name != "normalized-1000" || s.AskProfile().Name != "openai" {
+		t.Errorf("profiles: ask %q, locate %q", s.AskProfile().Name, s.LocateProfile().Name)
+	}
 	if !near(loc.Box.X2, 400) || !near(loc.Box.Y2, 200) {
 		t.Errorf("box read in the main model's convention, not the grounding model's: %+v", loc.Box)
 	}
