@@ -107,6 +107,7 @@ func TestVisionToolsOverMCP(t *testing.T) {
 	if ev.Fields["name"] != "Grace Hopper" || ev.Fields["city"] != "Arlington" {
 		t.Fatalf("the app received %v", ev.Fields)
 	}
+	t.Logf("wait_for across the submission: %+v", w)
 	if !w.Met || w.ModelCalls > 2 || w.Checks < 2 {
 		t.Fatalf("wait_for: %+v; want met with at most 2 model calls over several checks", w)
 	}

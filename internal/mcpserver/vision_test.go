@@ -214,6 +214,7 @@ func TestWaitForAsksAgainOnlyWhenTheScreenChanged(t *testing.T) {
 	var r WaitForResult
 	jsonOf(t, callTool(t, e.cs, "gui_wait_for", map[string]any{"condition": "the OK button is visible", "interval_ms": 250, "timeout_s": 10}), &r)
 	wg.Wait()
+	t.Logf("screen changing once: %+v", r)
 	if !r.Met || r.ModelCalls > 2 || r.ModelCalls != e.llm.Calls() {
 		t.Fatalf("wait_for: %+v with %d model requests; want met after at most 2 model calls", r, e.llm.Calls())
 	}
@@ -221,6 +222,7 @@ func TestWaitForAsksAgainOnlyWhenTheScreenChanged(t *testing.T) {
 	// An unchanging screen: one model call however many checks.
 	before := e.llm.Calls()
 	jsonOf(t, callTool(t, e.cs, "gui_wait_for", map[string]any{"condition": "the Cancel button is visible", "interval_ms": 250, "timeout_s": 1.2}), &r)
+	t.Logf("still screen: %+v", r)
 	if r.Met || r.ModelCalls != 1 || e.llm.Calls()-before != 1 || r.Checks < 3 || !strings.Contains(r.Reason, "not met") {
 		t.Fatalf("wait_for on a still screen: %+v (%d requests)", r, e.llm.Calls()-before)
 	}
