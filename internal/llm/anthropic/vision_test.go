@@ -106,3 +106,11 @@ func claudeProfile(t *testing.T) geom.Profile {
 	}
 	return p
 }
+
+func TestVisionJSONInTextIsAcceptedWithoutTheToolCall(t *testing.T) {
+	s, _ := visionService(t, fakellm.Script(fakellm.Fixed(fakellm.Reply{Raw: "Sure.\n```json\n{\"pass\": true, \"reason\": \"I see it\"}\n```"})))
+	v, u, err := s.Assert(context.Background(), defaultScreen().shot(t, claudeProfile(t), 1), "the pink button is visible")
+	if err != nil || !v.Pass || v.Reason != "I see it" || u.Calls != 1 {
+		t.Fatalf("%+v %+v %v", v, u, err)
+	}
+}
