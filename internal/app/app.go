@@ -20,6 +20,7 @@ import (
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/mcpserver"
 	"github.com/guiagent/guiagent/internal/platform"
@@ -311,4 +312,18 @@ func newLogger(c config.Config, w io.Writer, scrub *secret.Scrubber) (*slog.Logg
 	}
 	w = scrub.Writer(w) // a key a log line carries shows as secret.Marker, one set later too
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), closeFn, nil
+}
+
+// setVision offers the vision tools for c's model, or withdraws them when c
+// has none (the settings API changed the model).
+func (a *App) setVision(c config.Config) {
+	vm, err := newVision(c)
+	if err != nil {
+		if modelConfigured(c) {
+			a.log.Warn("the vision tools (gui_locate, gui_query, gui_assert, gui_wait_for, target) are off", "why", err)
+		}
+		a.server.SetVision(nil, geom.Profile{}, geom.Profile{})
+		return
+	}
+	a.server.SetVision(vm.seer, vm.seer.AskProfile(), vm.seer.LocateProfile())
 }

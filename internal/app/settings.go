@@ -144,6 +144,7 @@ func (a *App) UpdateSettings(ctx context.Context, changes map[string]string) err
 	} else {
 		a.server.SetTasks(nil) // withdraws it: no model
 	}
+	a.setVision(next)
 	a.log.Info("settings changed; the next task uses them", "changed", settingNames(changed), "model", next.Model, "provider", next.Provider)
 	return nil
 }

@@ -179,6 +179,13 @@ type Server struct {
 	toolsMu sync.Mutex
 	tools   []string   // registered tool names, in order
 	tasks   TaskRunner // gui_execute_task's runner; nil: not offered
+	vision  visionModel
+}
+
+// visionModel is the vision service and the profiles of its models.
+type visionModel struct {
+	seer        vision.Seer // nil: the vision tools are not offered
+	ask, locate geom.Profile
 }
 
 // New validates opts and builds the server with its tools and resources
@@ -259,6 +266,7 @@ func (s *Server) registerTools() error {
 		return err
 	}
 	s.sel, s.tasks = sel, s.opts.Tasks
+	s.vision = visionModel{s.opts.Vision, s.opts.VisionProfile, s.opts.LocateProfile}
 	for _, t := range s.toolList() {
 		if _, ok := groupOf(t.name); !ok {
 			panic("mcpserver: tool " + t.name + " has no row in toolGroups")
@@ -313,6 +321,40 @@ func (s *Server) SetTasks(r TaskRunner) {
 		s.mcp.RemoveTools(name)
 		s.tools = slices.DeleteFunc(s.tools, func(n string) bool { return n == name })
 	}
+}
+
+// visionTools are the tools offered only with a vision model.
+var visionTools = []string{"gui_locate", "gui_query", "gui_assert", "gui_wait_for"}
+
+// SetVision sets the vision service and its models' profiles while the
+// server runs (a model configured or cleared at run time), as SetTasks does
+// for gui_execute_task: a service offers gui_locate, gui_query, gui_assert
+// and gui_wait_for (those the tool selection includes) and makes `target`
+// work; nil withdraws them.
+func (s *Server) SetVision(seer vision.Seer, ask, locate geom.Profile) {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	had := s.vision.seer != nil
+	s.vision = visionModel{seer, ask, locate}
+	switch {
+	case seer != nil && !had:
+		for _, t := range []toolDef{s.locateTool(), s.queryTool(), s.assertTool(), s.waitForTool()} {
+			if s.sel.has(t.name) {
+				t.add(s.mcp)
+				s.tools = append(s.tools, t.name)
+			}
+		}
+	case seer == nil && had:
+		s.mcp.RemoveTools(visionTools...)
+		s.tools = slices.DeleteFunc(s.tools, func(n string) bool { return slices.Contains(visionTools, n) })
+	}
+}
+
+// visionNow is the vision service and its profiles now (seer nil: none).
+func (s *Server) visionNow() visionModel {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	return s.vision
 }
 
 // taskRunner is gui_execute_task's runner now (nil: no model).

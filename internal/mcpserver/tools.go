@@ -40,7 +40,7 @@ func (s *Server) toolList() []toolDef {
 		s.findImageTool(),
 		s.clipboardTool(),
 	}
-	if s.opts.Vision != nil {
+	if s.vision.seer != nil {
 		list = append(list, s.locateTool(), s.queryTool(), s.assertTool(), s.waitForTool())
 	}
 	if s.opts.Tasks != nil {

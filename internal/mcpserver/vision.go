@@ -46,11 +46,20 @@ func (s *Server) visionShot(ctx context.Context, c *call, d geom.Display, region
 }
 
 // locateProfile is the profile of the model that locates.
-func (s *Server) locateProfile() geom.Profile {
-	if s.opts.LocateProfile.Name != "" {
-		return s.opts.LocateProfile
+func (v visionModel) locateProfile() geom.Profile {
+	if v.locate.Name != "" {
+		return v.locate
 	}
-	return s.opts.VisionProfile
+	return v.ask
+}
+
+// visionOrErr is the vision service now, or errNoVision.
+func (s *Server) visionOrErr() (visionModel, error) {
+	v := s.visionNow()
+	if v.seer == nil {
+		return v, errNoVision
+	}
+	return v, nil
 }
 
 // located is a target description found on the screen.
@@ -71,18 +80,19 @@ func (l located) String() string {
 // centre of its box through the resolver. Not found is an error that says
 // nothing was done.
 func (s *Server) locateTarget(ctx context.Context, c *call, display, words string) (located, error) {
-	if s.opts.Vision == nil {
-		return located{}, errNoVision
+	v, err := s.visionOrErr()
+	if err != nil {
+		return located{}, err
 	}
 	d, ds, err := s.display(ctx, display)
 	if err != nil {
 		return located{}, err
 	}
-	_, img, err := s.visionShot(ctx, c, d, geom.Rect{}, s.locateProfile())
+	_, img, err := s.visionShot(ctx, c, d, geom.Rect{}, v.locateProfile())
 	if err != nil {
 		return located{}, err
 	}
-	loc, _, err := s.opts.Vision.Locate(ctx, img, words)
+	loc, _, err := v.seer.Locate(ctx, img, words)
 	if err != nil {
 		return located{}, fmt.Errorf("locating %q: %w", words, err)
 	}
@@ -183,11 +193,15 @@ func (s *Server) locateTool() toolDef {
 			if strings.TrimSpace(in.Target) == "" {
 				return nil, errors.New("target is empty: describe the element in words, e.g. \"the Submit button\"")
 			}
-			_, img, err := s.visionShot(ctx, c, d, geom.Rect{}, s.locateProfile())
+			v, err := s.visionOrErr()
 			if err != nil {
 				return nil, err
 			}
-			loc, _, err := s.opts.Vision.Locate(ctx, img, in.Target)
+			_, img, err := s.visionShot(ctx, c, d, geom.Rect{}, v.locateProfile())
+			if err != nil {
+				return nil, err
+			}
+			loc, _, err := v.seer.Locate(ctx, img, in.Target)
 			if err != nil {
 				return nil, err
 			}
@@ -247,15 +261,19 @@ func (s *Server) queryTool() toolDef {
 				}
 				schema = b
 			}
+			v, err := s.visionOrErr()
+			if err != nil {
+				return nil, err
+			}
 			d, region, err := s.queryRegion(ctx, c, in)
 			if err != nil {
 				return nil, err
 			}
-			_, img, err := s.visionShot(ctx, c, d, region, s.opts.VisionProfile)
+			_, img, err := s.visionShot(ctx, c, d, region, v.ask)
 			if err != nil {
 				return nil, err
 			}
-			ans, _, err := s.opts.Vision.Query(ctx, img, in.Question, schema)
+			ans, _, err := v.seer.Query(ctx, img, in.Question, schema)
 			if err != nil {
 				return nil, err
 			}
@@ -312,11 +330,15 @@ func (s *Server) assertTool() toolDef {
 			if err != nil {
 				return nil, err
 			}
-			_, img, err := s.visionShot(ctx, c, d, geom.Rect{}, s.opts.VisionProfile)
+			vm, err := s.visionOrErr()
 			if err != nil {
 				return nil, err
 			}
-			v, _, err := s.opts.Vision.Assert(ctx, img, in.Assertion)
+			_, img, err := s.visionShot(ctx, c, d, geom.Rect{}, vm.ask)
+			if err != nil {
+				return nil, err
+			}
+			v, _, err := vm.seer.Assert(ctx, img, in.Assertion)
 			if err != nil {
 				return nil, err
 			}
@@ -389,6 +411,10 @@ func waitForLimits(in WaitForArgs) (timeout, every time.Duration, err error) {
 // screenshot the model last judged; only a changed screen is sent to the
 // model again.
 func (s *Server) waitFor(ctx context.Context, c *call, d geom.Display, condition string, timeout, every time.Duration) (WaitForResult, error) {
+	vm, err := s.visionOrErr()
+	if err != nil {
+		return WaitForResult{}, err
+	}
 	start := time.Now()
 	deadline := start.Add(timeout)
 	var r WaitForResult
@@ -404,11 +430,11 @@ func (s *Server) waitFor(ctx context.Context, c *call, d geom.Display, condition
 			changed = screenChanged(*judged, th)
 		}
 		if changed {
-			shot, img, err := s.visionShot(ctx, c, d, geom.Rect{}, s.opts.VisionProfile)
+			shot, img, err := s.visionShot(ctx, c, d, geom.Rect{}, vm.ask)
 			if err != nil {
 				return r, err
 			}
-			v, u, err := s.opts.Vision.Assert(ctx, img, condition)
+			v, u, err := vm.seer.Assert(ctx, img, condition)
 			r.ModelCalls += max(u.Calls, 1)
 			if err != nil {
 				return r, err

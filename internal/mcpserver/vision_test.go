@@ -274,3 +274,43 @@ func (blindSeer) Query(context.Context, llm.Image, string, json.RawMessage) (vis
 func (blindSeer) Assert(context.Context, llm.Image, string) (vision.Verdict, llm.Usage, error) {
 	return vision.Verdict{Reason: "blind"}, llm.Usage{}, nil
 }
+
+// TestSetVisionOffersAndWithdrawsTheVisionTools: a model configured at run
+// time (the settings API) offers the vision tools and makes `target` work;
+// clearing it withdraws them.
+func TestSetVisionOffersAndWithdrawsTheVisionTools(t *testing.T) {
+	changed := make(chan struct{}, 8)
+	e := newEnv(t, visionDisplays, Options{})
+	cs := e.connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	listed := func() string {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tl := range res.Tools {
+			names = append(names, tl.Name)
+		}
+		return strings.Join(names, ",")
+	}
+	if strings.Contains(listed(), "gui_locate") {
+		t.Fatal("gui_locate offered without a model")
+	}
+	e.srv.SetVision(blindSeer{}, geom.Profile{}, geom.Profile{})
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no tools/list_changed after SetVision")
+	}
+	for _, want := range []string{"gui_locate", "gui_query", "gui_assert", "gui_wait_for"} {
+		if !strings.Contains(listed(), want) {
+			t.Fatalf("%s not offered after SetVision: %s", want, listed())
+		}
+	}
+	fails(t, cs, "gui_click", map[string]any{"target": "the OK button"}, "could not find", "blind")
+	e.srv.SetVision(nil, geom.Profile{}, geom.Profile{})
+	if l := listed(); strings.Contains(l, "gui_locate") || strings.Contains(l, "gui_wait_for") || !strings.Contains(l, "gui_click") {
+		t.Fatalf("after SetVision(nil): %s", l)
+	}
+	fails(t, cs, "gui_click", map[string]any{"target": "the OK button"}, "GUI_AGENT_MODEL")
+}
