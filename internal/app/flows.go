@@ -17,10 +17,20 @@ type flows struct {
 	seer vision.Seer // nil: steps that need the model fail unless cached
 }
 
-// newSeer builds the plain-vision model flows locate, query and assert with,
-// and names it for the cache. It returns nil (no model) until the vision
-// layer's service is wired here; flows then replay cached elements only.
-func newSeer(config.Config) (vision.Seer, string, error) { return nil, "", nil }
+// newSeer builds the plain-vision service flows locate, query and assert
+// with (the one of the vision tools: newVision), and names the model that
+// locates for the cache. Without a model it returns nil: flows then replay
+// cached elements only, and a step that needs the model fails saying why.
+func newSeer(c config.Config) (vision.Seer, string, error) {
+	if !modelConfigured(c) {
+		return nil, "", nil
+	}
+	vm, err := newVision(c)
+	if err != nil {
+		return nil, "", err
+	}
+	return vm.seer, vm.locateBy, nil
+}
 
 // runner builds a flow runner from the App's parts and c.
 func (f *flows) runner(c config.Config) (*flow.Runner, error) {
@@ -38,6 +48,11 @@ func (f *flows) runner(c config.Config) (*flow.Runner, error) {
 		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
 			return a.store.BeginFlow(runID, t.Task, c)
 		},
+	}
+	if svc, ok := seer.(*vision.Service); ok {
+		// Screenshots are prepared for the model that looks at them.
+		ask := svc.AskProfile()
+		o.Shot.Profile, o.AskProfile = svc.LocateProfile(), &ask
 	}
 	if a.tasks.configured() {
 		o.Tasks = a.tasks
