@@ -206,6 +206,9 @@ func readRunFiles(dir string, running bool, v *reportView) {
 		v.Meta.Status = StatusIncomplete
 	}
 	v.Session = v.Meta.Kind == KindSession
+	if v.Session && v.Meta.Status == StatusRunning {
+		v.Meta.Status = StatusOpen
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, TaskFile)); err == nil {
 		v.Task = string(b)
 	}

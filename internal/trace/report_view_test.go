@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
@@ -113,5 +114,49 @@ func TestUnescapeJSONHTML(t *testing.T) {
 		if got := unescapeJSONHTML(in); got != want {
 			t.Errorf("unescapeJSONHTML(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestListingOfLiveRuns: while recorded, a task's row counts the step under
+// way (not the last finished one), and a session's row says "open", then
+// "idle" once no call came for SessionIdleAfter, and "recorded" once closed;
+// never "running".
+func TestListingOfLiveRuns(t *testing.T) {
+	st := newTestStore(t, nil)
+	run, err := st.Begin("live", "task", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disp := geom.Display{ID: "0", Bounds: geom.Rect{W: 320, H: 200}, Primary: true}
+	for s := 1; s <= 3; s++ {
+		img := &llm.Image{MIME: "image/jpeg", Data: encodeJPEG(t, desktopImage(320, 200, int64(s))), Frame: geom.NewFrame("f", disp, disp.Bounds, geom.Size{W: 320, H: 200})}
+		run.OnEvent(agent.Event{Kind: agent.EvScreenshot, Step: s, Image: img})
+		if s < 3 {
+			run.OnEvent(agent.Event{Kind: agent.EvStep, Step: s, StepDone: &agent.StepTrace{Step: s, Outcome: "ok"}})
+		}
+	}
+	info, err := st.Get(run.ID())
+	if err != nil || info.Status != StatusRunning || info.Steps != 3 || info.LastActivity == nil {
+		t.Errorf("running task listed as %+v, %v: want running at step 3", info, err)
+	}
+	run.Close()
+
+	rec := st.Session("live-session")
+	rec.RecordCall(Call{Tool: "gui_cursor_position", Result: "{}"})
+	rec.RecordCall(Call{Tool: "gui_cursor_position", Result: "{}"})
+	id := rec.RunID()
+	if info, _ := st.Get(id); info.Status != StatusOpen || info.Steps != 2 {
+		t.Errorf("open session listed as %q with %d calls, want open with 2", info.Status, info.Steps)
+	}
+	r := st.activeRun(id)
+	r.mu.Lock()
+	r.lastActivity = time.Now().Add(-SessionIdleAfter - time.Second)
+	r.mu.Unlock()
+	if info, _ := st.Get(id); info.Status != StatusIdle {
+		t.Errorf("session without calls for %v listed as %q, want idle", SessionIdleAfter, info.Status)
+	}
+	rec.Close()
+	if info, _ := st.Get(id); info.Status != StatusRecorded {
+		t.Errorf("closed session listed as %q, want recorded", info.Status)
 	}
 }
