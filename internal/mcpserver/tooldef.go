@@ -80,6 +80,7 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 	if patch != nil {
 		patch(schema)
 	}
+	portableSchema(name, schema)
 	capArguments(name, schema)
 	t := &mcp.Tool{Name: name, Title: title, Description: desc, InputSchema: schema, Annotations: annotations(title, e)}
 	handler := func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
