@@ -136,7 +136,10 @@ func TestLoginRenewalInChromium(t *testing.T) {
 		t.Fatal("signed in with the token, the live screen does not load: ", err)
 	}
 
-	// "New login link" makes a working one-time link.
+	// "New login link" makes a working one-time link, shown only once asked for.
+	if h, err := browsertest.Eval[int](b, `document.getElementById("login-link-box").offsetHeight`); err != nil || h != 0 {
+		t.Errorf("the login link box shows (%d px high) before a link was asked for (%v)", h, err)
+	}
 	if err := b.Do(10*time.Second, chromedp.Click(chromedp.CSS("#login-link"))); err != nil {
 		t.Fatal(err)
 	}
