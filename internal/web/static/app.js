@@ -84,6 +84,7 @@ const task = {
   id: "task-panel",
   steps: new Map(),
   running: false,
+  ended: new Set(), // run ids whose finish event arrived: a late poll cannot revive them
   step: 0,
   maxSteps: 0,
   phase: "",
@@ -180,6 +181,7 @@ const task = {
     },
     finish(ev) {
       const r = ev.result || {};
+      if (ev.run_id) task.ended.add(ev.run_id);
       task.setRunning(false, r.status || "finished");
       $("summary").textContent = r.summary || "";
       runs.load();
@@ -203,7 +205,7 @@ const task = {
   async poll() {
     try {
       const c = await guiagent.getJSON("/api/current");
-      if (c && typeof c === "object" && c.run_id) {
+      if (c && typeof c === "object" && c.run_id && !this.ended.has(c.run_id)) {
         if (!$("task-text").textContent || !this.running) {
           $("task-text").textContent = c.task || "";
           $("task-text").className = "";
@@ -213,8 +215,8 @@ const task = {
         this.step = c.step || this.step;
         this.phase = c.phase || "";
         this.showCounter();
-      } else if (this.running) {
-        this.setRunning(false, "idle");
+      } else if (this.running && !(c && this.ended.has(c.run_id))) {
+        this.setRunning(false, "idle"); // the finish event was missed
       }
     } catch (e) { /* shown by the connection pill */ }
   },
