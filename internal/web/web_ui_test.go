@@ -40,7 +40,7 @@ func TestIdleDashboardInChromium(t *testing.T) {
 	audit := safety.NewAudit(0)
 	d := New(Options{Token: token, Screen: func(context.Context) ([]byte, error) { return frameJPEG(1), nil }, Subscribe: (&hub{}).Subscribe, Current: func() any { return nil },
 		Stop:  func() error { t.Error("Stop was called while idle"); return nil },
-		Audit: func() any { return audit.Snapshot() }, Runs: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Audit: func() any { return audit.Snapshot() }, Runs: store, Settings: settingsStub{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(d)
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
 	b := browsertest.New(t)
