@@ -53,6 +53,7 @@ func (s *Server) toolList() []toolDef {
 type Where struct {
 	Display string `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
 	Space   string `json:"space,omitempty" jsonschema:"how to read x/y: image (pixels of the latest screenshot/zoom image of the display), screen (global logical pixels), or a normalized mode over the latest image (normalized-1000, normalized-999, normalized-0-1, yx-normalized-1000). Default: image"`
+	FrameID string `json:"frame_id,omitempty" jsonschema:"frame_id of the screenshot or zoom image x/y refer to, from any MCP session of this server (it keeps the 32 most recent); default: this session's latest image of the display, else the latest taken in any session"`
 }
 
 // spaceEnum lists the accepted spaces and states the server's default.
@@ -142,11 +143,11 @@ func (s *Server) zoomTool() toolDef {
 			if err != nil {
 				return nil, err
 			}
-			a, err := s.resolve(ctx, c.ss, in.Display, *z.At)
+			a, err := s.resolve(ctx, c.ss, in.Where, *z.At)
 			if err != nil {
 				return nil, fmt.Errorf("zoom corner (x1,y1): %w", err)
 			}
-			b, err := s.resolve(ctx, c.ss, in.Display, *z.To)
+			b, err := s.resolve(ctx, c.ss, in.Where, *z.To)
 			if err != nil {
 				return nil, fmt.Errorf("zoom corner (x2,y2): %w", err)
 			}
@@ -167,6 +168,7 @@ func (s *Server) zoomTool() toolDef {
 // CursorArgs are gui_cursor_position's arguments.
 type CursorArgs struct {
 	Display string `json:"display,omitempty" jsonschema:"express the position in the latest image of this display; default: the display under the pointer"`
+	FrameID string `json:"frame_id,omitempty" jsonschema:"express the position in this screenshot or zoom image (its frame_id, from any MCP session of this server); default: the latest image of the display"`
 }
 
 func (s *Server) cursorPositionTool() toolDef {
@@ -178,7 +180,7 @@ func (s *Server) cursorPositionTool() toolDef {
 			if err != nil {
 				return nil, fmt.Errorf("reading the pointer position: %w", err)
 			}
-			ip, f, inside, err := s.imageOf(ctx, c.ss, in.Display, g)
+			ip, f, inside, err := s.imageOf(ctx, c.ss, in.Display, in.FrameID, g)
 			if err != nil {
 				return nil, err
 			}
@@ -205,7 +207,7 @@ func (s *Server) moveTool() toolDef {
 			if err != nil {
 				return nil, err
 			}
-			t, err := s.resolve(ctx, c.ss, in.Display, *a.At)
+			t, err := s.resolve(ctx, c.ss, in.Where, *a.At)
 			if err != nil {
 				return nil, err
 			}
@@ -253,7 +255,7 @@ func (s *Server) click(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToo
 	if err := s.checkKeys(a.Keys); err != nil {
 		return nil, err
 	}
-	t, err := s.resolve(ctx, c.ss, in.Display, *a.At)
+	t, err := s.resolve(ctx, c.ss, in.Where, *a.At)
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +325,7 @@ func (s *Server) button(ctx context.Context, c *call, in ButtonArgs, down bool) 
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.optPoint(ctx, c.ss, in.Display, a.At)
+	p, err := s.optPoint(ctx, c.ss, in.Where, a.At)
 	if err != nil {
 		return nil, err
 	}
@@ -356,11 +358,11 @@ func (s *Server) dragTool() toolDef {
 			if err != nil {
 				return nil, err
 			}
-			from, err := s.resolve(ctx, c.ss, in.Display, *a.At)
+			from, err := s.resolve(ctx, c.ss, in.Where, *a.At)
 			if err != nil {
 				return nil, fmt.Errorf("drag start: %w", err)
 			}
-			to, err := s.resolve(ctx, c.ss, in.Display, *a.To)
+			to, err := s.resolve(ctx, c.ss, in.Where, *a.To)
 			if err != nil {
 				return nil, fmt.Errorf("drag end: %w", err)
 			}
@@ -409,7 +411,7 @@ func (s *Server) scrollTool() toolDef {
 			if err := s.checkKeys(a.Keys); err != nil {
 				return nil, err
 			}
-			p, err := s.optPoint(ctx, c.ss, in.Display, a.At)
+			p, err := s.optPoint(ctx, c.ss, in.Where, a.At)
 			if err != nil {
 				return nil, err
 			}
