@@ -37,7 +37,7 @@ const oneLine = `(sel => [...document.querySelectorAll(sel)].every(e => { const 
 // ends, "recorded"; timestamps stay on one line.
 func TestIdleDashboardInChromium(t *testing.T) {
 	store := trace.NewStore(trace.Options{Dir: t.TempDir(), DebugImages: true})
-	audit := safety.NewAudit(0)
+	audit := safety.NewAudit(0, nil)
 	d := New(Options{Token: token, Screen: func(context.Context) ([]byte, error) { return frameJPEG(1), nil }, Subscribe: (&hub{}).Subscribe, Current: func() any { return nil },
 		Stop:  func() error { t.Error("Stop was called while idle"); return nil },
 		Audit: func() any { return audit.Snapshot() }, Runs: store, Settings: settingsStub{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
