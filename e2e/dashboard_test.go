@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -123,6 +124,24 @@ func TestDashboardLogin(t *testing.T) {
 	}
 	if resp, body := fetch(t, plain, base+"/api/audit", "Authorization", "Bearer "+token); resp.StatusCode != http.StatusOK {
 		t.Errorf("GET /api/audit with the printed token: status %d: %.200s", resp.StatusCode, body)
+	}
+	// The used link is renewed without a restart: the second browser signs in
+	// on the login page with the token pasted in.
+	if resp, body := fetch(t, second, link); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `name="token"`) {
+		t.Errorf("a used link shows no sign-in form: status %d: %.300s", resp.StatusCode, body)
+	}
+	form := strings.NewReader(url.Values{"token": {token}}.Encode())
+	req, _ := http.NewRequest(http.MethodPost, base+"/login", form)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	if resp, err := second.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("signing in with the pasted token: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	if resp, _ := fetch(t, second, base+"/api/runs"); resp.StatusCode != http.StatusOK {
+		t.Errorf("after signing in with the token, /api/runs answers %d", resp.StatusCode)
 	}
 	g.token = token
 	cs := g.connect(t, nil)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"image"
 	_ "image/jpeg"
@@ -162,7 +163,13 @@ func TestAtomicCallsRecordedPerSession(t *testing.T) {
 				t.Fatalf("the session report %s does not show the calls (%v):\n%.1500s", report, err, b)
 			}
 			b, _ := os.ReadFile(report)
-			if !strings.Contains(string(b), `src="`+overlay+`"`) || !strings.Contains(string(b), `b-bad">error<`) {
+			ov, err := os.ReadFile(filepath.Join(ri.Dir, filepath.FromSlash(overlay)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The report embeds the overlay (it is self-contained) and links its file.
+			embedded := `src="data:image/jpeg;base64,` + base64.StdEncoding.EncodeToString(ov) + `"`
+			if !strings.Contains(string(b), embedded) || !strings.Contains(string(b), `href="`+overlay+`"`) || !strings.Contains(string(b), `b-bad">error<`) {
 				t.Errorf("the session report lacks the click's overlay %s or the refused call's error mark", overlay)
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/guiagent/guiagent"
 	"github.com/guiagent/guiagent/internal/mcpserver"
@@ -38,7 +39,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, _ 
 				return err
 			}
 		}
-		fmt.Fprintf(stderr, "guiagent: MCP endpoint %s\nguiagent: dashboard (one-time login link): %s\n", e.MCPURL, e.LoginURL)
+		fmt.Fprintf(stderr, "guiagent: MCP endpoint %s\nguiagent: dashboard (one-time login link): %s\n"+
+			"guiagent: once that link is used, sign in at %s/login with the bearer token, or make a new link from the dashboard\n",
+			e.MCPURL, e.LoginURL, strings.TrimSuffix(e.MCPURL, "/mcp"))
 		return nil
 	})
 }

@@ -33,14 +33,21 @@ type target struct {
 	Global  geom.GlobalPoint
 	Display geom.Display
 	FrameID string // "" in screen space
+	// Source says how the frame was chosen.
+	Source  frameSource
 	Warning string
 }
 
+// String says where the point went and over which frame it was read.
 func (t target) String() string {
 	if t.FrameID == "" {
 		return fmt.Sprintf("global %v on display %s", t.Global, t.Display.ID)
 	}
-	return fmt.Sprintf("image %v = global %v on display %s", t.Image, t.Global, t.Display.ID)
+	s := fmt.Sprintf("image %v = global %v on display %s (frame %s", t.Image, t.Global, t.Display.ID, t.FrameID)
+	if t.Source == fromServer || t.Source == fromImplicit {
+		s += ": " + t.Source.String()
+	}
+	return s + ")"
 }
 
 // displays lists the current displays, naming the backend on failure.
@@ -99,27 +106,57 @@ func (s *Server) implicitFrame(d geom.Display) geom.Frame {
 	return f
 }
 
-// frameFor returns the latest frame of display d for the calling session, or
-// the implicit frame when the session has none. A frame of a display whose
-// geometry changed since is an ErrStaleFrame error.
-func (s *Server) frameFor(ss *mcp.ServerSession, d geom.Display) (geom.Frame, error) {
-	f, ok := s.frames.get(ss, d.ID)
-	if !ok {
-		return s.implicitFrame(d), nil
+// frameFor returns the frame points on display d are read over: frame
+// frameID when given (of any session, while the server holds it), else the
+// session's latest frame of d, else the server's latest, else the implicit
+// frame. A frame of another display, or of a display whose geometry changed
+// since, is an error naming the fix.
+func (s *Server) frameFor(ss *mcp.ServerSession, d geom.Display, frameID string) (geom.Frame, frameSource, error) {
+	var h heldFrame
+	src := fromFrameID
+	if frameID != "" {
+		var ok bool
+		if h, ok = s.frames.byFrameID(frameID); !ok {
+			return geom.Frame{}, src, unknownFrame(frameID)
+		}
+		if h.frame.Display.ID != d.ID {
+			return geom.Frame{}, src, fmt.Errorf("frame_id %s is a screenshot of display %s, not of display %s: give display %s or leave display out",
+				frameID, h.frame.Display.ID, d.ID, h.frame.Display.ID)
+		}
+	} else {
+		var ok bool
+		if h, src, ok = s.frames.current(ss, d.ID); !ok {
+			return s.implicitFrame(d), fromImplicit, nil
+		}
 	}
+	f := h.frame
 	if f.Display.Bounds != d.Bounds || f.Display.ScaleFactor() != d.ScaleFactor() {
-		return geom.Frame{}, fmt.Errorf("%w: display %s changed from %v (scale %g) to %v (scale %g) since screenshot %s was taken; take a new screenshot with gui_screenshot",
+		return geom.Frame{}, src, fmt.Errorf("%w: display %s changed from %v (scale %g) to %v (scale %g) since screenshot %s was taken; take a new screenshot with gui_screenshot",
 			ErrStaleFrame, d.ID, f.Display.Bounds, f.Display.ScaleFactor(), d.Bounds, d.ScaleFactor(), f.ID)
 	}
-	return f, nil
+	return f, src, nil
+}
+
+// displayFor finds the display a tool's points are on: w.Display, else the
+// display of frame w.FrameID, else the default one.
+func (s *Server) displayFor(ctx context.Context, w Where) (geom.Display, []geom.Display, error) {
+	id := w.Display
+	if id == "" && w.FrameID != "" {
+		h, ok := s.frames.byFrameID(w.FrameID)
+		if !ok {
+			return geom.Display{}, nil, unknownFrame(w.FrameID)
+		}
+		id = h.frame.Display.ID
+	}
+	return s.display(ctx, id)
 }
 
 // resolve maps point p of an action (named x and y in its space) on display
-// id to a global pixel through the resolver (action.Point.Resolve, that is
-// geom.ResolveIn): screen points as they are, the other spaces over the
-// session's latest frame of the display.
-func (s *Server) resolve(ctx context.Context, ss *mcp.ServerSession, display string, p action.Point) (target, error) {
-	d, ds, err := s.display(ctx, display)
+// w.Display to a global pixel through the resolver (action.Point.Resolve,
+// that is geom.ResolveIn): screen points as they are, the other spaces over
+// the frame frameFor picks (w.FrameID, else the latest).
+func (s *Server) resolve(ctx context.Context, ss *mcp.ServerSession, w Where, p action.Point) (target, error) {
+	d, ds, err := s.displayFor(ctx, w)
 	if err != nil {
 		return target{}, err
 	}
@@ -130,7 +167,7 @@ func (s *Server) resolve(ctx context.Context, ss *mcp.ServerSession, display str
 		}
 		return target{Global: r.Global, Display: r.Display}, nil
 	}
-	f, err := s.frameFor(ss, d)
+	f, src, err := s.frameFor(ss, d, w.FrameID)
 	if err != nil {
 		return target{}, err
 	}
@@ -141,7 +178,7 @@ func (s *Server) resolve(ctx context.Context, ss *mcp.ServerSession, display str
 	case err != nil:
 		return target{}, fmt.Errorf("%w (frame %s)", err, f.ID)
 	}
-	return target{Image: r.Image, Global: r.Global, Display: d, FrameID: f.ID, Warning: r.Warning}, nil
+	return target{Image: r.Image, Global: r.Global, Display: d, FrameID: f.ID, Source: src, Warning: r.Warning}, nil
 }
 
 // space reads a tool's `space` argument (the server's default when empty) as
@@ -162,27 +199,34 @@ type actionPoint struct {
 // optPoint resolves an action's optional point. With the point the action
 // happens there, on its display; without it the action happens at the current
 // pointer position and display (or the default one) is shown after it.
-func (s *Server) optPoint(ctx context.Context, ss *mcp.ServerSession, display string, p *action.Point) (actionPoint, error) {
+func (s *Server) optPoint(ctx context.Context, ss *mcp.ServerSession, w Where, p *action.Point) (actionPoint, error) {
 	if p == nil {
-		d, _, err := s.display(ctx, display)
-		if err != nil && display != "" {
+		d, _, err := s.displayFor(ctx, w)
+		if err != nil && (w.Display != "" || w.FrameID != "") {
 			return actionPoint{}, err // a display the caller named must exist
 		}
 		return actionPoint{where: "at the current pointer position", display: d}, nil
 	}
-	t, err := s.resolve(ctx, ss, display, *p)
+	t, err := s.resolve(ctx, ss, w, *p)
 	if err != nil {
 		return actionPoint{}, err
 	}
 	return actionPoint{at: &t.Global, t: &t, where: "at " + t.String() + warn(t), display: t.Display}, nil
 }
 
-// imageOf expresses global point g in the latest frame of the display containing
-// it (or of display id when given).
-func (s *Server) imageOf(ctx context.Context, ss *mcp.ServerSession, id string, g geom.GlobalPoint) (geom.ImagePoint, geom.Frame, bool, error) {
+// imageOf expresses global point g in frame frameID, else in the latest frame
+// of the display containing it (or of display id when given).
+func (s *Server) imageOf(ctx context.Context, ss *mcp.ServerSession, id, frameID string, g geom.GlobalPoint) (geom.ImagePoint, geom.Frame, bool, error) {
 	ds, err := s.displays(ctx)
 	if err != nil {
 		return geom.ImagePoint{}, geom.Frame{}, false, err
+	}
+	if id == "" && frameID != "" {
+		h, ok := s.frames.byFrameID(frameID)
+		if !ok {
+			return geom.ImagePoint{}, geom.Frame{}, false, unknownFrame(frameID)
+		}
+		id = h.frame.Display.ID
 	}
 	var d geom.Display
 	if id != "" {
@@ -194,7 +238,7 @@ func (s *Server) imageOf(ctx context.Context, ss *mcp.ServerSession, id string, 
 	} else if d, err = geom.FindDisplay(ds, s.defaultDisplay()); err != nil {
 		return geom.ImagePoint{}, geom.Frame{}, false, err
 	}
-	f, err := s.frameFor(ss, d)
+	f, _, err := s.frameFor(ss, d, frameID)
 	if err != nil {
 		return geom.ImagePoint{}, geom.Frame{}, false, err
 	}
@@ -230,7 +274,7 @@ func (s *Server) noteAction(c *call, a action.Action, d geom.Display, at, to *ta
 		}
 	}
 	if at == nil && c.frame == nil && d.ID != "" {
-		if h, ok := s.frames.latest(c.ss, d.ID); ok {
+		if h, _, ok := s.frames.current(c.ss, d.ID); ok {
 			c.frame = h.img
 		}
 	}
@@ -248,9 +292,9 @@ func (s *Server) seenAt(ss *mcp.ServerSession, t *target) (*geom.GlobalPoint, *g
 	g := t.Global
 	if t.FrameID != "" {
 		ip := t.Image
-		return &g, &ip, s.frames.image(ss, t.Display.ID, t.FrameID)
+		return &g, &ip, s.frames.image(t.FrameID)
 	}
-	h, ok := s.frames.latest(ss, t.Display.ID)
+	h, _, ok := s.frames.current(ss, t.Display.ID)
 	if !ok || h.img == nil || h.frame.Display.Bounds != t.Display.Bounds || !h.frame.Region.Contains(g) {
 		return &g, nil, nil
 	}

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"image"
@@ -200,7 +201,11 @@ func TestSessionRecordReplaysAtomicCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(rep), `src="`+overlay.Ref+`"`) || !strings.Contains(string(rep), `b-bad">error<`) {
+	ovBytes, err := os.ReadFile(filepath.Join(runs[0].Dir, filepath.FromSlash(overlay.Ref)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rep), `src="data:image/jpeg;base64,`+base64.StdEncoding.EncodeToString(ovBytes)+`"`) || !strings.Contains(string(rep), `b-bad">error<`) {
 		t.Error("the session report lacks the click's overlay or the failed call's error mark")
 	}
 }

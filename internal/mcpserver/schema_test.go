@@ -61,3 +61,54 @@ func firstDiff(want, got []byte) string {
 	}
 	return "(no line differs)"
 }
+
+// TestToolSchemasArePortable: as a client receives them, every property of
+// every tool's input schema (nested ones included) has exactly one `type`, a
+// string, and no schema uses $ref or $defs, so clients that accept one type
+// per property (Gemini and others) take every tool.
+func TestToolSchemasArePortable(t *testing.T) {
+	e := newEnv(t, nil, Options{Tasks: &scriptedRunner{}})
+	tools := listTools(t, e.cs)
+	if len(tools) < 10 {
+		t.Fatalf("only %d tools listed", len(tools))
+	}
+	props := 0
+	for _, tool := range tools {
+		b, err := json.Marshal(tool.InputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var root map[string]any
+		if err := json.Unmarshal(b, &root); err != nil {
+			t.Fatal(err)
+		}
+		var check func(path string, s map[string]any)
+		check = func(path string, s map[string]any) {
+			for _, k := range []string{"$ref", "$defs", "definitions", "$dynamicRef", "anyOf", "oneOf"} {
+				if _, ok := s[k]; ok {
+					t.Errorf("%s: %s uses %s", tool.Name, path, k)
+				}
+			}
+			if typ, ok := s["type"].(string); !ok || typ == "" || typ == "null" {
+				t.Errorf("%s: %s has type %v, want one type name", tool.Name, path, s["type"])
+			}
+			ps, _ := s["properties"].(map[string]any)
+			for name, p := range ps {
+				props++
+				ps, ok := p.(map[string]any)
+				if !ok {
+					t.Errorf("%s: %s.%s is not a schema object", tool.Name, path, name)
+					continue
+				}
+				check(path+"."+name, ps)
+			}
+			if items, ok := s["items"].(map[string]any); ok {
+				check(path+"[]", items)
+			}
+		}
+		check("input", root)
+	}
+	if props < 30 {
+		t.Errorf("checked only %d properties", props)
+	}
+}

@@ -169,7 +169,7 @@ type Server struct {
 	log     *slog.Logger
 	mode    geom.Space // default space of the tools' points
 	started time.Time
-	frames  frameStore
+	frames  *frameStore
 	frameN  atomic.Uint64
 	watched sync.Map // *mcp.ServerSession -> struct{}: sessions whose end is awaited
 	// localIDs names sessions whose transport gives no id (stdio): *mcp.ServerSession -> string.
@@ -245,7 +245,7 @@ func New(opts Options) (*Server, error) {
 		s.opts.Version = "dev"
 	}
 	name, version := s.opts.Name, s.opts.Version
-	s.frames.m = map[*mcp.ServerSession]map[string]heldFrame{}
+	s.frames = newFrameStore()
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: name, Title: "guiagent desktop control", Version: version},
 		&mcp.ServerOptions{
 			Instructions: instructions,
@@ -287,7 +287,8 @@ func (s *Server) registerTools() error {
 }
 
 const instructions = `guiagent controls this computer's screen, mouse and keyboard.
-Take gui_screenshot first; give coordinates in pixels of the latest screenshot (or gui_zoom) image of that display.
+Take gui_screenshot first; give coordinates in pixels of the latest screenshot (or gui_zoom) image of that display,
+or pass the frame_id of the image they refer to (from any session of this server).
 Use gui_execute_task (when available) to hand over a whole goal.`
 
 // MCP returns the underlying go-sdk server (to connect custom transports).
@@ -441,62 +442,6 @@ func (s *Server) releaseAll() {
 	if err := s.input.ReleaseAll(); err != nil {
 		s.log.Warn("releasing held input failed", "err", err)
 	}
-}
-
-// frameStore keeps the latest frame per session and display, with its image.
-type frameStore struct {
-	mu sync.Mutex
-	m  map[*mcp.ServerSession]map[string]heldFrame
-}
-
-// heldFrame is a frame and the image the client got for it (nil when none,
-// e.g. a frame put without an image).
-type heldFrame struct {
-	frame geom.Frame
-	img   *imaging.Shot
-}
-
-func (fs *frameStore) get(ss *mcp.ServerSession, display string) (geom.Frame, bool) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	h, ok := fs.m[ss][display]
-	return h.frame, ok
-}
-
-// latest returns the latest frame of display for ss with its image.
-func (fs *frameStore) latest(ss *mcp.ServerSession, display string) (heldFrame, bool) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	h, ok := fs.m[ss][display]
-	return h, ok
-}
-
-// image returns the image of frame frameID when it is still the latest frame
-// of display for ss, else nil.
-func (fs *frameStore) image(ss *mcp.ServerSession, display, frameID string) *imaging.Shot {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if h, ok := fs.m[ss][display]; ok && h.frame.ID == frameID {
-		return h.img
-	}
-	return nil
-}
-
-// put stores f (with img, the image sent for it) as the latest frame of its display for ss.
-func (fs *frameStore) put(ss *mcp.ServerSession, f geom.Frame, img *imaging.Shot) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if fs.m[ss] == nil {
-		fs.m[ss] = map[string]heldFrame{}
-	}
-	fs.m[ss][f.Display.ID] = heldFrame{frame: f, img: img}
-}
-
-// forget drops the frames of ss.
-func (fs *frameStore) forget(ss *mcp.ServerSession) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	delete(fs.m, ss)
 }
 
 // watchSession arranges, once per session, that when ss ends (client gone,

@@ -164,8 +164,8 @@ func (s *Server) findImageTool() toolDef {
 			}
 			// Match at the scale of the latest image the caller saw.
 			edge := s.defaultLongEdge()
-			if f, ok := s.frames.get(c.ss, d.ID); ok && f.Region == d.Bounds {
-				edge = f.Content.LongEdge()
+			if h, _, ok := s.frames.current(c.ss, d.ID); ok && h.frame.Region == d.Bounds {
+				edge = h.frame.Content.LongEdge()
 			}
 			if cfg.Width > edge || cfg.Height > edge { // before capturing: no side of the screenshot exceeds edge
 				return nil, fmt.Errorf("template is %dx%d pixels, larger than the screenshot (%d pixels on its long side) it is matched against: crop it to the element you look for", cfg.Width, cfg.Height, edge)

@@ -80,6 +80,7 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 	if patch != nil {
 		patch(schema)
 	}
+	portableSchema(name, schema)
 	capArguments(name, schema)
 	t := &mcp.Tool{Name: name, Title: title, Description: desc, InputSchema: schema, Annotations: annotations(title, e)}
 	handler := func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
@@ -239,4 +240,4 @@ func between(s *jsonschema.Schema, name string, lo, hi float64) {
 }
 
 // coordinateDoc is appended to the descriptions of tools taking coordinates.
-const coordinateDoc = " Coordinates are pixels of the latest gui_screenshot/gui_zoom image of the display (fractions allowed), unless space says otherwise."
+const coordinateDoc = " Coordinates are pixels of the latest gui_screenshot/gui_zoom image of the display (fractions allowed), or of the image frame_id names, unless space says otherwise. The result names the frame used."

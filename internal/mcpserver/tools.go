@@ -58,6 +58,7 @@ func (s *Server) toolList() []toolDef {
 type Where struct {
 	Display string `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
 	Space   string `json:"space,omitempty" jsonschema:"how to read x/y: image (pixels of the latest screenshot/zoom image of the display), screen (global logical pixels), or a normalized mode over the latest image (normalized-1000, normalized-999, normalized-0-1, yx-normalized-1000). Default: image"`
+	FrameID string `json:"frame_id,omitempty" jsonschema:"frame_id of the screenshot or zoom image x/y refer to, from any MCP session of this server (it keeps the 32 most recent); default: this session's latest image of the display, else the latest taken in any session"`
 }
 
 // spaceEnum lists the accepted spaces and states the server's default.
@@ -147,11 +148,11 @@ func (s *Server) zoomTool() toolDef {
 			if err != nil {
 				return nil, err
 			}
-			a, err := s.resolve(ctx, c.ss, in.Display, *z.At)
+			a, err := s.resolve(ctx, c.ss, in.Where, *z.At)
 			if err != nil {
 				return nil, fmt.Errorf("zoom corner (x1,y1): %w", err)
 			}
-			b, err := s.resolve(ctx, c.ss, in.Display, *z.To)
+			b, err := s.resolve(ctx, c.ss, in.Where, *z.To)
 			if err != nil {
 				return nil, fmt.Errorf("zoom corner (x2,y2): %w", err)
 			}
@@ -172,6 +173,7 @@ func (s *Server) zoomTool() toolDef {
 // CursorArgs are gui_cursor_position's arguments.
 type CursorArgs struct {
 	Display string `json:"display,omitempty" jsonschema:"express the position in the latest image of this display; default: the display under the pointer"`
+	FrameID string `json:"frame_id,omitempty" jsonschema:"express the position in this screenshot or zoom image (its frame_id, from any MCP session of this server); default: the latest image of the display"`
 }
 
 func (s *Server) cursorPositionTool() toolDef {
@@ -183,7 +185,7 @@ func (s *Server) cursorPositionTool() toolDef {
 			if err != nil {
 				return nil, fmt.Errorf("reading the pointer position: %w", err)
 			}
-			ip, f, inside, err := s.imageOf(ctx, c.ss, in.Display, g)
+			ip, f, inside, err := s.imageOf(ctx, c.ss, in.Display, in.FrameID, g)
 			if err != nil {
 				return nil, err
 			}
@@ -215,7 +217,7 @@ func (s *Server) moveTool() toolDef {
 			if err != nil {
 				return nil, err
 			}
-			t, err := s.resolveAt(ctx, c, in.Display, *a.At, l)
+			t, err := s.resolveAt(ctx, c, in.Where, *a.At, l)
 			if err != nil {
 				return nil, err
 			}
@@ -283,7 +285,7 @@ func (s *Server) clickAt(ctx context.Context, c *call, in ClickArgs) (*mcp.CallT
 	if err := s.checkKeys(a.Keys); err != nil {
 		return nil, geom.Display{}, err
 	}
-	t, err := s.resolveAt(ctx, c, in.Display, *a.At, l)
+	t, err := s.resolveAt(ctx, c, in.Where, *a.At, l)
 	if err != nil {
 		return nil, geom.Display{}, err
 	}
@@ -367,7 +369,7 @@ func (s *Server) button(ctx context.Context, c *call, in ButtonArgs, words strin
 	var p actionPoint
 	if l != nil {
 		p = actionPoint{at: &l.t.Global, t: &l.t, where: "at " + l.t.String() + warn(l.t), display: l.t.Display}
-	} else if p, err = s.optPoint(ctx, c.ss, in.Display, a.At); err != nil {
+	} else if p, err = s.optPoint(ctx, c.ss, in.Where, a.At); err != nil {
 		return nil, err
 	}
 	b := a.ButtonOrLeft()
@@ -448,7 +450,7 @@ func (s *Server) dragEnd(ctx context.Context, c *call, x, y *float64, words stri
 	if err != nil {
 		return dragPoint{}, err
 	}
-	t, err := s.resolveAt(ctx, c, in.Display, *mv.At, l)
+	t, err := s.resolveAt(ctx, c, in.Where, *mv.At, l)
 	if err != nil {
 		return dragPoint{}, err
 	}
@@ -498,7 +500,7 @@ func (s *Server) scrollTool() toolDef {
 			var p actionPoint
 			if l != nil {
 				p = actionPoint{at: &l.t.Global, t: &l.t, where: "at " + l.t.String() + warn(l.t), display: l.t.Display}
-			} else if p, err = s.optPoint(ctx, c.ss, in.Display, a.At); err != nil {
+			} else if p, err = s.optPoint(ctx, c.ss, in.Where, a.At); err != nil {
 				return nil, err
 			}
 			n := a.Notches()

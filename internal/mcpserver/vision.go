@@ -132,11 +132,11 @@ func (s *Server) pointOrTarget(ctx context.Context, c *call, x, y *float64, word
 }
 
 // resolveAt is s.resolve, or the located target's point when there is one.
-func (s *Server) resolveAt(ctx context.Context, c *call, display string, p action.Point, l *located) (target, error) {
+func (s *Server) resolveAt(ctx context.Context, c *call, w Where, p action.Point, l *located) (target, error) {
 	if l != nil {
 		return l.t, nil
 	}
-	return s.resolve(ctx, c.ss, display, p)
+	return s.resolve(ctx, c.ss, w, p)
 }
 
 // locatedText is l's description followed by "; ", or "" without l.
@@ -293,11 +293,11 @@ func (s *Server) queryRegion(ctx context.Context, c *call, in QueryArgs) (geom.D
 	if err != nil {
 		return d, geom.Rect{}, fmt.Errorf("region: %w", err)
 	}
-	a, err := s.resolve(ctx, c.ss, in.Display, *z.At)
+	a, err := s.resolve(ctx, c.ss, Where{Display: in.Display, Space: r.Space}, *z.At)
 	if err != nil {
 		return d, geom.Rect{}, fmt.Errorf("region corner (x1,y1): %w", err)
 	}
-	b, err := s.resolve(ctx, c.ss, in.Display, *z.To)
+	b, err := s.resolve(ctx, c.ss, Where{Display: in.Display, Space: r.Space}, *z.To)
 	if err != nil {
 		return d, geom.Rect{}, fmt.Errorf("region corner (x2,y2): %w", err)
 	}

@@ -29,14 +29,18 @@ var reportCSS string
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"ms":   fmtMillis,
 	"json": func(v any) string { b, _ := json.MarshalIndent(v, "", "  "); return string(b) },
+	"imgArgs": func(class string, src template.HTMLAttr, rec *ImageRecord, alt string) imgArgs {
+		return imgArgs{Class: class, Src: src, Rec: rec, Alt: alt}
+	},
 }).Parse(reportTemplateText))
 
 // ReportCSP is a Content-Security-Policy under which report.html renders
 // completely when served over HTTP: it allows only the report's own inline
-// style (by hash) and images from the same origin, and no script at all.
+// style (by hash) and images embedded in it (data: URIs) or from the same
+// origin, and no script at all.
 var ReportCSP = func() string {
 	sum := sha256.Sum256([]byte(reportCSS))
-	return "default-src 'none'; img-src 'self'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+	return "default-src 'none'; img-src 'self' data:; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
 		"'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }()
 
@@ -56,6 +60,16 @@ type reportView struct {
 	WallMS    int64
 	Generated time.Time
 	ImagesOff bool
+	// OneNote marks a log of a single entry (shown as a compact card).
+	OneNote bool
+}
+
+// imgArgs are the arguments of the report's "img" and "shot" templates.
+type imgArgs struct {
+	Class string
+	Src   template.HTMLAttr
+	Rec   *ImageRecord
+	Alt   string
 }
 
 type noteView struct {
@@ -75,6 +89,12 @@ type stepView struct {
 	Files    []string
 	Tool     *toolView
 	Class    string
+	// ShotSrc and OverlaySrc are src attributes with the images as data: URIs ("" when not stored).
+	ShotSrc, OverlaySrc template.HTMLAttr
+	// Cols are the action table's coordinate columns after collapsing.
+	Cols []coordColumn
+	// OutcomeOK says the step's outcome means every action ran.
+	OutcomeOK bool
 
 	actionEvents []action.Trace
 	shots        []*ImageRecord
@@ -95,6 +115,8 @@ type actionView struct {
 	Outcome, Error, Warn string
 	Millis               int64
 	OK                   bool
+	// Coords are the cells of the step's Cols.
+	Coords []string
 }
 
 func fmtMillis(ms int64) string {
@@ -163,7 +185,12 @@ func loadReport(dir string, running bool) (*reportView, error) {
 		v.WallMS = lines[len(lines)-1].Time.Sub(lines[0].Time).Milliseconds()
 	}
 	b.finishSteps()
+	emb := &imageEmbedder{dir: dir, cache: map[string]template.HTMLAttr{}}
+	for _, s := range v.Steps {
+		s.ShotSrc, s.OverlaySrc = emb.src(s.Shot), emb.src(s.Overlay)
+	}
 	dedupe(&v.Warnings)
+	v.OneNote = len(v.Notes) == 1
 	return v, nil
 }
 
@@ -179,11 +206,14 @@ func readRunFiles(dir string, running bool, v *reportView) {
 		v.Meta.Status = StatusIncomplete
 	}
 	v.Session = v.Meta.Kind == KindSession
+	if v.Session && v.Meta.Status == StatusRunning {
+		v.Meta.Status = StatusOpen
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, TaskFile)); err == nil {
 		v.Task = string(b)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, ConfigFile)); err == nil {
-		v.Config = string(b)
+		v.Config = prettyText(string(b))
 	}
 	if _, err := os.Stat(filepath.Join(dir, ImagesDir)); err != nil {
 		v.ImagesOff = true
@@ -282,9 +312,9 @@ func (b *reportBuilder) finish(ln Line) {
 
 func (b *reportBuilder) tool(ln Line) {
 	s := b.step(ln.Step)
-	tv := &toolView{Name: ln.Tool, Result: ln.ToolResult, IsError: ln.IsError, Millis: ln.Millis}
+	tv := &toolView{Name: ln.Tool, Result: prettyText(ln.ToolResult), IsError: ln.IsError, Millis: ln.Millis}
 	if len(ln.Args) > 0 {
-		tv.Args = string(prettyJSON(ln.Args))
+		tv.Args = prettyText(string(ln.Args))
 	}
 	s.Tool = tv
 	if ln.Image != nil {
@@ -352,7 +382,7 @@ func finishStep(s *stepView) {
 	}
 	allOK := true
 	for i, a := range acts {
-		av := actionView{N: i + 1, Detail: a.Action.Label(), Outcome: a.Outcome,
+		av := actionView{N: i + 1, Detail: actionLabel(a.Action), Outcome: a.Outcome,
 			Error: a.Error, Warn: a.Warning, Millis: a.Millis}
 		av.OK = (a.Outcome == "" || a.OK()) && a.Error == ""
 		allOK = allOK && av.OK
@@ -376,6 +406,8 @@ func finishStep(s *stepView) {
 		}
 		s.Actions = append(s.Actions, av)
 	}
+	s.coordTable()
+	s.OutcomeOK = s.Trace != nil && outcomeOK(s.Trace.Outcome) && allOK
 	switch {
 	case s.Tool != nil && s.Tool.IsError, !allOK:
 		s.Class = "bad"

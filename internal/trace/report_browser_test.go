@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,6 +24,13 @@ type reportState struct {
 	ActionRows    int      `json:"actionRows"`
 	StyleApplied  bool     `json:"styleApplied"`
 	TimelineLinks []string `json:"timeline"`
+	// Layout as a user sees it at a 1400 px wide window.
+	OverlayShown []int  `json:"overlayShown"` // rendered width of each overlay
+	RawShown     []int  `json:"rawShown"`     // rendered width of each raw screenshot (0 while folded)
+	MainWidth    int    `json:"mainWidth"`
+	NavWidth     int    `json:"navWidth"`
+	LogWidth     int    `json:"logWidth"`
+	Text         string `json:"text"`
 }
 
 const readReport = `(() => ({
@@ -33,6 +41,12 @@ const readReport = `(() => ({
   actionRows: document.querySelectorAll('table.actions tbody tr').length,
   styleApplied: getComputedStyle(document.querySelector('.badge')).borderRadius !== '0px',
   timeline: [...document.querySelectorAll('nav.timeline a')].map(a => a.getAttribute('href')),
+  overlayShown: [...document.querySelectorAll('img.overlay')].map(i => Math.round(i.getBoundingClientRect().width)),
+  rawShown: [...document.querySelectorAll('img.shot')].map(i => i.checkVisibility() ? Math.round(i.getBoundingClientRect().width) : 0),
+  mainWidth: Math.round(document.querySelector('main').getBoundingClientRect().width),
+  navWidth: Math.round(document.querySelector('nav.timeline').getBoundingClientRect().width),
+  logWidth: Math.round(document.getElementById('log').getBoundingClientRect().width),
+  text: document.body.innerText,
 }))()`
 
 const allImagesLoaded = `[...document.images].every(i => i.complete)`
@@ -69,8 +83,43 @@ func checkReport(t *testing.T, b *browsertest.Browser, pageURL string, steps, w 
 	if st.Status != "completed" || st.ActionRows != steps*5 || len(st.TimelineLinks) != steps || !st.StyleApplied {
 		t.Errorf("report state %+v", st)
 	}
+	checkLayout(t, st)
+	// The raw screenshot is one click away.
+	if err := b.Do(10*time.Second, chromedp.Click(chromedp.CSS("#step-1 details.raw summary"))); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := browsertest.Eval[int](b, `(i => i.checkVisibility() ? Math.round(i.getBoundingClientRect().width) : 0)(document.querySelector('#step-1 img.shot'))`); err != nil || w < 200 {
+		t.Errorf("raw screenshot of step 1 is %d px wide after opening its toggle (%v)", w, err)
+	}
 	if errs := b.Errors(); len(errs) > 0 {
 		t.Errorf("page reported errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// checkLayout checks what a reader sees at 1400 px: each step's overlay is the
+// main view and wide enough to read, the raw screenshots are folded away, the
+// step navigator and the one-entry log are no wider than their content, and
+// no JSON escape shows.
+func checkLayout(t *testing.T, st reportState) {
+	t.Helper()
+	for i, w := range st.OverlayShown {
+		if w < 1000 {
+			t.Errorf("overlay %d is shown %d px wide at a 1400 px window, want at least 1000", i+1, w)
+		}
+	}
+	for i, w := range st.RawShown {
+		if w != 0 {
+			t.Errorf("raw screenshot %d is shown (%d px) before its toggle is opened", i+1, w)
+		}
+	}
+	if st.NavWidth > st.MainWidth/2 || st.NavWidth < 100 {
+		t.Errorf("step navigator is %d px wide in a %d px page: want it to fit its %d links", st.NavWidth, st.MainWidth, len(st.TimelineLinks))
+	}
+	if st.LogWidth > st.MainWidth*3/4 {
+		t.Errorf("the one-entry log card is %d px wide in a %d px page: want it to fit its line", st.LogWidth, st.MainWidth)
+	}
+	if strings.Contains(st.Text, `\u00`) {
+		t.Error("the report shows a JSON escape such as \\u003c")
 	}
 }
 
@@ -90,6 +139,18 @@ func TestReportInChromium(t *testing.T) {
 	// From disk, as a user opens it.
 	fileURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(run.ReportPath())}).String()
 	checkReport(t, b, fileURL, steps, w)
+
+	// Copied alone to another folder (mailed, attached to a bug), it still
+	// shows every image.
+	alone := filepath.Join(t.TempDir(), "copied-report.html")
+	rep, err := os.ReadFile(run.ReportPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, rep, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, b, (&url.URL{Scheme: "file", Path: filepath.ToSlash(alone)}).String(), steps, w)
 
 	// Served over HTTP under ReportCSP (as the dashboard serves it): the
 	// report needs nothing the policy forbids.

@@ -121,6 +121,10 @@ type Run struct {
 	closeErr   error
 	onIdle     func() // session report refresh
 	onIdleWait time.Duration
+	// liveSteps and lastActivity are kept as events are queued, so
+	// a listing of a running run is current; guarded by mu.
+	liveSteps    int
+	lastActivity time.Time
 
 	// Writer goroutine state.
 	events     *os.File
@@ -246,11 +250,26 @@ func (r *Run) enqueue(it item) {
 	if it.line.Kind == string(agent.EvFinish) {
 		r.finishSeen = true
 	}
+	if it.line.Step > r.liveSteps && (r.kind == KindTask || it.line.Kind == KindTool) {
+		r.liveSteps = it.line.Step
+	}
+	r.lastActivity = time.Now()
 	r.mu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
 	default:
 	}
+}
+
+// live returns the step under way (task runs) or the tool calls so far
+// (session runs), and when the run last got an event.
+func (r *Run) live() (steps int, last time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lastActivity.IsZero() {
+		return r.liveSteps, r.started
+	}
+	return r.liveSteps, r.lastActivity
 }
 
 // Flush waits until every event queued so far is written.

@@ -58,7 +58,18 @@ const (
 	StatusRunning    = "running"    // being recorded by this process
 	StatusIncomplete = "incomplete" // the recorder stopped without a result (crash or kill)
 	StatusRecorded   = "recorded"   // a closed session record
+	// StatusOpen and StatusIdle replace StatusRunning for a session record
+	// while its MCP session is open on the server: "open" when a tool call came
+	// within SessionIdleAfter, else "idle". A client that goes away without
+	// ending its session (an HTTP client that sends no DELETE) leaves it idle
+	// until the server's session timeout closes it ("recorded").
+	StatusOpen = "open"
+	StatusIdle = "idle"
 )
+
+// SessionIdleAfter is how long after its last tool call an open session
+// record is listed as StatusIdle.
+const SessionIdleAfter = time.Minute
 
 // ErrNotFound is returned for a run id that names no run directory.
 var ErrNotFound = errors.New("run not found")
@@ -112,8 +123,12 @@ type RunInfo struct {
 	// Status is an agent.Status for finished task runs, or one of the Status* constants.
 	Status  string `json:"status"`
 	Summary string `json:"summary,omitempty"`
-	// Steps counts agent steps (task runs) or tool calls (session runs).
+	// Steps counts agent steps (task runs; while running, the step under way)
+	// or tool calls (session runs).
 	Steps int `json:"steps"`
+	// LastActivity is when the run last recorded an event; set while it is
+	// being recorded by this process.
+	LastActivity *time.Time `json:"last_activity,omitempty"`
 	// Dir is the run directory and Report its report.html (absolute paths).
 	Dir    string `json:"dir,omitempty"`
 	Report string `json:"report,omitempty"`
@@ -251,9 +266,13 @@ func (s *Store) release(id string) {
 }
 
 func (s *Store) isActive(id string) bool {
+	return s.activeRun(id) != nil
+}
+
+func (s *Store) activeRun(id string) *Run {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.active[id] != nil
+	return s.active[id]
 }
 
 // Active returns the ids of runs being recorded now, newest first.
@@ -308,8 +327,22 @@ func (s *Store) info(id string) (RunInfo, error) {
 		return RunInfo{}, fmt.Errorf("trace: %s/%s is damaged: %w", dir, MetaFile, err)
 	}
 	info.ID, info.Dir, info.Report = id, dir, filepath.Join(dir, ReportFile)
-	if info.Status == StatusRunning && !s.isActive(id) {
+	if info.Status != StatusRunning {
+		return info, nil
+	}
+	r := s.activeRun(id)
+	if r == nil {
 		info.Status = StatusIncomplete
+		return info, nil
+	}
+	steps, last := r.live()
+	info.Steps = max(info.Steps, steps)
+	info.LastActivity = &last
+	if info.Kind == KindSession {
+		info.Status = StatusOpen
+		if time.Since(last) > SessionIdleAfter {
+			info.Status = StatusIdle
+		}
 	}
 	return info, nil
 }

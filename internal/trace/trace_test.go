@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"image"
 	"image/jpeg"
@@ -465,8 +466,9 @@ func TestSessionOverlayIsDrawnOnTheFrameActedOn(t *testing.T) {
 		t.Errorf("images %v, want the frame stored once", files)
 	}
 	rep, _ := os.ReadFile(info.Report)
-	if !bytes.Contains(rep, []byte(`src="`+overlay.Ref+`"`)) {
-		t.Error("the report does not show the click's overlay")
+	ovBytes, _ := os.ReadFile(filepath.Join(info.Dir, filepath.FromSlash(overlay.Ref)))
+	if !bytes.Contains(rep, []byte(`src="data:image/jpeg;base64,`+base64.StdEncoding.EncodeToString(ovBytes)+`"`)) {
+		t.Error("the report does not embed the click's overlay")
 	}
 	_, call3, _ := bytes.Cut(rep, []byte(`id="step-3"`))
 	if head, _, _ := bytes.Cut(call3, []byte("</h2>")); !bytes.Contains(head, []byte(`b-bad">error<`)) {

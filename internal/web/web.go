@@ -5,7 +5,9 @@
 //
 // Every page and API needs the token, as an "Authorization: Bearer" header or
 // as the HttpOnly, SameSite=Strict session cookie that a one-time login link
-// (LoginURL) sets. State changes only by POST, and only from the same origin.
+// (LoginURL) or the login page (the token pasted in) sets. A signed-in page
+// mints new one-time links (POST /api/login-link), so a used link is renewed
+// without restarting the server. State changes only by POST, and only from the same origin.
 // Pages carry a strict Content-Security-Policy: no inline script, scripts and
 // styles from files of this origin only.
 package web
@@ -13,13 +15,10 @@ package web
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"embed"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -110,6 +109,9 @@ func New(o Options) *Dashboard {
 	}
 	d.scrub.Add(o.Token)
 	d.mux.HandleFunc("GET /login", d.login)
+	d.mux.Handle("POST /login", d.sameOrigin(http.HandlerFunc(d.loginWithToken)))
+	d.mux.Handle("GET /static/login.css", d.file("login.css"))
+	d.mux.Handle("POST /api/login-link", d.auth(d.sameOrigin(http.HandlerFunc(d.loginLink))))
 	d.mux.Handle("GET /{$}", d.auth(d.file("index.html")))
 	d.mux.Handle("GET /static/{name}", d.auth(http.HandlerFunc(d.staticFile)))
 	// The icon is public: browsers fetch it for the login page before the
@@ -177,49 +179,11 @@ func (d *Dashboard) dropOldest(m map[string]time.Time) {
 	delete(m, oldest)
 }
 
-// login redeems a one-time code. Redeeming is the one state change a GET makes:
-// a login link has to be a link. The code is single-use and never logged.
-func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
-	code := r.URL.Query().Get("code")
-	now := time.Now()
-	d.mu.Lock()
-	exp, ok := d.codes[code]
-	if ok {
-		delete(d.codes, code)
-	}
-	ok = ok && code != "" && now.Before(exp)
-	var sid string
-	if ok {
-		sid = randomString()
-		if len(d.sessions) >= maxSessions {
-			d.dropOldest(d.sessions)
-		}
-		d.sessions[sid] = now.Add(SessionTTL)
-	}
-	d.mu.Unlock()
-	if !ok {
-		d.log.Warn("web: dashboard login with an unknown, used or expired code", "remote", r.RemoteAddr)
-		http.Error(w, "401 unauthorized: this login link was already used or has expired. "+
-			"Restart `guiagent serve --http` to print a new one, or send Authorization: Bearer <token>.", http.StatusUnauthorized)
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: sid, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(SessionTTL / time.Second)})
-	d.log.Info("web: dashboard login", "remote", r.RemoteAddr)
-	// A same-origin follow-up navigation carries the Strict cookie whatever
-	// started this one; a meta refresh needs no script.
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	fmt.Fprint(w, `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/">`+
-		`<title>guiagent</title></head><body><p>Signed in. <a href="/">Open the dashboard</a>.</p></body></html>`)
-}
-
 // authKind says how a request authenticated: "bearer", "cookie" or "".
 func (d *Dashboard) authKind(r *http.Request) string {
 	if d.opts.Token != "" {
 		if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-			// Compare digests so neither the content nor the length of the token leaks through timing.
-			got, want := sha256.Sum256([]byte(strings.TrimSpace(h[7:]))), sha256.Sum256([]byte(d.opts.Token))
-			if subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
+			if d.tokenMatches(strings.TrimSpace(h[7:])) {
 				return "bearer"
 			}
 		}
@@ -246,8 +210,12 @@ func (d *Dashboard) auth(next http.Handler) http.Handler {
 		kind := d.authKind(r)
 		if kind == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="guiagent"`)
+			if r.Method == http.MethodGet && r.URL.Path == "/" {
+				d.loginPage(w, http.StatusUnauthorized, "")
+				return
+			}
 			http.Error(w, "401 unauthorized: open the one-time link that `guiagent serve --http` printed, "+
-				"or send Authorization: Bearer <token>", http.StatusUnauthorized)
+				"sign in at /login with the bearer token, or send Authorization: Bearer <token>", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, kind)))

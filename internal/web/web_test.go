@@ -89,6 +89,8 @@ type fakeTask struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	steps   atomic.Int32
+	cur     atomic.Int32 // the step under way
+	ended   atomic.Bool
 	stopped atomic.Bool
 	status  atomic.Value
 }
@@ -106,10 +108,13 @@ func startTask(t *testing.T, store *trace.Store, h *hub) *fakeTask {
 		emit(agent.Event{Kind: agent.EvStart, Message: "find the invoice total"})
 		disp := geom.Display{ID: "0", Bounds: geom.Rect{W: 320, H: 200}, Primary: true}
 		for s := 1; ; s++ {
+			ft.cur.Store(int32(s)) // capturing step s starts now, as the agent does right after step s-1
+			emit(agent.Event{Kind: agent.EvProgress, Step: s, Message: "Capturing the screen", Progress: float64(s - 1), Total: 50})
 			select {
 			case <-ctx.Done():
 				res := &agent.Result{Status: agent.Cancelled, Summary: "stopped from the dashboard", Steps: s - 1, RunID: ft.runID}
 				ft.status.Store(string(res.Status))
+				ft.ended.Store(true)
 				emit(agent.Event{Kind: agent.EvFinish, Result: res})
 				run.Close()
 				return
@@ -151,7 +156,12 @@ func newFixture(t *testing.T) *fixture {
 			return frameJPEG(int(f.frames.Add(1))), nil
 		},
 		Subscribe: h.Subscribe,
-		Current:   func() any { return map[string]any{"task": "find the invoice total", "run_id": f.task.runID} },
+		Current: func() any {
+			if f.task.ended.Load() {
+				return nil
+			}
+			return map[string]any{"task": "find the invoice total", "run_id": f.task.runID, "step": f.task.cur.Load(), "max_steps": 50, "phase": "acting"}
+		},
 		Stop: func() error {
 			if f.task.stopped.Swap(true) {
 				return errors.New("no task is running")
@@ -358,6 +368,20 @@ func TestDashboardInChromium(t *testing.T) {
 	if err := browsertest.WaitFor(b, `document.querySelectorAll("#steps li.done").length >= 3`, 15*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	// The step counter shows the step under way, never only the last finished one.
+	const counter = `(() => { const m = document.getElementById("step-counter").textContent.match(/^step (\d+) of 50/); return m ? +m[1] - document.querySelectorAll("#steps li.done").length : -99; })()`
+	if err := browsertest.WaitFor(b, counter+" === 1", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		if ahead, err := browsertest.Eval[int](b, counter); err != nil || ahead < 0 {
+			t.Errorf("step counter is %d behind the finished steps (%v)", -ahead, err)
+		}
+		time.Sleep(60 * time.Millisecond)
+	}
+	if dis, _ := browsertest.Eval[bool](b, `document.getElementById("stop").disabled`); dis {
+		t.Error("Stop is disabled while a task runs")
+	}
 	text, err := browsertest.Eval[string](b, `document.getElementById("steps").textContent`)
 	if err != nil || !strings.Contains(text, "observation 2") || !strings.Contains(text, "click") {
 		t.Errorf("steps text %q, %v", text, err)
@@ -377,8 +401,8 @@ func TestDashboardInChromium(t *testing.T) {
 	if err := b.Do(10*time.Second, chromedp.Click(chromedp.CSS("#stop"))); err != nil {
 		t.Fatal(err)
 	}
-	if err := browsertest.WaitFor(b, `document.getElementById("task-status").textContent === "cancelled"`, 10*time.Second); err != nil {
-		t.Fatal(err)
+	if err := browsertest.WaitFor(b, `document.getElementById("task-status").textContent === "cancelled" && document.getElementById("stop").disabled`, 10*time.Second); err != nil {
+		t.Fatal("after the task ended, Stop is still enabled or the status is wrong: ", err)
 	}
 	if !f.task.stopped.Load() || f.task.status.Load() != string(agent.Cancelled) {
 		t.Errorf("Stop called %v, task status %v", f.task.stopped.Load(), f.task.status.Load())
