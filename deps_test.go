@@ -50,7 +50,7 @@ func TestImportRules(t *testing.T) {
 			if p == strings.TrimSuffix(mod, "/") {
 				return true // the public package runs tasks (Execute)
 			}
-			for _, ok := range []string{"cmd/", "internal/app", "internal/mcpserver", "internal/web", "internal/trace", "internal/flow", "internal/agent"} {
+			for _, ok := range []string{"cmd/", "internal/app", "internal/mcpserver", "internal/web", "internal/trace", "internal/flow", "internal/telemetry", "internal/agent"} {
 				if strings.HasPrefix(p, mod+ok) {
 					return true
 				}
@@ -177,13 +177,13 @@ var layers = [][]string{
 	// 4: the task loop.
 	{"internal/agent"},
 	// 5: run records of tasks and MCP sessions; flows, which run steps and
-	// tasks and record them.
-	{"internal/trace", "internal/flow"},
+	// tasks and record them; metrics.
+	{"internal/trace", "internal/flow", "internal/telemetry"},
 	// 6: the two front ends, which never import each other.
 	{"internal/mcpserver", "internal/web"},
 	// 7: the assembly of all parts (internal/app), the public package at the
 	// module root built on it, the binary and its end-to-end tests.
-	{"internal/app", "cmd/", "e2e", ""},
+	{"internal/app", "cmd/", "e2e", "deploy/", ""},
 }
 
 // layerOf returns the layer of pkg (module-relative path), or -1.

@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"strings"
 
 	"github.com/guiagent/guiagent"
+	"github.com/guiagent/guiagent/internal/app"
+	"github.com/guiagent/guiagent/internal/config"
+	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/mcpserver"
 )
 
@@ -22,6 +26,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, _ 
 		return fmt.Errorf("serve: unexpected argument %q (run 'guiagent help')", rest[0])
 	}
 	o.Log = stderr
+	if c, _, err := config.Load("serve", args, getenv); err == nil && c.DesktopPerSession != (geom.Size{}) {
+		return serveFleet(ctx, c, stderr)
+	}
 	a, err := guiagent.New(ctx, o)
 	if err != nil {
 		return err
@@ -42,6 +49,26 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, _ 
 		fmt.Fprintf(stderr, "guiagent: MCP endpoint %s\nguiagent: dashboard (one-time login link): %s\n"+
 			"guiagent: once that link is used, sign in at %s/login with the bearer token, or make a new link from the dashboard\n",
 			e.MCPURL, e.LoginURL, strings.TrimSuffix(e.MCPURL, "/mcp"))
+		return nil
+	})
+}
+
+// serveFleet serves MCP over HTTP with a private desktop per session
+// (--desktop-per-session); the public package has one desktop per Agent.
+func serveFleet(ctx context.Context, c config.Config, stderr io.Writer) error {
+	a, err := app.NewFleet(c, app.Extra{Log: stderr, Version: guiagent.Version})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return a.ListenAndServeFleet(ctx, func(addr net.Addr) error {
+		if c.HTTPToken == "" {
+			if err := publishToken(filepath.Join(filepath.Dir(c.RunsDir), "http-token"), a.Token(), stderr); err != nil {
+				return err
+			}
+		}
+		mcpURL, login := a.LoginURL(addr)
+		fmt.Fprintf(stderr, "guiagent: MCP endpoint %s\nguiagent: dashboard (one-time login link): %s\n", mcpURL, login)
 		return nil
 	})
 }

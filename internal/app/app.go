@@ -26,6 +26,7 @@ import (
 	"github.com/guiagent/guiagent/internal/platform"
 	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/secret"
+	"github.com/guiagent/guiagent/internal/telemetry"
 	"github.com/guiagent/guiagent/internal/trace"
 	"github.com/guiagent/guiagent/internal/vision"
 	"github.com/guiagent/guiagent/internal/web"
@@ -64,6 +65,14 @@ type App struct {
 	cfg     config.Config
 	sources config.Sources
 
+	metrics *telemetry.Metrics
+	// fleet serves a desktop per session (--desktop-per-session); nil otherwise.
+	fleet *mcpserver.Fleet
+	// sessionDesktops are the per-session desktops' parts, by session id.
+	sessionDesktops sync.Map // string -> *sessionDesktop
+	// sessionID is the one MCP session of a per-session App ("" otherwise).
+	sessionID string
+
 	scrub        *secret.Scrubber // the one scrubber of every writer; the settings API adds a new key to it
 	forceVirtual bool             // the private display was asked for whatever $DISPLAY is
 	dashOnce     sync.Once
@@ -93,22 +102,42 @@ func New(ctx context.Context, c config.Config, x Extra) (*App, error) {
 
 func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 	a.forceVirtual = x.ForceVirtual
+	if err := a.openShared(c); err != nil {
+		return err
+	}
 	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, ForceVirtual: x.ForceVirtual, VNC: c.VNC, VNCPassword: c.VNCPassword})
 	if err != nil {
 		return err
 	}
 	a.screen = screen
 	a.closes = append(a.closes, closeScreen)
-	if a.keys, err = safety.NewKeyPolicy(safety.KeyPolicyOptions{Blocked: c.BlockedHotkeys, Allowed: c.AllowedHotkeys}); err != nil {
-		return fmt.Errorf("GUI_AGENT_BLOCKED_HOTKEYS/GUI_AGENT_ALLOWED_HOTKEYS: %w", err)
-	}
 	a.input = desktop.NewInput(screen)
 	if err := a.attachLedger(ctx); err != nil {
 		return err
 	}
+	if a.kill != nil {
+		a.input.Gate = a.kill.Gate
+	}
+	if err := a.openServer(c, x); err != nil {
+		return err
+	}
+	a.logDesktop(ctx, x.Version)
+	a.log.Info("tools offered", "tools", strings.Join(a.server.ToolNames(), ","))
+	if !a.tasks.configured() {
+		a.log.Info("gui_execute_task is not offered: no model is configured; the atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY, or PUT them to /api/settings (serve --http)")
+	}
+	return nil
+}
+
+// openShared builds what every desktop of the App shares: hotkey policy,
+// kill switch, audit, screenshot pipeline, run store, metrics and token.
+func (a *App) openShared(c config.Config) error {
+	var err error
+	if a.keys, err = safety.NewKeyPolicy(safety.KeyPolicyOptions{Blocked: c.BlockedHotkeys, Allowed: c.AllowedHotkeys}); err != nil {
+		return fmt.Errorf("GUI_AGENT_BLOCKED_HOTKEYS/GUI_AGENT_ALLOWED_HOTKEYS: %w", err)
+	}
 	if c.KillSwitchFile != "" {
 		a.kill = safety.NewKillSwitch(c.KillSwitchFile)
-		a.input.Gate = a.kill.Gate
 	}
 	a.audit = safety.NewAudit(safety.DefaultAuditSize, a.scrub)
 	a.shots = imaging.NewPipeline()
@@ -117,6 +146,18 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 	so.MaxRuns, so.MaxBytes = c.RunsKeep, int64(c.RunsMaxMB)<<20
 	a.store = trace.NewStore(so)
 	a.closes = append(a.closes, a.store.Close)
+	a.metrics = telemetry.New(telemetry.Options{Sessions: a.sessionCount, Desktops: a.desktopCount})
+	if a.token = c.HTTPToken; a.token == "" {
+		if a.token, err = mcpserver.GenerateToken(); err != nil {
+			return err
+		}
+		a.scrub.Add(a.token)
+	}
+	return nil
+}
+
+// openServer builds the task switch and the MCP server on a.screen and a.input.
+func (a *App) openServer(c config.Config, x Extra) error {
 	a.tasks = newTaskSwitch(c.OnBusy, a.scrub)
 	if modelConfigured(c) {
 		r, err := a.newRunner(c)
@@ -125,23 +166,21 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 		}
 		a.tasks.set(r, c.DisplayIndex)
 	}
-	if a.token = c.HTTPToken; a.token == "" {
-		if a.token, err = mcpserver.GenerateToken(); err != nil {
-			return err
-		}
-		a.scrub.Add(a.token)
-	}
 	opts := mcpserver.Options{
 		Tools:  ToolSelection(c),
-		Screen: screen, Input: a.input, Shots: a.shots, Shot: shotOptions(c),
+		Screen: a.screen, Input: a.input, Shots: a.shots, Shot: shotOptions(c),
 		CoordinateMode: c.CoordinateMode, DefaultDisplay: c.DisplayIndex,
 		CurrentDisplay:        func() string { return a.Config().DisplayIndex },
 		ScreenshotAfterAction: c.ScreenshotAfterAction,
 		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Scrubber: a.scrub,
 		Records: func(id string) mcpserver.ToolRecorder { return a.store.Session(id) },
 		Runs:    a.store,
-		Name:    "guiagent", Version: x.Version, Logger: a.log,
+		Name:    "guiagent", Version: x.Version, Logger: a.log, // a per-session server adds the session id itself
 		CurrentTask: a.currentTask,
+		Metrics:     a.metrics, SessionID: a.sessionID,
+	}
+	if a.sessionID != "" {
+		opts.KeepAlive = c.SessionKeepAlive
 	}
 	if a.tasks.configured() {
 		opts.Tasks = a.tasks // without a model gui_execute_task is offered once the settings API gives one
@@ -153,15 +192,9 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 	} else if modelConfigured(c) {
 		a.log.Warn("the vision tools (gui_locate, gui_query, gui_assert, gui_wait_for, target) are off", "why", err)
 	}
-	if a.server, err = mcpserver.New(opts); err != nil {
-		return err
-	}
-	a.logDesktop(ctx, x.Version)
-	a.log.Info("tools offered", "tools", strings.Join(a.server.ToolNames(), ","))
-	if !a.tasks.configured() {
-		a.log.Info("gui_execute_task is not offered: no model is configured; the atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY, or PUT them to /api/settings (serve --http)")
-	}
-	return nil
+	var err error
+	a.server, err = mcpserver.New(opts)
+	return err
 }
 
 func shotOptions(c config.Config) imaging.Options {
@@ -182,6 +215,13 @@ func (a *App) newRunner(c config.Config) (*agent.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.metrics != nil {
+		adapter = a.metrics.Adapter(adapter)
+	}
+	log := a.log
+	if a.sessionID != "" {
+		log = log.With("session", a.sessionID)
+	}
 	mem, err := newMemoryModel(c)
 	if err != nil {
 		return nil, fmt.Errorf("memory model: %w", err)
@@ -194,7 +234,7 @@ func (a *App) newRunner(c config.Config) (*agent.Runner, error) {
 		Input: a.input, Screen: a.screen, Shots: a.shots, Shot: shotOptions(c), Adapter: adapter,
 		Grounder: ground, Policy: a.keys,
 		MaxSteps: c.MaxSteps, Timeout: c.TaskTimeout, TokenBudget: c.TokenBudget, StepDelay: c.StepDelay,
-		KeepImages: c.KeepImages, OnBusy: c.OnBusy, DisableHumanOverride: !c.HumanOverride, Logger: a.log,
+		KeepImages: c.KeepImages, OnBusy: c.OnBusy, DisableHumanOverride: !c.HumanOverride, Logger: log,
 		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
 			// Begin records c redacted and scrubs the credentials it holds
 			// from the whole run record, a key set at run time included.
@@ -207,7 +247,14 @@ func (a *App) newRunner(c config.Config) (*agent.Runner, error) {
 	if a.kill != nil {
 		o.KillSwitch = a.kill
 	}
-	return agent.New(o)
+	r, err := agent.New(o)
+	if err != nil {
+		return nil, err
+	}
+	if a.metrics != nil {
+		r.AddObserver(a.metrics.Observer())
+	}
+	return r, nil
 }
 
 // Config returns the configuration in force (settings changes included).
@@ -284,7 +331,8 @@ func (a *App) ServeStdio(ctx context.Context) error { return a.server.ServeStdio
 // dashboard (and the settings API) mounted at "/".
 func (a *App) HTTPOptions() mcpserver.HTTPOptions {
 	c := a.Config()
-	return mcpserver.HTTPOptions{Addr: c.HTTPAddr, Token: a.token, AllowRemote: c.AllowRemote, Dashboard: a.Dashboard()}
+	return mcpserver.HTTPOptions{Addr: c.HTTPAddr, Token: a.token, AllowRemote: c.AllowRemote, Dashboard: a.Dashboard(),
+		Metrics: a.metrics.Handler(), MetricsPublic: c.MetricsPublic}
 }
 
 // Handler is the HTTP handler: /mcp, the dashboard and the settings API.
@@ -311,7 +359,24 @@ func newLogger(c config.Config, w io.Writer, scrub *secret.Scrubber) (*slog.Logg
 		w, closeFn = f, func() { f.Close() }
 	}
 	w = scrub.Writer(w) // a key a log line carries shows as secret.Marker, one set later too
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), closeFn, nil
+	ho := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "json" {
+		// One vocabulary for log processors: the task run is run_id, the MCP
+		// session session_id, whichever package logged the line.
+		ho.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 {
+				switch a.Key {
+				case "run":
+					a.Key = "run_id"
+				case "session":
+					a.Key = "session_id"
+				}
+			}
+			return a
+		}
+		return slog.New(slog.NewJSONHandler(w, ho)), closeFn, nil
+	}
+	return slog.New(slog.NewTextHandler(w, ho)), closeFn, nil
 }
 
 // setVision offers the vision tools for c's model, or withdraws them when c

@@ -19,6 +19,10 @@ import (
 // beside /mcp, built once.
 func (a *App) Dashboard() *web.Dashboard {
 	a.dashOnce.Do(func() {
+		if a.fleet != nil {
+			a.dash = a.fleetDashboard()
+			return
+		}
 		a.dash = web.New(web.Options{
 			Token:     a.token,
 			Screen:    a.liveScreen,
@@ -38,6 +42,21 @@ func (a *App) Dashboard() *web.Dashboard {
 		})
 	})
 	return a.dash
+}
+
+// fleetDashboard is the dashboard of a desktop-per-session server: the live
+// desktops, each with its screen; Stop cancels the tasks of all of them.
+func (a *App) fleetDashboard() *web.Dashboard {
+	return web.New(web.Options{
+		Token:         a.token,
+		Desktops:      func() any { return a.fleet.Desktops() },
+		DesktopScreen: a.sessionScreen,
+		Stop:          a.stopAllTasks,
+		Audit:         func() any { return a.audit.Snapshot() },
+		Runs:          a.store,
+		Logger:        a.log,
+		Scrubber:      a.scrub,
+	})
 }
 
 // LoginURL mints a one-time dashboard login link for the listener at addr

@@ -82,6 +82,13 @@ type Config struct {
 	Tools    []string `json:"tools"`     // --tools / GUI_AGENT_TOOLS: tool names or groups to offer, comma separated (nil = all)
 	ReadOnly bool     `json:"read_only"` // --read-only / GUI_AGENT_READ_ONLY: offer only the observe group (Tools must be empty)
 
+	// Many desktops (serve --http only).
+	DesktopPerSession geom.Size     `json:"desktop_per_session"` // --desktop-per-session / GUI_AGENT_DESKTOP_PER_SESSION WxH: a private Xvfb per MCP session (zero = one shared desktop)
+	SessionCommand    string        `json:"session_command"`     // --session-command / GUI_AGENT_SESSION_COMMAND: started on each new session desktop
+	MaxDesktops       int           `json:"max_desktops"`        // --max-desktops / GUI_AGENT_MAX_DESKTOPS 1-4096, default the number of CPUs
+	MetricsPublic     bool          `json:"metrics_public"`      // --metrics-public / GUI_AGENT_METRICS_PUBLIC: /metrics without the token
+	SessionKeepAlive  time.Duration `json:"session_keepalive"`   // GUI_AGENT_SESSION_KEEPALIVE_S 1-3600, default 10: with --desktop-per-session, ping each client this often; one without an answer loses its session and desktop
+
 	// Records and logs.
 	RunsDir     string `json:"runs_dir"`     // GUI_AGENT_RUNS_DIR, default DefaultRunsDir
 	RunsKeep    int    `json:"runs_keep"`    // GUI_AGENT_RUNS_KEEP: finished run records kept, 1-100000, default 200
@@ -92,7 +99,8 @@ type Config struct {
 	LogFile     string `json:"log_file"`     // GUI_AGENT_LOG_FILE ("" = stderr)
 	// CacheDir holds flow caches (GUI_AGENT_CACHE_DIR); "" = FLOW.cache.yaml
 	// beside the flow file, and for gui_run_flow FlowCacheDir's default.
-	CacheDir string `json:"cache_dir"`
+	CacheDir  string `json:"cache_dir"`
+	LogFormat string `json:"log_format"` // GUI_AGENT_LOG_FORMAT text | json
 
 	// Settings a host application changes at run time (settings.go).
 	SettingsFile string  `json:"settings_file"` // GUI_AGENT_SETTINGS_FILE, default os.UserConfigDir()/guiagent/settings.json ("" = none)
@@ -117,21 +125,24 @@ var Adapters = []string{"generic", "anthropic-computer", "openai-computer", "ui-
 // Default returns the configuration with every default filled and nothing read.
 func Default() Config {
 	return Config{
-		ModelTimeout:  llm.DefaultTimeout,
-		JPEGQuality:   imaging.DefaultQuality,
-		MaxLongEdge:   imaging.DefaultMaxLongEdge,
-		MaxImageBytes: imaging.DefaultMaxBytes,
-		ImageFormat:   "jpeg",
-		MaxSteps:      50,
-		TaskTimeout:   600 * time.Second,
-		KeepImages:    llm.DefaultKeepImages,
-		OnBusy:        "queue",
-		HumanOverride: true,
-		HTTPAddr:      "127.0.0.1:60008",
-		DebugImages:   true,
-		RunsKeep:      200,
-		RunsMaxMB:     2048,
-		LogLevel:      "info",
+		ModelTimeout:     llm.DefaultTimeout,
+		JPEGQuality:      imaging.DefaultQuality,
+		MaxLongEdge:      imaging.DefaultMaxLongEdge,
+		MaxImageBytes:    imaging.DefaultMaxBytes,
+		ImageFormat:      "jpeg",
+		MaxSteps:         50,
+		TaskTimeout:      600 * time.Second,
+		KeepImages:       llm.DefaultKeepImages,
+		OnBusy:           "queue",
+		HumanOverride:    true,
+		HTTPAddr:         "127.0.0.1:60008",
+		DebugImages:      true,
+		RunsKeep:         200,
+		RunsMaxMB:        2048,
+		LogLevel:         "info",
+		LogFormat:        "text",
+		MaxDesktops:      runtime.NumCPU(),
+		SessionKeepAlive: 10 * time.Second,
 	}
 }
 
@@ -146,7 +157,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	if err := c.loadEnv(getenv); err != nil {
 		return c, nil, err
 	}
-	fs, vd, tools := newFlagSet(name, &c)
+	fs, vd, tools, dps := newFlagSet(name, &c)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, nil, err
@@ -157,6 +168,13 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 		return c, nil, err
 	}
 	c.markFlags(fs)
+	if *dps != "" {
+		s, err := ParseSize(*dps)
+		if err != nil {
+			return c, nil, fmt.Errorf("--desktop-per-session: %w", err)
+		}
+		c.DesktopPerSession = s
+	}
 	if *vd != "" {
 		s, err := ParseSize(*vd)
 		if err != nil {
@@ -193,7 +211,7 @@ func (c *Config) FillSessionDefaults(getenv func(string) string) {
 // newFlagSet declares every configuration flag of name (serve, demo, doctor,
 // release) over c's current values. vd and tools hold --virtual-display and
 // --tools as given, parsed by Load.
-func newFlagSet(name string, c *Config) (fs *flag.FlagSet, vd, tools *string) {
+func newFlagSet(name string, c *Config) (fs *flag.FlagSet, vd, tools, dps *string) {
 	fs = flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&c.HTTP, "http", c.HTTP, "serve MCP over Streamable HTTP instead of stdio")
@@ -209,14 +227,19 @@ func newFlagSet(name string, c *Config) (fs *flag.FlagSet, vd, tools *string) {
 	fs.StringVar(&c.Provider, "provider", c.Provider, "model `provider`: openai, anthropic or gemini (GUI_AGENT_PROVIDER)")
 	tools = fs.String("tools", "", "offer only these tools: comma `list` of tool names or groups, listed below (GUI_AGENT_TOOLS)")
 	fs.BoolVar(&c.ReadOnly, "read-only", c.ReadOnly, "offer only the observe tools: no input, no clipboard writes, no tasks (GUI_AGENT_READ_ONLY)")
-	return fs, vd, tools
+	dps = fs.String("desktop-per-session", "", "serve --http only: give each MCP session its own private Xvfb of this `size`, e.g. 1280x800 (GUI_AGENT_DESKTOP_PER_SESSION)")
+	fs.StringVar(&c.SessionCommand, "session-command", c.SessionCommand, "with --desktop-per-session: a `command` (sh -c) started on each new desktop; its output goes to desktops/<session>/session-command.log (GUI_AGENT_SESSION_COMMAND)")
+	fs.IntVar(&c.MaxDesktops, "max-desktops", c.MaxDesktops, "with --desktop-per-session: at most this many desktops at once (GUI_AGENT_MAX_DESKTOPS; default: the number of CPUs)")
+	fs.BoolVar(&c.MetricsPublic, "metrics-public", c.MetricsPublic, "serve /metrics without the bearer token (GUI_AGENT_METRICS_PUBLIC)")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json (GUI_AGENT_LOG_FORMAT)")
+	return fs, vd, tools, dps
 }
 
 // PrintFlags writes the configuration flags of command name, one per entry
 // with its default, to w (for `guiagent name --help`).
 func PrintFlags(name string, w io.Writer) {
 	c := Default()
-	fs, _, _ := newFlagSet(name, &c)
+	fs, _, _, _ := newFlagSet(name, &c)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }
@@ -409,6 +432,18 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.str("LOG_LEVEL", &c.LogLevel)
 	r.str("LOG_FILE", &c.LogFile)
 	r.str("CACHE_DIR", &c.CacheDir)
+	r.str("LOG_FORMAT", &c.LogFormat)
+	if v, ok := r.lookup("DESKTOP_PER_SESSION"); ok {
+		s, err := ParseSize(v)
+		if err != nil {
+			r.errs = append(r.errs, fmt.Errorf("GUI_AGENT_DESKTOP_PER_SESSION: %w", err))
+		}
+		c.DesktopPerSession = s
+	}
+	r.str("SESSION_COMMAND", &c.SessionCommand)
+	r.int("MAX_DESKTOPS", &c.MaxDesktops, 1, 4096)
+	r.bool("METRICS_PUBLIC", &c.MetricsPublic)
+	r.dur("SESSION_KEEPALIVE_S", &c.SessionKeepAlive, time.Second, 1, 3600)
 	return errors.Join(r.errs...)
 }
 
@@ -455,6 +490,8 @@ func (c *Config) Validate() error {
 	errs = append(errs, oneOf("GUI_AGENT_IMAGE_FORMAT", c.ImageFormat, []string{"jpeg", "png"}))
 	errs = append(errs, oneOf("GUI_AGENT_ON_BUSY", c.OnBusy, []string{"queue", "preempt", "reject"}))
 	errs = append(errs, oneOf("GUI_AGENT_LOG_LEVEL", c.LogLevel, []string{"debug", "info", "warn", "error"}))
+	errs = append(errs, oneOf("GUI_AGENT_LOG_FORMAT", c.LogFormat, []string{"text", "json"}))
+	errs = append(errs, c.validateDesktops())
 	for _, u := range []struct{ name, url string }{{"GUI_AGENT_BASE_URL", c.BaseURL}, {"GUI_AGENT_GROUNDING_BASE_URL", c.GroundingBaseURL}, {"GUI_AGENT_MEMORY_BASE_URL", c.MemoryBaseURL}} {
 		if u.url != "" && !strings.HasPrefix(u.url, "http://") && !strings.HasPrefix(u.url, "https://") {
 			errs = append(errs, fmt.Errorf("%s=%q: want an http:// or https:// URL", u.name, u.url))
@@ -546,4 +583,25 @@ func (c Config) Secrets() []string {
 		}
 	}
 	return s
+}
+
+// validateDesktops checks the desktop-per-session settings.
+func (c *Config) validateDesktops() error {
+	var errs []error
+	if c.MaxDesktops < 1 || c.MaxDesktops > 4096 {
+		errs = append(errs, fmt.Errorf("--max-desktops/GUI_AGENT_MAX_DESKTOPS=%d: want 1-4096", c.MaxDesktops))
+	}
+	if c.DesktopPerSession == (geom.Size{}) {
+		if c.SessionCommand != "" {
+			errs = append(errs, errors.New("--session-command/GUI_AGENT_SESSION_COMMAND needs --desktop-per-session WxH: it is started on each session's own desktop"))
+		}
+		return errors.Join(errs...)
+	}
+	if !c.HTTP {
+		errs = append(errs, errors.New("--desktop-per-session/GUI_AGENT_DESKTOP_PER_SESSION needs serve --http: over stdio there is one session, use --virtual-display WxH instead"))
+	}
+	if c.VNC != "" {
+		errs = append(errs, errors.New("--desktop-per-session and --vnc exclude each other: per-session desktops are private Xvfb servers; drop one of them"))
+	}
+	return errors.Join(errs...)
 }

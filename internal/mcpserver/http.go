@@ -69,6 +69,11 @@ type HTTPOptions struct {
 	// (useful with port 0, and to publish the token only once the address is
 	// ours). An error it returns closes the listener unserved and is returned.
 	OnListen func(net.Addr) error
+	// Metrics, when set, is served at /metrics (the Prometheus text format)
+	// behind the bearer token, or without it when MetricsPublic is set.
+	Metrics http.Handler
+	// MetricsPublic serves /metrics without the token (--metrics-public).
+	MetricsPublic bool
 }
 
 func (o HTTPOptions) withDefaults() HTTPOptions {
@@ -116,11 +121,19 @@ func (s *Server) NewHTTPHandler(o HTTPOptions) (http.Handler, error) {
 		SessionTimeout:      o.SessionTimeout,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
 	})
+	return s.wrapHTTP(o, s.requireToken(o.Token, s.capSessions(o, s.cancelWhenClientGone(mcpHandler))), s.Ready)
+}
+
+// wrapHTTP serves mcpH at /mcp, the health endpoints and metrics, and the
+// dashboard at /, behind the Host, Origin and body-size checks. ready answers
+// /readyz.
+func (s *Server) wrapHTTP(o HTTPOptions, mcpH http.Handler, ready func(context.Context) error) (http.Handler, error) {
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, s.requireToken(o.Token, s.capSessions(o, s.cancelWhenClientGone(mcpHandler))))
+	mux.Handle(MCPPath, mcpH)
 	for _, p := range noOAuthPaths {
 		mux.HandleFunc(p, noOAuth)
 	}
+	s.handleHealth(mux, o, ready)
 	if o.Dashboard != nil {
 		mux.Handle("/", o.Dashboard)
 	} else {
@@ -277,6 +290,18 @@ func isLoopbackIP(host string) bool {
 // AllowRemote it refuses a non-loopback address.
 func (s *Server) ListenAndServe(ctx context.Context, o HTTPOptions) error {
 	o = o.withDefaults()
+	if err := checkListenAddr(o); err != nil {
+		return err
+	}
+	h, err := s.NewHTTPHandler(o)
+	if err != nil {
+		return err
+	}
+	return s.serveHTTP(ctx, o, h)
+}
+
+// checkListenAddr refuses a malformed address, and a non-loopback one without AllowRemote.
+func checkListenAddr(o HTTPOptions) error {
 	host, _, err := net.SplitHostPort(o.Addr)
 	if err != nil {
 		return fmt.Errorf("HTTP address %q: want host:port such as %s", o.Addr, DefaultHTTPAddr)
@@ -284,10 +309,12 @@ func (s *Server) ListenAndServe(ctx context.Context, o HTTPOptions) error {
 	if !o.AllowRemote && host != "localhost" && !isLoopbackIP(host) {
 		return fmt.Errorf("HTTP address %s is not loopback: guiagent listens on loopback only unless --allow-remote is given together with GUI_AGENT_HTTP_TOKEN", o.Addr)
 	}
-	h, err := s.NewHTTPHandler(o)
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// serveHTTP listens on o.Addr and serves h until ctx is done, then shuts down
+// (waiting up to 5 s for calls in flight) and releases held input.
+func (s *Server) serveHTTP(ctx context.Context, o HTTPOptions, h http.Handler) error {
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w (is another guiagent running? choose another --addr)", o.Addr, err)

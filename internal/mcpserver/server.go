@@ -151,6 +151,24 @@ type Options struct {
 	Name, Version string
 	// Logger receives logs (stderr in cmd); nil discards them.
 	Logger *slog.Logger
+	// Metrics, when set, counts every tool call (see Metrics); nil counts nothing.
+	Metrics Metrics
+	// SessionID, when set, is the id of the one MCP session this server will
+	// serve (a desktop-per-session Fleet chooses it before the session starts);
+	// "" lets the SDK pick random ids.
+	SessionID string
+	// KeepAlive, when positive, pings each session's client this often and ends
+	// the session when a ping goes unanswered (a killed client); zero never pings.
+	KeepAlive time.Duration
+}
+
+// Metrics receives the server's counts (*telemetry.Metrics implements it).
+// Its methods must be safe for concurrent use and return quickly.
+type Metrics interface {
+	// ToolCall counts one finished tool call: its name, whether it failed
+	// (an error result), its duration and the bytes of the screenshot it
+	// returned (0 when none).
+	ToolCall(tool string, failed bool, d time.Duration, screenshotBytes int)
 }
 
 // Server is guiagent's MCP server. Create it with New; it is safe for
@@ -199,6 +217,10 @@ func New(opts Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	sdkLog := s.log.With("component", "mcp-sdk") // the SDK names the session itself (session_id)
+	if opts.SessionID != "" {
+		s.log = s.log.With("session", opts.SessionID) // every line of this server is its one session's
+	}
 	s.kill = opts.KillSwitch
 	s.input = opts.Input
 	if s.input == nil {
@@ -246,12 +268,18 @@ func New(opts Options) (*Server, error) {
 	}
 	name, version := s.opts.Name, s.opts.Version
 	s.frames = newFrameStore()
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: name, Title: "guiagent desktop control", Version: version},
-		&mcp.ServerOptions{
-			Instructions: instructions,
-			Logger:       s.log.With("component", "mcp-sdk"),
-			Capabilities: &mcp.ServerCapabilities{}, // tools and resources are inferred; no logging capability
-		})
+	so := &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       sdkLog,
+		Capabilities: &mcp.ServerCapabilities{}, // tools and resources are inferred; no logging capability
+		KeepAlive:    opts.KeepAlive,
+		// One late answer (a busy machine) is not a dead client.
+		KeepAliveFailureThreshold: 2,
+	}
+	if id := opts.SessionID; id != "" {
+		so.GetSessionID = func() string { return id }
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: name, Title: "guiagent desktop control", Version: version}, so)
 	if err := s.registerTools(); err != nil {
 		return nil, err
 	}
@@ -439,6 +467,9 @@ func (e *endReader) Read(p []byte) (int, error) {
 }
 
 func (s *Server) releaseAll() {
+	if s.input == nil {
+		return // a fleet's front server has no desktop
+	}
 	if err := s.input.ReleaseAll(); err != nil {
 		s.log.Warn("releasing held input failed", "err", err)
 	}

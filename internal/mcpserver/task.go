@@ -45,6 +45,7 @@ func (s *Server) executeTaskTool() toolDef {
 				return nil, errors.New("gui_execute_task has no model now: the server's model was removed; use the atomic tools, or configure a model")
 			}
 			r := tasks.Run(ctx, t, progress)
+			s.sessionLog(c.ss).Info("gui_execute_task done", "run", r.RunID, "status", r.Status, "steps", r.Steps)
 			b, err := json.Marshal(r)
 			if err != nil {
 				return nil, fmt.Errorf("encoding the task result: %w", err)

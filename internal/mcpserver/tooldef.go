@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -106,15 +107,22 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 		s.scrubResult(res)
 		if err != nil {
 			entry.Error = s.scrub.String(err.Error())
-			s.log.Info("tool failed", "tool", name, "ms", ms, "err", entry.Error)
+			s.sessionLog(c.ss).Info("tool failed", "tool", name, "ms", ms, "err", entry.Error)
 		} else {
 			entry.Result = summary(res)
 			if c.private != "" {
 				entry.Result = c.private
 			}
-			s.log.Debug("tool done", "tool", name, "ms", ms)
+			s.sessionLog(c.ss).Debug("tool done", "tool", name, "ms", ms)
 		}
 		s.audit.Record(entry, in)
+		if s.opts.Metrics != nil {
+			n := 0
+			if c.img != nil {
+				n = len(c.img.Data)
+			}
+			s.opts.Metrics.ToolCall(name, entry.Error != "" || res.IsError, time.Since(start), n)
+		}
 		if s.opts.Records != nil {
 			if r := s.opts.Records(s.recordID(c.ss)); r != nil {
 				text := entry.Result
@@ -149,6 +157,15 @@ func (s *Server) scrubResult(res *mcp.CallToolResult) {
 	} else if clean := s.scrub.Bytes(b); len(clean) != len(b) || string(clean) != string(b) {
 		res.StructuredContent = json.RawMessage(clean)
 	}
+}
+
+// sessionLog is the server's logger with the session id of ss, unless the
+// server serves one session only and its logger says so already.
+func (s *Server) sessionLog(ss *mcp.ServerSession) *slog.Logger {
+	if s.opts.SessionID != "" || ss == nil {
+		return s.log
+	}
+	return s.log.With("session", ss.ID())
 }
 
 func sessionID(ss *mcp.ServerSession) string {

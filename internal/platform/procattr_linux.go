@@ -13,3 +13,13 @@ var terminateSignal = syscall.SIGTERM
 func setProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
+
+// killSignal ends a process at once.
+var killSignal = syscall.SIGKILL
+
+// signalGroup sends sig to cmd's process group (setProcAttr made it a group leader).
+func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, sig)
+	}
+}

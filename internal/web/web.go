@@ -80,6 +80,12 @@ type Options struct {
 	// it at run time (the settings API) is removed from the next response on.
 	// Token is added to it. Nil means a scrubber of Token alone.
 	Scrubber *secret.Scrubber
+	// Desktops, when set, lists the live desktops of a desktop-per-session
+	// server (GET /api/desktops, JSON); each entry has a "session_id".
+	Desktops func() any
+	// DesktopScreen, when set, returns a JPEG of the screen of the desktop of
+	// session id (GET /api/desktops/{id}/screen.jpg).
+	DesktopScreen func(ctx context.Context, id string) (jpeg []byte, err error)
 }
 
 // Dashboard is the dashboard's http.Handler. It is safe for concurrent use.
@@ -122,6 +128,8 @@ func New(o Options) *Dashboard {
 	d.mux.Handle("GET /api/current", d.auth(d.jsonFunc("current task", o.Current)))
 	d.mux.Handle("GET /api/audit", d.auth(d.jsonFunc("audit log", o.Audit)))
 	d.mux.Handle("GET /api/runs", d.auth(http.HandlerFunc(d.runs)))
+	d.mux.Handle("GET /api/desktops", d.auth(http.HandlerFunc(d.desktops)))
+	d.mux.Handle("GET /api/desktops/{id}/screen.jpg", d.auth(http.HandlerFunc(d.desktopScreen)))
 	d.mux.Handle("POST /api/stop", d.auth(d.sameOrigin(http.HandlerFunc(d.stop))))
 	d.mux.Handle("GET /runs/{id}/{file...}", d.auth(http.HandlerFunc(d.runFile)))
 	d.mountSettings()
@@ -296,6 +304,34 @@ func (d *Dashboard) screen(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "image/jpeg")
+	w.Write(jpg)
+}
+
+// desktops lists the live desktops; null on a server with one shared
+// desktop (the page then hides the panel).
+func (d *Dashboard) desktops(w http.ResponseWriter, r *http.Request) {
+	var list any
+	if d.opts.Desktops != nil {
+		list = d.opts.Desktops()
+	}
+	d.writeJSON(w, http.StatusOK, list)
+}
+
+// desktopScreen serves one live desktop's screen (desktop-per-session servers).
+func (d *Dashboard) desktopScreen(w http.ResponseWriter, r *http.Request) {
+	if d.opts.DesktopScreen == nil {
+		d.unavailable(w, "the desktops' screens")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	jpg, err := d.opts.DesktopScreen(ctx, r.PathValue("id"))
+	if err != nil {
+		d.writeJSON(w, http.StatusNotFound, map[string]string{"error": d.scrub.String(err.Error())})
+		return
+	}
+	w.Header().Set("Content-Type", "image/jpeg")
+	w.Header().Set("Cache-Control", "no-store")
 	w.Write(jpg)
 }
 
