@@ -30,7 +30,10 @@ import (
 const (
 	DefaultMaxRuns  = 200
 	DefaultMaxBytes = int64(2 << 30)
-	// DefaultMaxRunImageBytes keeps a run directory under 25 MB with its text.
+	// DefaultMaxRunImageBytes caps the image files of one run. report.html
+	// embeds each image again (base64, so it opens on its own), so a run
+	// directory stays under about 60 MB with its text; retention
+	// (DefaultMaxBytes) bounds the total.
 	DefaultMaxRunImageBytes = int64(22 << 20)
 )
 
