@@ -75,25 +75,34 @@ type Screenshot struct {
 	Screen  Rect
 
 	frame geom.Frame
+	thumb imaging.Thumb
 }
 
 var shotSeq atomic.Uint64
 
 // Screenshot captures a display.
 func (a *Agent) Screenshot(ctx context.Context, o ScreenshotOptions) (*Screenshot, error) {
-	ds, err := a.app.Screen().Displays(ctx)
+	d, err := a.display(ctx, o.Display)
 	if err != nil {
 		return nil, err
 	}
-	id := o.Display
+	return a.capture(ctx, d, geom.Rect{}, o)
+}
+
+// display is the display with this id ("": Options.Display, else the primary).
+func (a *Agent) display(ctx context.Context, id string) (geom.Display, error) {
+	ds, err := a.app.Screen().Displays(ctx)
+	if err != nil {
+		return geom.Display{}, err
+	}
 	if id == "" {
 		id = a.app.Config().DisplayIndex
 	}
 	d, err := geom.FindDisplay(ds, id)
 	if err != nil {
-		return nil, fmt.Errorf("guiagent: screenshot: %w (Displays lists them)", err)
+		return geom.Display{}, fmt.Errorf("guiagent: display: %w (Displays lists them)", err)
 	}
-	return a.capture(ctx, d, geom.Rect{}, o)
+	return d, nil
 }
 
 // Zoom captures the rectangle between two corners (on one display) at up to
@@ -123,8 +132,16 @@ func (a *Agent) Zoom(ctx context.Context, corner1, corner2 Point, o ScreenshotOp
 
 // capture shoots region (zero: all) of d with o over the agent's defaults.
 func (a *Agent) capture(ctx context.Context, d geom.Display, region geom.Rect, o ScreenshotOptions) (*Screenshot, error) {
+	return a.captureFor(ctx, d, region, o, nil)
+}
+
+// captureFor is capture prepared for a model of profile p (nil: none).
+func (a *Agent) captureFor(ctx context.Context, d geom.Display, region geom.Rect, o ScreenshotOptions, p *geom.Profile) (*Screenshot, error) {
 	c := a.app.Config()
 	io := imaging.Options{MaxLongEdge: c.MaxLongEdge, Format: c.ImageFormat, Quality: c.JPEGQuality, MaxBytes: c.MaxImageBytes}
+	if p != nil {
+		io.Profile = *p
+	}
 	if o.MaxLongEdge != 0 {
 		io.MaxLongEdge = o.MaxLongEdge
 	}
@@ -144,7 +161,7 @@ func (a *Agent) capture(ctx context.Context, d geom.Display, region geom.Rect, o
 	f := shot.Frame
 	sz := f.ImageSize()
 	return &Screenshot{Data: shot.Data, MIME: shot.MIME, Width: sz.W, Height: sz.H, Display: f.Display.ID,
-		Screen: Rect{f.Region.X, f.Region.Y, f.Region.W, f.Region.H}, frame: f}, nil
+		Screen: Rect{f.Region.X, f.Region.Y, f.Region.W, f.Region.H}, frame: f, thumb: shot.Thumb}, nil
 }
 
 // Image decodes the screenshot.

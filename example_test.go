@@ -21,7 +21,7 @@ import (
 // runsDir and modelURL are what the examples take from their surroundings:
 // a scratch folder for run records, and a scripted OpenAI-compatible model
 // (a real one would be https://api.openai.com/v1 with a key).
-var runsDir, modelURL string
+var runsDir, modelURL, visionURL string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "guiagent-examples-")
@@ -39,8 +39,12 @@ func TestMain(m *testing.M) {
 		fakellm.Fixed(fakellm.Finish("clicked the middle of the screen")),
 	), fakellm.ChatOptions{Model: "scripted"})
 	modelURL = model.URL
+	// The vision model finds the sample form's widgets by their colours.
+	seer := fakellm.NewChatServer(fakellm.VisionBrain(fakellm.SampleAppWidgets), fakellm.ChatOptions{Model: "gpt-4.1"})
+	visionURL = seer.URL
 	code := m.Run()
 	model.Close()
+	seer.Close()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -73,3 +73,17 @@ func (f *flows) Run(ctx context.Context, fl *flow.Flow, vars map[string]string, 
 func (a *App) RunFlow(ctx context.Context, f *flow.Flow, vars map[string]string, cache *flow.Cache) flow.Result {
 	return a.flows.Run(ctx, f, vars, cache)
 }
+
+// Vision is the plain-vision service of the configuration in force (the one
+// gui_locate, gui_query, gui_assert and gui_wait_for use), or ErrNoModel.
+func (a *App) Vision() (*vision.Service, error) {
+	c := a.Config()
+	if !modelConfigured(c) {
+		return nil, ErrNoModel
+	}
+	vm, err := newVision(c)
+	if err != nil {
+		return nil, err
+	}
+	return vm.seer, nil
+}

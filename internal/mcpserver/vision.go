@@ -23,10 +23,10 @@ var errNoVision = errors.New("locating a target needs a vision model: set GUI_AG
 
 // Limits of gui_wait_for.
 const (
-	waitForDefaultTimeout = 15 * time.Second
-	waitForMaxTimeout     = 300 * time.Second
-	waitForDefaultEvery   = time.Second
-	waitForMinEvery       = 250 * time.Millisecond
+	waitForDefaultTimeout = vision.WaitDefaultTimeout
+	waitForMaxTimeout     = vision.WaitMaxTimeout
+	waitForDefaultEvery   = vision.WaitDefaultEvery
+	waitForMinEvery       = vision.WaitMinEvery
 )
 
 // visionShot captures display d (region zero: all of it) prepared for
@@ -406,73 +406,32 @@ func waitForLimits(in WaitForArgs) (timeout, every time.Duration, err error) {
 	return timeout, every, nil
 }
 
-// waitFor checks condition on d every interval until it holds or timeout
-// passes. A check compares a thumbnail of the screen with the one of the
-// screenshot the model last judged; only a changed screen is sent to the
-// model again.
+// waitFor checks condition on d with vision.WaitFor (the Go API's WaitFor
+// uses it too): the session's screenshots, and thumbnails of the display.
 func (s *Server) waitFor(ctx context.Context, c *call, d geom.Display, condition string, timeout, every time.Duration) (WaitForResult, error) {
 	vm, err := s.visionOrErr()
 	if err != nil {
 		return WaitForResult{}, err
 	}
-	start := time.Now()
-	deadline := start.Add(timeout)
-	var r WaitForResult
-	var judged *imaging.Thumb
-	for {
-		r.Checks++
-		changed := judged == nil
-		if !changed {
-			th, err := s.shots.Thumb(ctx, s.screen, d, geom.Rect{})
-			if err != nil {
-				return r, fmt.Errorf("looking at display %s: %w", d.ID, err)
-			}
-			changed = screenChanged(*judged, th)
-		}
-		if changed {
+	look := vision.Look{
+		Shoot: func(ctx context.Context) (llm.Image, imaging.Thumb, error) {
 			shot, img, err := s.visionShot(ctx, c, d, geom.Rect{}, vm.ask)
 			if err != nil {
-				return r, err
+				return llm.Image{}, imaging.Thumb{}, err
 			}
-			v, u, err := vm.seer.Assert(ctx, img, condition)
-			r.ModelCalls += max(u.Calls, 1)
+			return img, shot.Thumb, nil
+		},
+		Thumb: func(ctx context.Context) (imaging.Thumb, error) {
+			th, err := s.shots.Thumb(ctx, s.screen, d, geom.Rect{})
 			if err != nil {
-				return r, err
+				return th, fmt.Errorf("looking at display %s: %w", d.ID, err)
 			}
-			th := shot.Thumb
-			judged, r.Reason, r.Met = &th, v.Reason, v.Pass
-		}
-		r.ElapsedMS = time.Since(start).Milliseconds()
-		if r.Met || !time.Now().Add(every).Before(deadline) {
-			if !r.Met {
-				r.Reason = fmt.Sprintf("not met after %.1f s: %s", time.Since(start).Seconds(), r.Reason)
-			}
-			return r, nil
-		}
-		t := time.NewTimer(every)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return r, fmt.Errorf("wait_for cancelled: %w", ctx.Err())
-		case <-t.C:
-		}
+			return th, nil
+		},
 	}
+	r, err := vision.WaitFor(ctx, vm.seer, look, condition, timeout, every)
+	return WaitForResult{Met: r.Met, ElapsedMS: r.Elapsed.Milliseconds(), Checks: r.Checks, ModelCalls: r.ModelCalls, Reason: r.Reason}, err
 }
-
-// screenChanged reports whether two thumbnails of a display differ in any
-// cell by more than thumbNoise luma levels: a small text change (a status
-// line) moves the cells it covers by tens of levels, an unchanged screen by none.
-func screenChanged(a, b imaging.Thumb) bool {
-	for i := range a {
-		if d := int(a[i]) - int(b[i]); d > thumbNoise || -d > thumbNoise {
-			return true
-		}
-	}
-	return false
-}
-
-// thumbNoise is the thumbnail difference (luma levels per cell) that is not a change.
-const thumbNoise = 2
 
 // targetDoc is appended to the descriptions of input tools taking a target.
 const targetDoc = " Instead of x and y, target may describe the element in words; the vision model locates it on a new screenshot (the display's latest frame after the call) and the result says what was located and where."
