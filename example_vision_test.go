@@ -32,14 +32,12 @@ func newVisionAgent(ctx context.Context) (*guiagent.Agent, *sampleapp.App) {
 	return a, form
 }
 
-// submitted reports whether the sample form got a submit.
+// submitted reports whether the sample form gets a submit within 5 s.
 func submitted(form *sampleapp.App) bool {
-	for _, e := range form.History() {
-		if e.Event == "submit" {
-			return true
-		}
-	}
-	return false
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := form.WaitFor(ctx, func(e sampleapp.Event) bool { return e.Event == "submit" })
+	return err == nil
 }
 
 // Locate finds an element described in words. Its Center is a point of the
@@ -58,7 +56,6 @@ func ExampleAgent_Locate() {
 	if err := a.Click(ctx, loc.Center, guiagent.ClickOptions{}); err != nil {
 		log.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
 	fmt.Println("the form was submitted:", submitted(form))
 
 	missing, err := a.Locate(ctx, "the Delete button", guiagent.ScreenshotOptions{})
