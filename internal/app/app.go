@@ -78,7 +78,6 @@ type App struct {
 	dashOnce     sync.Once
 	dash         *web.Dashboard
 	closes       []func() error
-	closed       bool
 }
 
 // New opens the log (c.LogFile, else x.Log) and the desktop and builds every

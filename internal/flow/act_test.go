@@ -61,7 +61,9 @@ func (w *watchedAgent) Run(ctx context.Context, t agent.Task, _ func(agent.Event
 	}
 	c := loc.Box.Center()
 	g, _ := shot.Frame.Resolve(c, false)
-	err = w.in.Click(ctx, &g.Global, desktop.Left, 1, nil)
+	if err := w.in.Click(ctx, &g.Global, desktop.Left, 1, nil); err != nil {
+		return agent.Result{Status: agent.Failed, Summary: err.Error()}
+	}
 	w.emit(agent.Event{Kind: agent.EvAction, Step: 1, Action: &action.Trace{Action: action.Action{Kind: action.Click}, Image: &c, Global: &g.Global, Outcome: action.OutcomeOK}})
 	_ = w.in.Type(ctx, "sent")
 	w.emit(agent.Event{Kind: agent.EvAction, Step: 1, Action: &action.Trace{Action: action.Action{Kind: action.TypeText, Text: "sent"}, Outcome: action.OutcomeOK}})
