@@ -20,6 +20,7 @@ import (
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/mcpserver"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
 )
 
@@ -109,5 +110,14 @@ func TestSIGTERMEndsAStuckServerWithInputReleased(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "shutdown did not finish in time") {
 		t.Errorf("the server did not say why it exited:\n%s", logs.String())
+	}
+}
+
+// TestHardLimitOutlastsHTTPGrace: serving over HTTP waits ShutdownGrace for
+// open streams before closing them; the hard limit must leave room after it,
+// or a client's open stream turns a clean stop into exit code 1.
+func TestHardLimitOutlastsHTTPGrace(t *testing.T) {
+	if hardStopAfter < mcpserver.ShutdownGrace+2*time.Second {
+		t.Fatalf("hard shutdown limit %v leaves under 2 s after the HTTP grace of %v", hardStopAfter, mcpserver.ShutdownGrace)
 	}
 }

@@ -312,8 +312,14 @@ func checkListenAddr(o HTTPOptions) error {
 	return nil
 }
 
+// ShutdownGrace is how long serving over HTTP waits, once ctx is done, for
+// calls and streams in flight before closing their connections. It is kept
+// well under the command's hard shutdown limit (5 s), so a stream a client
+// leaves open never makes a clean stop look like a hung one.
+const ShutdownGrace = 2 * time.Second
+
 // serveHTTP listens on o.Addr and serves h until ctx is done, then shuts down
-// (waiting up to 5 s for calls in flight) and releases held input.
+// (waiting up to ShutdownGrace for calls in flight) and releases held input.
 func (s *Server) serveHTTP(ctx context.Context, o HTTPOptions, h http.Handler) error {
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -342,7 +348,7 @@ func (s *Server) serveHTTP(ctx context.Context, o HTTPOptions, h http.Handler) e
 		return err
 	case <-ctx.Done():
 	}
-	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	shut, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(shut); err != nil {
 		_ = srv.Close()
