@@ -41,7 +41,13 @@ func TestMain(m *testing.M) {
 // holdUntilKilled holds Shift and the left button through a ledgered Input,
 // as serve would for hold_key and mouse_down, and waits.
 func holdUntilKilled(stateDir, display string) {
-	ctx := context.Background()
+	holdAndBlock(context.Background(), stateDir, display, nil)
+}
+
+// holdAndBlock holds Shift and the left button through a ledgered Input on
+// display, prints "held" and blocks forever. beforeHold, when set, runs on
+// the Input first; what it returns runs if holding fails.
+func holdAndBlock(ctx context.Context, stateDir, display string, beforeHold func(*desktop.Input) (undo func())) {
 	b := x11.New(x11.Options{Display: display})
 	if err := b.Start(ctx); err != nil {
 		fmt.Println(err)
@@ -54,6 +60,9 @@ func holdUntilKilled(stateDir, display string) {
 		return
 	}
 	in.Ledger = led
+	if beforeHold != nil {
+		defer beforeHold(in)()
+	}
 	if err := in.KeyDown(ctx, desktop.Shift); err != nil {
 		fmt.Println(err)
 		return

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -15,11 +14,7 @@ import (
 
 	"github.com/jezek/xgb"
 
-	"github.com/guiagent/guiagent/internal/app"
-	"github.com/guiagent/guiagent/internal/backend/x11"
-	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
-	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/mcpserver"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
 )
@@ -35,30 +30,10 @@ const stuckEnv = "GUIAGENT_TEST_STUCK"
 func stuckServer(stateDir, display string) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	b := x11.New(x11.Options{Display: display})
-	if err := b.Start(ctx); err != nil {
-		fmt.Println(err)
-		return
-	}
-	in := desktop.NewInput(b)
-	led, err := desktop.NewLedger(stateDir, app.LedgerDisplay(config.Config{}, b))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	in.Ledger = led
-	_, disarm := limitShutdown(ctx, in.ReleaseAll, os.Stderr)
-	defer disarm()
-	if err := in.KeyDown(ctx, desktop.Shift); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := in.MouseDown(ctx, &geom.GlobalPoint{X: 10, Y: 10}, desktop.Left); err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println("held")
-	select {}
+	holdAndBlock(ctx, stateDir, display, func(in *desktop.Input) func() {
+		_, disarm := limitShutdown(ctx, in.ReleaseAll, os.Stderr)
+		return disarm
+	})
 }
 
 // SIGTERM to a server stuck in a call that ignores its context releases the
