@@ -83,6 +83,20 @@ type App struct {
 // New opens the log (c.LogFile, else x.Log) and the desktop and builds every
 // part. Close releases what it opened, also after a partial start.
 func New(ctx context.Context, c config.Config, x Extra) (*App, error) {
+	a, err := newBase(c, x)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.open(ctx, c, x); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// newBase builds what every App starts from: the one scrubber, from c's
+// secrets, and the log (c.LogFile, else x.Log, else stderr) written through it.
+func newBase(c config.Config, x Extra) (*App, error) {
 	if x.Log == nil {
 		x.Log = os.Stderr
 	}
@@ -91,12 +105,7 @@ func New(ctx context.Context, c config.Config, x Extra) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: c, sources: c.Sources, scrub: scrub, log: log, closes: []func() error{func() error { closeLog(); return nil }}}
-	if err := a.open(ctx, c, x); err != nil {
-		a.Close()
-		return nil, err
-	}
-	return a, nil
+	return &App{cfg: c, sources: c.Sources, scrub: scrub, log: log, closes: []func() error{func() error { closeLog(); return nil }}}, nil
 }
 
 func (a *App) open(ctx context.Context, c config.Config, x Extra) error {

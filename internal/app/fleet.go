@@ -15,7 +15,6 @@ import (
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/mcpserver"
 	"github.com/guiagent/guiagent/internal/platform"
-	"github.com/guiagent/guiagent/internal/secret"
 )
 
 // sessionDesktop is one MCP session's private desktop: an App of its own
@@ -32,15 +31,10 @@ type sessionDesktop struct {
 // session (c.DesktopPerSession); it opens no desktop of its own. Close ends
 // every session and its desktop.
 func NewFleet(c config.Config, x Extra) (*App, error) {
-	if x.Log == nil {
-		x.Log = os.Stderr
-	}
-	scrub := secret.NewScrubber(c.Secrets()...)
-	log, closeLog, err := newLogger(c, x.Log, scrub)
+	a, err := newBase(c, x)
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: c, sources: c.Sources, scrub: scrub, log: log, closes: []func() error{func() error { closeLog(); return nil }}}
 	if err := a.openShared(c); err != nil {
 		a.Close()
 		return nil, err
@@ -51,17 +45,17 @@ func NewFleet(c config.Config, x Extra) (*App, error) {
 			return a.openSessionDesktop(ctx, id, x)
 		},
 		Max:    c.MaxDesktops,
-		Logger: log,
+		Logger: a.log,
 	})
 	if err != nil {
 		a.Close()
 		return nil, err
 	}
 	a.closes = append(a.closes, func() error { a.fleet.Close(); return nil })
-	log.Info("serving a private desktop per MCP session", "width", c.DesktopPerSession.W, "height", c.DesktopPerSession.H,
+	a.log.Info("serving a private desktop per MCP session", "width", c.DesktopPerSession.W, "height", c.DesktopPerSession.H,
 		"max_desktops", c.MaxDesktops, "session_command", c.SessionCommand != "", "version", version)
 	if !modelConfigured(c) {
-		log.Info("gui_execute_task is not offered: no model is configured; the atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY")
+		a.log.Info("gui_execute_task is not offered: no model is configured; the atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY")
 	}
 	return a, nil
 }

@@ -166,12 +166,7 @@ func (ru *run) pointStep(st Step, sr *StepResult) (*imaging.Shot, error) {
 	if st.Kind == Click {
 		return ru.pointStepClick(st, sr)
 	}
-	shot, box, err := ru.locate(st, "", st.Target, sr)
-	if err != nil {
-		return shot, err
-	}
-	sr.Box = &box
-	ip, gp, err := ru.resolve(shot, box)
+	shot, ip, gp, err := ru.locateTarget(st, sr)
 	if err != nil {
 		return shot, err
 	}
@@ -261,15 +256,22 @@ func mustCombo(s string) []desktop.Key {
 	return k
 }
 
-// pointStepClick locates st.Target and clicks it (a click step, or the
-// first half of a type step).
-func (ru *run) pointStepClick(st Step, sr *StepResult) (*imaging.Shot, error) {
+// locateTarget locates st.Target, records its box in sr and resolves the
+// box's centre to image and screen pixels.
+func (ru *run) locateTarget(st Step, sr *StepResult) (*imaging.Shot, geom.ImagePoint, geom.GlobalPoint, error) {
 	shot, box, err := ru.locate(st, "", st.Target, sr)
 	if err != nil {
-		return shot, err
+		return shot, geom.ImagePoint{}, geom.GlobalPoint{}, err
 	}
 	sr.Box = &box
 	ip, gp, err := ru.resolve(shot, box)
+	return shot, ip, gp, err
+}
+
+// pointStepClick locates st.Target and clicks it (a click step, or the
+// first half of a type step).
+func (ru *run) pointStepClick(st Step, sr *StepResult) (*imaging.Shot, error) {
+	shot, ip, gp, err := ru.locateTarget(st, sr)
 	if err != nil {
 		return shot, err
 	}
