@@ -42,10 +42,21 @@ const (
 	MouseUp     Kind = "mouse_up"     // At (optional), Button
 	Wait        Kind = "wait"         // Duration (0: DefaultWait)
 	Zoom        Kind = "zoom"         // At and To: corners of a region to look at closer
+	AskUser     Kind = "ask_user"     // Question, Ask (confirm, text or choice), Options of a choice, Secret
+)
+
+// AskKind is what answer an ask_user action wants.
+type AskKind string
+
+// The kinds of question.
+const (
+	AskConfirm AskKind = "confirm" // yes or no
+	AskText    AskKind = "text"    // free text
+	AskChoice  AskKind = "choice"  // one of Options
 )
 
 // Kinds lists every kind, for validation and prompts.
-var Kinds = []Kind{Click, DoubleClick, TripleClick, Move, Drag, Scroll, TypeText, KeyPress, HoldKey, MouseDown, MouseUp, Wait, Zoom}
+var Kinds = []Kind{Click, DoubleClick, TripleClick, Move, Drag, Scroll, TypeText, KeyPress, HoldKey, MouseDown, MouseUp, Wait, Zoom, AskUser}
 
 // UsesPoint reports whether k acts at a position (At, or a Target a grounding
 // model finds); the others (type, keys, wait, zoom) do not.
@@ -58,8 +69,8 @@ func (k Kind) UsesPoint() bool {
 }
 
 // ChangesScreen reports whether executing k is expected to change the screen
-// (everything but wait and zoom).
-func (k Kind) ChangesScreen() bool { return k != Wait && k != Zoom }
+// (everything but wait, zoom and ask_user).
+func (k Kind) ChangesScreen() bool { return k != Wait && k != Zoom && k != AskUser }
 
 // Limits and defaults of the action set, the same for model actions and MCP tools.
 const (
@@ -131,8 +142,31 @@ type Action struct {
 	Amount int
 	// Duration is how long a hold_key holds or a wait waits.
 	Duration time.Duration
-	// CallID is the provider's id for this action (tool_use id, call_id).
+	// CallID is the provider's id for this action (tool_use id, call_id; for
+	// an ask_user that confirms a provider safety check, the check's id).
 	CallID string
+
+	// Question is what an ask_user asks the person; Ask the answer it wants
+	// (AskText when unset), Options the choices of an AskChoice.
+	Question string
+	Ask      AskKind
+	Options  []string
+	// Secret marks an AskText whose answer (a password the user chooses to
+	// type) is typed into the focused field and never shown to the model or
+	// recorded; only its length is.
+	Secret bool
+}
+
+// AskKind returns an ask_user's kind of question: Ask, or AskChoice when
+// unset with options given, else AskText.
+func (a Action) AskKind() AskKind {
+	switch {
+	case a.Ask != "":
+		return a.Ask
+	case len(a.Options) > 0:
+		return AskChoice
+	}
+	return AskText
 }
 
 // Clicks returns how many times a click kind clicks (1-3).
@@ -187,10 +221,15 @@ type Trace struct {
 	// ImageTo and GlobalTo are the same for To (a drag's end, a zoom's corner).
 	ImageTo  *geom.ImagePoint  `json:"image_to,omitempty"`
 	GlobalTo *geom.GlobalPoint `json:"global_to,omitempty"`
-	Outcome  string            `json:"outcome"` // OutcomeOK, OutcomeFailed, OutcomeNotExecuted
-	Error    string            `json:"error,omitempty"`
-	Warning  string            `json:"warning,omitempty"`
-	Millis   int64             `json:"ms"`
+	// Answer is a person's answer to an ask_user (for a secret, only its
+	// length: "<typed N chars>"); AnsweredBy names the channel it came from
+	// ("client" for MCP elicitation, "dashboard").
+	Answer     string `json:"answer,omitempty"`
+	AnsweredBy string `json:"answered_by,omitempty"`
+	Outcome    string `json:"outcome"` // OutcomeOK, OutcomeFailed, OutcomeNotExecuted
+	Error      string `json:"error,omitempty"`
+	Warning    string `json:"warning,omitempty"`
+	Millis     int64  `json:"ms"`
 }
 
 // Outcomes of a Trace.

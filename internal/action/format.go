@@ -74,6 +74,15 @@ func (a Action) describe(at, to string) string {
 	if a.Duration > 0 {
 		b.WriteString(" " + strconv.FormatInt(a.Duration.Milliseconds(), 10) + "ms")
 	}
+	if a.Kind == AskUser {
+		b.WriteString(" " + string(a.AskKind()) + " " + strconv.Quote(shorten(a.Question, 2*maxQuoted)))
+		if len(a.Options) > 0 {
+			b.WriteString(" [" + strings.Join(a.Options, " | ") + "]")
+		}
+		if a.Secret {
+			b.WriteString(" (secret)")
+		}
+	}
 	return b.String()
 }
 
@@ -99,7 +108,8 @@ func (a Action) MarshalJSON() ([]byte, error) { return json.Marshal(a.toJSON()) 
 // toJSON returns a in the Raw layout (arrays in x, y order) with its points' space.
 func (a Action) toJSON() actionJSON {
 	j := actionJSON{Raw: Raw{Kind: a.Kind, Target: a.Target, Clicks: a.Count, Text: a.Text,
-		Direction: string(a.Direction), Amount: a.Amount, DurationMS: int(a.Duration.Milliseconds()), CallID: a.CallID}}
+		Direction: string(a.Direction), Amount: a.Amount, DurationMS: int(a.Duration.Milliseconds()), CallID: a.CallID,
+		Question: a.Question, Ask: string(a.Ask), Options: a.Options, Secret: a.Secret}}
 	if a.Button != 0 {
 		j.Button = a.Button.String()
 	}

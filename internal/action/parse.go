@@ -30,6 +30,11 @@ type Raw struct {
 	Amount     int         `json:"amount,omitempty"`
 	DurationMS int         `json:"duration_ms,omitempty"`
 	CallID     string      `json:"call_id,omitempty"`
+	// An ask_user's question, kind (confirm, text, choice), options and secret flag.
+	Question string   `json:"question,omitempty"`
+	Ask      string   `json:"ask,omitempty"`
+	Options  []string `json:"options,omitempty"`
+	Secret   bool     `json:"secret,omitempty"`
 }
 
 // Parse reads r, whose arrays are in space sp (and its axis order), into an
@@ -83,7 +88,13 @@ func parse(r Raw, sp geom.Space, bounded bool) (Action, error) {
 	}
 	p := &parser{sp: sp, bounded: bounded}
 	a := Action{Kind: r.Kind, Target: strings.TrimSpace(r.Target), Count: r.Clicks, Text: r.Text,
-		Amount: r.Amount, Duration: time.Duration(r.DurationMS) * time.Millisecond, CallID: r.CallID}
+		Amount: r.Amount, Duration: time.Duration(r.DurationMS) * time.Millisecond, CallID: r.CallID,
+		Question: strings.TrimSpace(r.Question), Ask: AskKind(strings.ToLower(strings.TrimSpace(r.Ask))), Secret: r.Secret}
+	for _, o := range r.Options {
+		if o = strings.TrimSpace(o); o != "" {
+			a.Options = append(a.Options, o)
+		}
+	}
 	a.At = p.point("position", r.At, true)
 	a.To = p.point("end position (to)", r.To, true)
 	for i, q := range r.Path {
@@ -289,6 +300,61 @@ var kindRules = map[Kind][]rule{
 	TypeText:    {needText},
 	KeyPress:    {needKeys},
 	HoldKey:     {needKeys, needDuration},
+	AskUser:     {needQuestion},
+}
+
+// MaxOptions bounds the options of a choice question.
+const MaxOptions = 20
+
+func needQuestion(a Action) error {
+	var errs []error
+	if a.Question == "" {
+		errs = append(errs, errors.New("needs a question: give the question for the user"))
+	}
+	switch k := a.AskKind(); k {
+	case AskChoice:
+		if len(a.Options) < 2 || len(a.Options) > MaxOptions {
+			errs = append(errs, fmt.Errorf("a choice needs 2-%d options, got %d", MaxOptions, len(a.Options)))
+		}
+		if len(a.Options) != len(slices.Compact(slices.Clone(a.Options))) {
+			seen := map[string]bool{}
+			for _, o := range a.Options {
+				if seen[o] {
+					errs = append(errs, fmt.Errorf("option %q is given twice: give each option once", o))
+					break
+				}
+				seen[o] = true
+			}
+		}
+	case AskConfirm, AskText:
+		if len(a.Options) > 0 {
+			errs = append(errs, fmt.Errorf("a %s question takes no options: use ask %q for a choice", k, AskChoice))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("unknown question kind %q: use confirm, text or choice", k))
+	}
+	if a.Secret && a.AskKind() != AskText {
+		errs = append(errs, errors.New("only a text question can be secret"))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckAsks requires every ask_user of a batch to come after all its other
+// actions: an action planned after a question cannot know its answer.
+func CheckAsks(acts []Action) error {
+	asked := -1
+	for i, a := range acts {
+		if a.Kind == AskUser {
+			if asked < 0 {
+				asked = i
+			}
+			continue
+		}
+		if asked >= 0 {
+			return fmt.Errorf("actions[%d] (%s) comes after the ask_user at actions[%d]: ask last, and plan the next actions once the answer is known", i, a.Kind, asked)
+		}
+	}
+	return nil
 }
 
 func needAt(a Action) error {

@@ -51,10 +51,24 @@ type Observation struct {
 	// loop cannot read it or it lies off the screenshot. Native tools answer
 	// "where is the cursor" from it.
 	Cursor *geom.ImagePoint
-	// ApprovedSafetyChecks lists provider safety checks (Decision.SafetyChecks
-	// entries, or just their IDs) a human approved; adapters acknowledge exactly
-	// these and never any other.
-	ApprovedSafetyChecks []string
+	// Answers are a person's answers to the previous decision's ask_user
+	// actions, in order. Adapters give them to the model in their own wire
+	// format. An answer is text for the model, never an action to execute.
+	Answers []Answer
+}
+
+// Answer is a person's answer to one ask_user action.
+type Answer struct {
+	// Ask is the ask_user action as the model (or the adapter) gave it; its
+	// CallID is how an adapter matches the answer to its own question (a
+	// provider safety check's id).
+	Ask action.Action
+	// Text is the answer for the model: the text typed, the option chosen, or
+	// "yes"/"no" for a confirm. For a secret it says only that the answer was
+	// typed into the focused field, and how long it was.
+	Text string
+	// Approved is true for a confirm answered yes.
+	Approved bool
 }
 
 // Status is the model's verdict on the task.

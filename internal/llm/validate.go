@@ -36,6 +36,9 @@ func ValidateDecision(d *Decision) error {
 			probs = append(probs, fmt.Sprintf("actions[%d] (%s): %v", i, a.Kind, err))
 		}
 	}
+	if err := action.CheckAsks(d.Actions); err != nil {
+		probs = append(probs, err.Error())
+	}
 	if len(probs) > 0 {
 		return fmt.Errorf("%w: %s", ErrBadOutput, strings.Join(probs, "; "))
 	}

@@ -313,8 +313,14 @@ func (s *Session) finish(res *sdk.Response, d *llm.Decision) (*llm.Decision, err
 // pending check is approved the held actions are returned (no model call) and
 // the checks will be acknowledged; otherwise the blocked decision is repeated.
 func (s *Session) release(obs llm.Observation) *llm.Decision {
+	var approved []string
+	for _, a := range obs.Answers {
+		if a.Approved {
+			approved = append(approved, a.Ask.CallID)
+		}
+	}
 	for _, c := range s.held.checks {
-		if !c.approved(obs.ApprovedSafetyChecks) {
+		if !c.approved(approved) {
 			d := s.held.blocked
 			return &d
 		}

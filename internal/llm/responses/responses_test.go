@@ -247,11 +247,11 @@ func TestSafetyCheckBlocksUntilApproved(t *testing.T) {
 		t.Fatalf("unapproved: decision %+v err %v calls %d; want blocked again with no new call", d, err, srv.Calls())
 	}
 	o := obs(t, a, 2)
-	o.ApprovedSafetyChecks = []string{"some_other_check"}
+	o.Answers = []llm.Answer{{Ask: action.Action{Kind: action.AskUser, CallID: "some_other_check"}, Approved: true}}
 	if d, _ = sess.Next(context.Background(), o); d.Status != llm.Blocked {
 		t.Fatal("approving a different check released the action")
 	}
-	o.ApprovedSafetyChecks = []string{"cu_sc_1"}
+	o.Answers = []llm.Answer{{Ask: action.Action{Kind: action.AskUser, CallID: "cu_sc_1"}, Approved: true}}
 	d, err = sess.Next(context.Background(), o)
 	if err != nil || d.Status != llm.Continue || len(d.Actions) != 1 || d.Actions[0].Kind != action.Click || srv.Calls() != 1 {
 		t.Fatalf("approved: decision %+v err %v calls %d; want the held click without a model call", d, err, srv.Calls())
