@@ -192,8 +192,16 @@ func (ru *run) executePlan(step int, plan []planned) (acts []action.Trace, halt 
 			return acts, nil, fmt.Sprintf("action %d/%d (%s) was not executed: %v; the remaining actions were skipped", i+1, k, p.trace.Action.Kind, p.err)
 		}
 		t0 := time.Now()
-		err := ru.perform(step, p)
+		askHalt, err := ru.performOrAsk(step, p)
 		p.trace.Millis = time.Since(t0).Milliseconds()
+		if askHalt != nil {
+			p.trace.Outcome = action.OutcomeNotExecuted
+			if p.trace.Error == "" {
+				p.trace.Error = askHalt.summary
+			}
+			acts = append(acts, ru.actionDone(step, p.trace))
+			return acts, askHalt, fmt.Sprintf("action %d/%d (%s) was not executed: %s", i+1, k, p.trace.Action.Kind, askHalt.summary)
+		}
 		if err == nil {
 			p.trace.Outcome = action.OutcomeOK
 			acts = append(acts, ru.actionDone(step, p.trace))
@@ -235,6 +243,23 @@ func (ru *run) checkKeys(keys []desktop.Key) error {
 		}
 	}
 	return nil
+}
+
+// performOrAsk executes one resolved action: an ask_user puts its question to
+// the person, a combination that needs confirming is confirmed first, and
+// the rest go to perform. halt ends the run when a question got no answer.
+func (ru *run) performOrAsk(step int, p *planned) (halt *ending, err error) {
+	a := p.trace.Action
+	if a.Kind == action.AskUser {
+		return ru.askUser(step, p), nil
+	}
+	if err := ru.checkKeys(a.Keys); err != nil {
+		return nil, err
+	}
+	if halt, refused := ru.confirmKeys(step, a.Keys); refused != nil || halt != nil {
+		return halt, refused
+	}
+	return nil, ru.perform(step, p)
 }
 
 // perform executes one resolved action through Input.
@@ -362,6 +387,9 @@ func feedbackFor(acts []action.Trace, outcome string) string {
 	parts := make([]string, 0, len(acts))
 	for _, a := range acts {
 		s := a.String() + ": " + a.Outcome
+		if a.Answer != "" {
+			s += fmt.Sprintf(" (the user answered %q)", a.Answer)
+		}
 		if a.Error != "" {
 			s += " (" + a.Error + ")"
 		}
@@ -381,6 +409,9 @@ func stepLine(step int, d *llm.Decision, acts []action.Trace, outcome string) st
 		parts := make([]string, len(acts))
 		for i, a := range acts {
 			parts[i] = a.String()
+			if a.Answer != "" {
+				parts[i] += fmt.Sprintf(" (the user answered %q)", a.Answer)
+			}
 			if !a.OK() {
 				parts[i] += " (" + a.Outcome + ")"
 			}

@@ -28,7 +28,13 @@ type run struct {
 	ctx      context.Context
 	cancelFn context.CancelCauseFunc
 	maxSteps int
+	timeout  time.Duration
 	deadline time.Time
+	// deadlineTimer ends the run at deadline; it stands still while the run
+	// waits for a person (holdDeadline, releaseDeadline).
+	deadlineTimer *time.Timer
+	heldSince     time.Time
+	freeSteps     int // steps that only asked the user: they do not count toward maxSteps
 
 	infoMu sync.Mutex
 	step   int
@@ -52,9 +58,11 @@ type run struct {
 	recent   []llm.Image // screenshots of earlier steps, oldest first (at most K-1)
 	zooms    []llm.Image // regions zoomed by the last decision
 	prevShot *imaging.Shot
-	prevActs bool     // whether the previous step acted on the screen
-	nextWarn []string // warnings for the next observation
-	feedback string   // what happened to the previous decision's actions
+	prevActs bool         // whether the previous step acted on the screen
+	nextWarn []string     // warnings for the next observation
+	feedback string       // what happened to the previous decision's actions
+	answers  []llm.Answer // the person's answers for the next observation
+	asking   asking       // what a question asked at this step is about
 }
 
 // ending is how a run ends.
@@ -107,9 +115,11 @@ func (ru *run) execute() (res Result) {
 	ru.infoMu.Lock()
 	ru.started = time.Now()
 	ru.infoMu.Unlock()
-	ru.deadline = ru.started.Add(timeout)
-	ctx, cancelDeadline := context.WithDeadlineCause(ru.ctx, ru.deadline, errRunDeadline)
-	defer cancelDeadline()
+	ru.timeout, ru.deadline = timeout, ru.started.Add(timeout)
+	ctx, cancelDeadline := context.WithCancelCause(ru.ctx)
+	ru.deadlineTimer = time.AfterFunc(timeout, func() { cancelDeadline(errRunDeadline) })
+	defer ru.deadlineTimer.Stop()
+	defer cancelDeadline(nil)
 	defer ru.cancelFn(nil)
 	ru.ctx = ctx
 	ru.setPhase(0, "starting")
@@ -246,11 +256,11 @@ func (ru *run) ctxEnding() *ending {
 		return &ending{status: Cancelled, summary: "cancelled: " + stop.reason}
 	case errors.Is(cause, errRunDeadline):
 		return &ending{status: Timeout, summary: fmt.Sprintf("timed out: the task's deadline (%s) passed after %d steps; raise timeout_s or split the task",
-			ru.deadline.Sub(ru.started).Round(time.Second), len(ru.trace))}
+			ru.timeout.Round(time.Second), len(ru.trace))}
 	case errors.Is(cause, context.DeadlineExceeded):
 		// The caller's context had a shorter deadline than the task's own.
 		return &ending{status: Timeout, summary: fmt.Sprintf("timed out: the caller's request deadline passed after %d steps, before the task's own limit (%s); give the request more time or split the task",
-			len(ru.trace), ru.deadline.Sub(ru.started).Round(time.Second))}
+			len(ru.trace), ru.timeout.Round(time.Second))}
 	}
 	return &ending{status: Cancelled, summary: "cancelled: the request was cancelled by the client"}
 }
@@ -278,7 +288,7 @@ func (ru *run) loopSteps() ending {
 	ru.session = ru.o.Adapter.NewSession(ru.task.Task)
 
 	for step := 1; ; step++ {
-		if step > ru.maxSteps {
+		if step-ru.freeSteps > ru.maxSteps {
 			return ending{status: Failed, summary: fmt.Sprintf(
 				"reached the step limit (%d) before the task was done; raise max_steps or split the task", ru.maxSteps)}
 		}
@@ -330,6 +340,10 @@ func (ru *run) doStep(step int) (end ending, stop bool) {
 
 	// Resolve the whole batch against this screenshot, then execute it in order.
 	ru.setPhase(step, "acting")
+	ru.asking = asking{screen: dec.Observation, image: obs.Screenshot, checks: dec.SafetyChecks}
+	if onlyAsks(dec.Actions) && ru.freeSteps < ru.maxSteps {
+		ru.freeSteps++
+	}
 	plan := ru.resolve(dec, shot, obs.Screenshot)
 	if v, msg := ru.loop.observe(planTraces(plan)); v == verdictFail {
 		return stopAfter(ending{status: Failed, summary: msg + "; the run was ended"})
@@ -396,7 +410,9 @@ func (ru *run) observe(step int) (obs llm.Observation, shot *imaging.Shot, end e
 	obs = llm.Observation{
 		Step: step, Task: ru.task.Task, Screenshot: img, Recent: ru.recentImages(),
 		Memory: ru.mem.text(), History: ru.mem.history(), Warnings: warnings, Feedback: ru.feedback,
+		Answers: ru.answers,
 	}
+	ru.answers = nil
 	// Where the pointer is, in the screenshot's pixels (native tools ask for it).
 	if p, err := ru.o.Input.CursorPosition(ru.ctx); err == nil && shot.Frame.Region.Contains(p) {
 		ip := shot.Frame.GlobalToImage(p)
@@ -407,6 +423,35 @@ func (ru *run) observe(step int) (obs llm.Observation, shot *imaging.Shot, end e
 			"\nThe %d zoomed region(s) you asked for are the last earlier image(s), just before the current screenshot.", len(ru.zooms)))
 	}
 	return obs, shot, ending{}, false
+}
+
+// onlyAsks reports whether acts are all ask_user actions (and there is one).
+func onlyAsks(acts []action.Action) bool {
+	for _, a := range acts {
+		if a.Kind != action.AskUser {
+			return false
+		}
+	}
+	return len(acts) > 0
+}
+
+// holdDeadline stops the deadline's clock while the run waits for a person.
+func (ru *run) holdDeadline() {
+	if ru.deadlineTimer != nil && ru.deadlineTimer.Stop() {
+		ru.heldSince = time.Now()
+	}
+}
+
+// releaseDeadline starts the clock again after a wait: the deadline moves on
+// by the wait beyond askCountsAtMost, and a deadline passed meanwhile ends the run now.
+func (ru *run) releaseDeadline() {
+	if ru.heldSince.IsZero() {
+		return
+	}
+	waited := time.Since(ru.heldSince)
+	ru.heldSince = time.Time{}
+	ru.deadline = ru.deadline.Add(waited - min(waited, askCountsAtMost))
+	ru.deadlineTimer.Reset(max(time.Until(ru.deadline), 0))
 }
 
 // keepScreenshot adds the step's screenshot to the history the next call

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
@@ -25,6 +26,13 @@ const (
 type KeyPolicy interface {
 	// Check returns an error naming the blocked combination, or nil.
 	Check(keys []desktop.Key) error
+}
+
+// ConfirmPolicy says which key combinations need a person's yes before they
+// are sent (safety.KeyPolicy.NeedsConfirm).
+type ConfirmPolicy interface {
+	// NeedsConfirm returns the configured combination keys contain, if any.
+	NeedsConfirm(keys []desktop.Key) (combo string, ok bool)
 }
 
 // KillSwitch reports whether all input must stop (safety.KillSwitch).
@@ -82,6 +90,18 @@ type Options struct {
 	Policy KeyPolicy
 	// KillSwitch, when engaged, stops the run as blocked (kill_switch); nil = none.
 	KillSwitch KillSwitch
+	// Confirm names key combinations that need a person's yes before they are
+	// sent (GUI_AGENT_CONFIRM_HOTKEYS); nil = none. Policy still blocks first.
+	Confirm ConfirmPolicy
+
+	// Questions is where the model's questions (ask_user) and confirmations
+	// wait for a person: the dashboard answers them there, and Task.Ask, the
+	// caller's own channel, is asked too. nil = questions go only to Task.Ask;
+	// with neither the run ends blocked with the question as next_user_action.
+	Questions *ask.Broker
+	// AskTimeout bounds the wait for one answer; zero = DefaultAskTimeout
+	// (GUI_AGENT_ASK_TIMEOUT_S).
+	AskTimeout time.Duration
 
 	// MaxSteps bounds model steps per task; zero = 50. Task.MaxSteps overrides it.
 	MaxSteps int
@@ -197,6 +217,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.OverrideTolerancePx == 0 {
 		o.OverrideTolerancePx = 4
+	}
+	if o.AskTimeout <= 0 {
+		o.AskTimeout = DefaultAskTimeout
 	}
 	if o.ProgressEvery == 0 {
 		o.ProgressEvery = 5 * time.Second

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/llm"
 )
 
@@ -28,6 +29,11 @@ const (
 	ReasonKillSwitch    = "kill_switch"
 	ReasonConfirmation  = "confirmation_refused"
 	ReasonSafetyCheck   = "safety_check"
+	// ReasonUserDeclined: the person declined to answer the model's question.
+	ReasonUserDeclined = "user_declined"
+	// ReasonNoAnswer: the model asked a question that nobody answered in time,
+	// or that nobody could be asked (no elicitation, no dashboard).
+	ReasonNoAnswer = "no_answer"
 )
 
 // Task is one gui_execute_task request.
@@ -36,6 +42,9 @@ type Task struct {
 	Display  string        `json:"display,omitempty"`
 	MaxSteps int           `json:"max_steps,omitempty"`
 	Timeout  time.Duration `json:"-"`
+	// Ask, when set, is the caller's own way to ask its user a question (the
+	// MCP client's elicitation); questions also go to Options.Questions.
+	Ask ask.Channel `json:"-"`
 }
 
 // StepTrace is one step of a run.

@@ -286,6 +286,14 @@ func (b *Broker) Ask(ctx context.Context, q Question, chs ...Channel) (Answer, e
 	}
 }
 
+// Ask is b.Ask when b is set; with no broker the question goes only to chs.
+func Ask(ctx context.Context, b *Broker, q Question, chs ...Channel) (Answer, error) {
+	if b == nil {
+		b = NewBroker(false)
+	}
+	return b.Ask(ctx, q, chs...)
+}
+
 // Answer answers the pending question id with a (checked against the
 // question). The first answer wins; a later one gets ErrNotPending.
 func (b *Broker) Answer(id string, a Answer) error {
