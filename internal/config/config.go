@@ -66,11 +66,16 @@ type Config struct {
 	KeepImages    int           `json:"keep_images"`    // GUI_AGENT_SCREENSHOT_KEEP 1-10, default 3
 	OnBusy        string        `json:"on_busy"`        // GUI_AGENT_ON_BUSY queue | preempt | reject
 	HumanOverride bool          `json:"human_override"` // GUI_AGENT_HUMAN_OVERRIDE, default true
+	// AskTimeout bounds the wait for a person's answer to one ask_user
+	// (GUI_AGENT_ASK_TIMEOUT_S 1-86400, default 300); without an answer by
+	// then the run ends as blocked.
+	AskTimeout time.Duration `json:"ask_timeout"`
 
 	// Safety.
 	KillSwitchFile string   `json:"kill_switch_file"` // GUI_AGENT_KILL_SWITCH_FILE
 	BlockedHotkeys []string `json:"blocked_hotkeys"`  // GUI_AGENT_BLOCKED_HOTKEYS: extra combos, comma separated
 	AllowedHotkeys []string `json:"allowed_hotkeys"`  // GUI_AGENT_ALLOWED_HOTKEYS: combos removed from the default blocklist
+	ConfirmHotkeys []string `json:"confirm_hotkeys"`  // GUI_AGENT_CONFIRM_HOTKEYS: combos sent only after a person says yes (a blocked combo stays blocked)
 
 	// HTTP transport.
 	HTTP        bool   `json:"http"`         // serve --http
@@ -132,6 +137,7 @@ func Default() Config {
 		ImageFormat:      "jpeg",
 		MaxSteps:         50,
 		TaskTimeout:      600 * time.Second,
+		AskTimeout:       300 * time.Second,
 		KeepImages:       llm.DefaultKeepImages,
 		OnBusy:           "queue",
 		HumanOverride:    true,
@@ -416,9 +422,11 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.int("SCREENSHOT_KEEP", &c.KeepImages, 1, 10)
 	r.str("ON_BUSY", &c.OnBusy)
 	r.bool("HUMAN_OVERRIDE", &c.HumanOverride)
+	r.dur("ASK_TIMEOUT_S", &c.AskTimeout, time.Second, 1, 86400)
 	r.str("KILL_SWITCH_FILE", &c.KillSwitchFile)
 	r.list("BLOCKED_HOTKEYS", &c.BlockedHotkeys)
 	r.list("ALLOWED_HOTKEYS", &c.AllowedHotkeys)
+	r.list("CONFIRM_HOTKEYS", &c.ConfirmHotkeys)
 	r.str("HTTP_ADDR", &c.HTTPAddr)
 	r.str("HTTP_TOKEN", &c.HTTPToken)
 	r.bool("ALLOW_REMOTE", &c.AllowRemote)

@@ -243,3 +243,27 @@ func TestFlowCacheDir(t *testing.T) {
 		t.Errorf("GUI_AGENT_CACHE_DIR=/c: CacheDir %q, FlowCacheDir %q, %v", c.CacheDir, c.FlowCacheDir(), err)
 	}
 }
+
+// TestAskKnobs: how long a run waits for a person's answer, and which combos
+// need a person's yes, come from the environment with clear errors.
+func TestAskKnobs(t *testing.T) {
+	c, _, err := Load("serve", nil, env(map[string]string{"HOME": "/h"}))
+	if err != nil || c.AskTimeout != 300*time.Second || len(c.ConfirmHotkeys) != 0 {
+		t.Fatalf("defaults: ask timeout %v, confirm %q, %v", c.AskTimeout, c.ConfirmHotkeys, err)
+	}
+	c, _, err = Load("serve", nil, env(map[string]string{"HOME": "/h", "GUI_AGENT_ASK_TIMEOUT_S": "45",
+		"GUI_AGENT_CONFIRM_HOTKEYS": " ctrl+w, ctrl+shift+delete ,"}))
+	if err != nil || c.AskTimeout != 45*time.Second || strings.Join(c.ConfirmHotkeys, "|") != "ctrl+w|ctrl+shift+delete" {
+		t.Fatalf("set: ask timeout %v, confirm %q, %v", c.AskTimeout, c.ConfirmHotkeys, err)
+	}
+	if c.Sources.Of("ASK_TIMEOUT_S") != SourceEnv || c.Sources.Of("CONFIRM_HOTKEYS") != SourceEnv {
+		t.Errorf("sources %v: want both from the environment", c.Sources)
+	}
+	for _, v := range []string{"0", "86401", "5m", "-3"} {
+		_, _, err := Load("serve", nil, env(map[string]string{"HOME": "/h", "GUI_AGENT_ASK_TIMEOUT_S": v}))
+		want := `GUI_AGENT_ASK_TIMEOUT_S="` + v + `": want a whole number from 1 to 86400`
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("GUI_AGENT_ASK_TIMEOUT_S=%s: error %v, want it to contain %q", v, err, want)
+		}
+	}
+}
