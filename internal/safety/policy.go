@@ -45,6 +45,12 @@ type KeyPolicyOptions struct {
 	// Allowed removes combinations from the blocked list (matched as sets of
 	// keys), from GUI_AGENT_ALLOWED_HOTKEYS.
 	Allowed []string
+	// Confirm lists combinations sent only after a person says yes (see
+	// NeedsConfirm), from GUI_AGENT_CONFIRM_HOTKEYS. The blocklist stays
+	// absolute: a combination both blocked and here is blocked, and Check
+	// refuses it whatever the person answers. To have a default-blocked
+	// combination (alt+f4) confirmed instead, list it in Allowed too.
+	Confirm []string
 }
 
 // combo is a blocked combination as a sorted set of short key names.
@@ -60,14 +66,25 @@ type combo struct {
 type KeyPolicy struct {
 	platform string
 	blocked  []combo
+	confirm  []combo
 }
 
 // NewKeyPolicy builds a policy from the platform defaults plus o.Blocked minus
-// o.Allowed. An unparsable combination is an error naming it.
+// o.Allowed, and o.Confirm. An unparsable combination is an error naming it
+// and its variable.
 func NewKeyPolicy(o KeyPolicyOptions) (*KeyPolicy, error) {
 	p := &KeyPolicy{platform: o.Platform}
 	if p.platform == "" {
 		p.platform = runtime.GOOS
+	}
+	for _, s := range o.Confirm {
+		c, err := parseCombo(s)
+		if err != nil {
+			return nil, fmt.Errorf("GUI_AGENT_CONFIRM_HOTKEYS: %w", err)
+		}
+		if !slices.ContainsFunc(p.confirm, func(d combo) bool { return slices.Equal(d.keys, c.keys) }) {
+			p.confirm = append(p.confirm, c)
+		}
 	}
 	var allowed []combo
 	for _, s := range o.Allowed {
@@ -192,6 +209,38 @@ func (p *KeyPolicy) Blocked() []string {
 		out[i] = c.name
 	}
 	return out
+}
+
+// Confirm lists the combinations that need a person's yes ("ctrl+w"), for
+// status output.
+func (p *KeyPolicy) Confirm() []string {
+	out := make([]string, len(p.confirm))
+	for i, c := range p.confirm {
+		out[i] = c.name
+	}
+	return out
+}
+
+// NeedsConfirm reports whether keys, pressed together, need a person's yes
+// before they are sent, and the confirm combination they match ("ctrl+w"). It
+// matches as Check matches blocked combinations: the pressed set contains
+// every key of the combination, whatever their order, case or aliases (so
+// ctrl+shift+w needs the yes that ctrl+w needs). The blocklist stays
+// absolute: a chord that Check refuses (blocked, even if it is also a confirm
+// combination, or an invalid key name) never needs confirmation, because no
+// answer can let it through; the caller still runs Check before sending. A
+// nil policy confirms nothing.
+func (p *KeyPolicy) NeedsConfirm(keys []desktop.Key) (combo string, ok bool) {
+	if p == nil || len(keys) == 0 || len(p.confirm) == 0 || p.Check(keys) != nil {
+		return "", false
+	}
+	pressed := pressedSet(keys)
+	for _, c := range p.confirm {
+		if containsAll(pressed, c.keys) {
+			return c.name, true
+		}
+	}
+	return "", false
 }
 
 // Check returns nil when keys, pressed together, are allowed, and otherwise an

@@ -126,6 +126,65 @@ func TestKeyPolicyConfigurable(t *testing.T) {
 	}
 }
 
+// TestKeyPolicyConfirm: combos of GUI_AGENT_CONFIRM_HOTKEYS need a person's
+// yes in any spelling, order or superset, like blocked combos; the blocklist
+// stays absolute, and a bad combo names the variable.
+func TestKeyPolicyConfirm(t *testing.T) {
+	p, err := NewKeyPolicy(KeyPolicyOptions{
+		Platform: "linux",
+		Blocked:  []string{"ctrl+q"},
+		Allowed:  []string{"alt+f4"},
+		Confirm:  []string{"ctrl+w", "Delete+shift+Control", "ctrl+q", "alt+f4", "ctrl+alt+delete", "w+ctrl"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		keys    []desktop.Key
+		confirm string // "" = sent without asking (or refused by Check)
+	}{
+		{[]desktop.Key{desktop.Ctrl, "w"}, "ctrl+w"},
+		{[]desktop.Key{"W", "Control_R"}, "ctrl+w"},                            // case, side and order do not matter
+		{[]desktop.Key{desktop.Ctrl, desktop.Shift, "w"}, "ctrl+w"},            // a superset needs the same yes
+		{[]desktop.Key{"Delete", "Shift_R", "Control_L"}, "ctrl+shift+delete"}, // configured in any order, named modifiers first
+		{[]desktop.Key{desktop.Alt, "F4"}, "alt+f4"},                           // allowed out of the defaults, confirmed instead
+		{[]desktop.Key{"ISO_Level3_Shift", "F4"}, "alt+f4"},                    // AltGr acts as alt, as for blocked combos
+		{[]desktop.Key{desktop.Ctrl, "s"}, ""},
+		{[]desktop.Key{"w"}, ""},
+		{[]desktop.Key{desktop.Ctrl, "q"}, ""},                   // blocked and confirm: blocked
+		{[]desktop.Key{desktop.Ctrl, desktop.Alt, "Delete"}, ""}, // default-blocked and confirm: blocked
+		{[]desktop.Key{desktop.Ctrl, "\b"}, ""},                  // invalid key: Check refuses it
+	}
+	for _, c := range cases {
+		got, ok := p.NeedsConfirm(c.keys)
+		if ok != (c.confirm != "") || got != c.confirm {
+			t.Errorf("NeedsConfirm(%q) = %q, %v; want %q", c.keys, got, ok, c.confirm)
+		}
+	}
+	for _, blocked := range [][]desktop.Key{{desktop.Ctrl, "q"}, {desktop.Ctrl, desktop.Alt, "Delete"}} {
+		if err := p.Check(blocked); !errors.Is(err, ErrBlockedHotkey) {
+			t.Errorf("Check(%q) = %v: a blocked combo listed for confirmation must stay blocked", blocked, err)
+		}
+	}
+	if err := p.Check([]desktop.Key{desktop.Ctrl, "w"}); err != nil {
+		t.Errorf("Check(ctrl+w) = %v: a confirm combo is not blocked", err)
+	}
+	if got := strings.Join(p.Confirm(), ","); got != "ctrl+w,ctrl+shift+delete,ctrl+q,alt+f4,ctrl+alt+delete" {
+		t.Errorf("Confirm() = %s: want each configured combo once, normalized", got)
+	}
+	if _, err := NewKeyPolicy(KeyPolicyOptions{Confirm: []string{"ctrl+nosuchkey"}}); err == nil ||
+		!strings.Contains(err.Error(), "GUI_AGENT_CONFIRM_HOTKEYS") || !strings.Contains(err.Error(), "nosuchkey") {
+		t.Errorf("bad confirm combo: err = %v, want one naming GUI_AGENT_CONFIRM_HOTKEYS and the combo", err)
+	}
+	if combo, ok := MustKeyPolicy(KeyPolicyOptions{Platform: "linux"}).NeedsConfirm([]desktop.Key{desktop.Ctrl, "w"}); ok {
+		t.Errorf("a policy without confirm combos asks for %q", combo)
+	}
+	var nilPolicy *KeyPolicy
+	if _, ok := nilPolicy.NeedsConfirm([]desktop.Key{desktop.Ctrl, "w"}); ok {
+		t.Error("a nil policy asks for confirmation")
+	}
+}
+
 func TestNilKeyPolicyAllowsAll(t *testing.T) {
 	var p *KeyPolicy
 	if err := p.Check([]desktop.Key{desktop.Alt, "F4"}); err != nil {
