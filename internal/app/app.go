@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -77,6 +78,7 @@ type App struct {
 	forceVirtual bool             // the private display was asked for whatever $DISPLAY is
 	dashOnce     sync.Once
 	dash         *web.Dashboard
+	questions    *ask.Broker // questions waiting for a person (the dashboard answers them)
 	closes       []func() error
 }
 
@@ -141,9 +143,10 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 // kill switch, audit, screenshot pipeline, run store, metrics and token.
 func (a *App) openShared(c config.Config) error {
 	var err error
-	if a.keys, err = safety.NewKeyPolicy(safety.KeyPolicyOptions{Blocked: c.BlockedHotkeys, Allowed: c.AllowedHotkeys}); err != nil {
-		return fmt.Errorf("GUI_AGENT_BLOCKED_HOTKEYS/GUI_AGENT_ALLOWED_HOTKEYS: %w", err)
+	if a.keys, err = safety.NewKeyPolicy(safety.KeyPolicyOptions{Blocked: c.BlockedHotkeys, Allowed: c.AllowedHotkeys, Confirm: c.ConfirmHotkeys}); err != nil {
+		return fmt.Errorf("GUI_AGENT_BLOCKED_HOTKEYS/GUI_AGENT_ALLOWED_HOTKEYS/GUI_AGENT_CONFIRM_HOTKEYS: %w", err)
 	}
+	a.questions = ask.NewBroker(false) // HTTPOptions turns the dashboard on
 	if c.KillSwitchFile != "" {
 		a.kill = safety.NewKillSwitch(c.KillSwitchFile)
 	}
@@ -181,6 +184,7 @@ func (a *App) openServer(c config.Config, x Extra) error {
 		CurrentDisplay:        func() string { return a.Config().DisplayIndex },
 		ScreenshotAfterAction: c.ScreenshotAfterAction,
 		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Scrubber: a.scrub,
+		Questions: a.questions, AskTimeout: c.AskTimeout,
 		Records: func(id string) mcpserver.ToolRecorder { return a.store.Session(id) },
 		Runs:    a.store,
 		Name:    "guiagent", Version: x.Version, Logger: a.log, // a per-session server adds the session id itself
@@ -240,7 +244,7 @@ func (a *App) newRunner(c config.Config) (*agent.Runner, error) {
 	}
 	o := agent.Options{
 		Input: a.input, Screen: a.screen, Shots: a.shots, Shot: shotOptions(c), Adapter: adapter,
-		Grounder: ground, Policy: a.keys,
+		Grounder: ground, Policy: a.keys, Confirm: a.keys, Questions: a.questions, AskTimeout: c.AskTimeout,
 		MaxSteps: c.MaxSteps, Timeout: c.TaskTimeout, TokenBudget: c.TokenBudget, StepDelay: c.StepDelay,
 		KeepImages: c.KeepImages, OnBusy: c.OnBusy, DisableHumanOverride: !c.HumanOverride, Logger: log,
 		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
@@ -339,6 +343,9 @@ func (a *App) ServeStdio(ctx context.Context) error { return a.server.ServeStdio
 // dashboard (and the settings API) mounted at "/".
 func (a *App) HTTPOptions() mcpserver.HTTPOptions {
 	c := a.Config()
+	if a.fleet == nil {
+		a.questions.SetDashboard(true) // served with the dashboard, which answers questions
+	}
 	return mcpserver.HTTPOptions{Addr: c.HTTPAddr, Token: a.token, AllowRemote: c.AllowRemote, Dashboard: a.Dashboard(),
 		Metrics: a.metrics.Handler(), MetricsPublic: c.MetricsPublic}
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
@@ -105,6 +106,13 @@ type Options struct {
 	Keys *safety.KeyPolicy
 	// KillSwitch stops all input while its file exists; nil means none.
 	KillSwitch *safety.KillSwitch
+	// Questions holds the questions waiting for a person (a run's ask_user,
+	// a combination of GUI_AGENT_CONFIRM_HOTKEYS), which the dashboard
+	// answers; the calling client is asked too when it declared elicitation.
+	// nil: only the client is asked.
+	Questions *ask.Broker
+	// AskTimeout bounds the wait for one answer; zero means 300 s.
+	AskTimeout time.Duration
 	// Audit receives every tool call; nil means a new ring of 1000 entries
 	// that uses Scrubber.
 	Audit *safety.Audit

@@ -35,7 +35,8 @@ func (s *Server) executeTaskTool() toolDef {
 			if in.Task == "" {
 				return nil, fmt.Errorf("task is empty: describe the goal")
 			}
-			t := agent.Task{Task: in.Task, Display: in.Display, MaxSteps: in.MaxSteps, Timeout: time.Duration(in.TimeoutS) * time.Second}
+			t := agent.Task{Task: in.Task, Display: in.Display, MaxSteps: in.MaxSteps, Timeout: time.Duration(in.TimeoutS) * time.Second,
+				Ask: s.elicitorFor(c.ss)}
 			if t.Display == "" {
 				t.Display = s.defaultDisplay()
 			}

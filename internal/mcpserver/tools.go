@@ -269,7 +269,7 @@ func (s *Server) clickAt(ctx context.Context, c *call, in ClickArgs) (*mcp.CallT
 	// Check what needs no model first: a blocked modifier must not cost a locate.
 	pre, err := s.parse(action.Raw{Kind: action.Click, At: []float64{0, 0}, Button: in.Button, Clicks: in.Clicks, Keys: in.Modifiers}, "")
 	if err == nil {
-		err = s.checkKeys(pre.Keys)
+		err = s.checkKeys(ctx, c, pre.Keys)
 	}
 	if err != nil {
 		return nil, geom.Display{}, err
@@ -282,7 +282,7 @@ func (s *Server) clickAt(ctx context.Context, c *call, in ClickArgs) (*mcp.CallT
 	if err != nil {
 		return nil, geom.Display{}, err
 	}
-	if err := s.checkKeys(a.Keys); err != nil {
+	if err := s.checkKeys(ctx, c, a.Keys); err != nil {
 		return nil, geom.Display{}, err
 	}
 	t, err := s.resolveAt(ctx, c, in.Where, *a.At, l)
@@ -484,7 +484,7 @@ func (s *Server) scrollTool() toolDef {
 			}
 			pre, err := s.parse(action.Raw{Kind: action.Scroll, Direction: in.Direction, Amount: in.Amount, Keys: in.Modifiers}, in.Space)
 			if err == nil {
-				err = s.checkKeys(pre.Keys)
+				err = s.checkKeys(ctx, c, pre.Keys)
 			}
 			if err != nil {
 				return nil, err
@@ -622,7 +622,7 @@ func (s *Server) pressCombo(ctx context.Context, c *call, d geom.Display, keys [
 	if err != nil {
 		return err
 	}
-	if err := s.checkKeys(a.Keys); err != nil {
+	if err := s.checkKeys(ctx, c, a.Keys); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -653,7 +653,7 @@ func (s *Server) pressKeyTool() toolDef {
 			if err != nil {
 				return nil, err
 			}
-			if err := s.checkKeys(a.Keys); err != nil {
+			if err := s.checkKeys(ctx, c, a.Keys); err != nil {
 				return nil, err
 			}
 			mods, key, n := a.Keys[:len(a.Keys)-1], a.Keys[len(a.Keys)-1], a.Repeats()
@@ -682,7 +682,7 @@ func (s *Server) hotkeyTool() toolDef {
 			if err != nil {
 				return nil, err
 			}
-			if err := s.checkKeys(a.Keys); err != nil {
+			if err := s.checkKeys(ctx, c, a.Keys); err != nil {
 				return nil, err
 			}
 			start := time.Now()
@@ -784,14 +784,6 @@ func optXY(x, y *float64) ([]float64, error) {
 		return nil, errors.New("give both x and y, or neither to act at the current pointer position")
 	}
 	return []float64{*x, *y}, nil
-}
-
-// checkKeys checks keys (a combination, or modifiers held) against the key policy.
-func (s *Server) checkKeys(keys []desktop.Key) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	return s.keys.Check(keys)
 }
 
 // inputError names the action that failed and, for missing input support, the fix.

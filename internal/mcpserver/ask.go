@@ -1,0 +1,161 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/ask"
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/secret"
+)
+
+// Field names of the forms a question is asked with.
+const (
+	fieldAnswer  = "answer"  // text and choice
+	fieldApprove = "approve" // confirm
+)
+
+// elicitor asks the calling MCP client's user through elicitation/create
+// (form mode). It is an ask.Channel.
+type elicitor struct {
+	ss    *mcp.ServerSession
+	scrub *secret.Scrubber
+}
+
+// elicitorFor returns the elicitation channel of ss, or nil when its client
+// did not declare form elicitation.
+func (s *Server) elicitorFor(ss *mcp.ServerSession) ask.Channel {
+	if ss == nil {
+		return nil
+	}
+	p := ss.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return nil
+	}
+	if e := p.Capabilities.Elicitation; e.Form == nil && e.URL != nil {
+		return nil // URL mode only
+	}
+	return &elicitor{ss: ss, scrub: s.scrub}
+}
+
+func (e *elicitor) Name() string { return ask.ByClient }
+
+// Ask sends q as a form with one field matching its kind. A secret is never
+// asked through a form: the MCP specification forbids requesting passwords
+// in form mode, so it is left to the dashboard (ask.ErrUnsupported).
+func (e *elicitor) Ask(ctx context.Context, q ask.Question) (ask.Answer, error) {
+	if q.Secret {
+		return ask.Answer{}, ask.ErrUnsupported
+	}
+	res, err := e.ss.Elicit(ctx, &mcp.ElicitParams{
+		Mode:            "form",
+		Message:         e.scrub.String(q.Message()),
+		RequestedSchema: formOf(q),
+	})
+	if err != nil {
+		return ask.Answer{}, err
+	}
+	switch ask.Outcome(res.Action) {
+	case ask.Decline:
+		return ask.Answer{Outcome: ask.Decline}, nil
+	case ask.Cancel:
+		return ask.Answer{Outcome: ask.Cancel}, nil
+	case ask.Accept:
+	default:
+		return ask.Answer{}, fmt.Errorf("the client answered with action %q: want accept, decline or cancel", res.Action)
+	}
+	if q.Kind == action.AskConfirm {
+		ok, isBool := res.Content[fieldApprove].(bool)
+		if !isBool {
+			return ask.Answer{}, fmt.Errorf("the client's answer has no boolean %q", fieldApprove)
+		}
+		v := ask.No
+		if ok {
+			v = ask.Yes
+		}
+		return ask.Answer{Outcome: ask.Accept, Value: v}, nil
+	}
+	v, isString := res.Content[fieldAnswer].(string)
+	if !isString {
+		return ask.Answer{}, fmt.Errorf("the client's answer has no text %q", fieldAnswer)
+	}
+	return ask.Answer{Outcome: ask.Accept, Value: v}, nil
+}
+
+// formOf is the flat requestedSchema of q: a required boolean "approve" for a
+// confirm, a required string "answer" (an enum of the options for a choice).
+func formOf(q ask.Question) map[string]any {
+	var prop map[string]any
+	name := fieldAnswer
+	switch q.Kind {
+	case action.AskConfirm:
+		name = fieldApprove
+		prop = map[string]any{"type": "boolean", "title": "Approve", "description": q.Text}
+	case action.AskChoice:
+		prop = map[string]any{"type": "string", "title": "Choice", "description": q.Text, "enum": q.Options}
+	default:
+		prop = map[string]any{"type": "string", "title": "Answer", "description": q.Text, "minLength": 1}
+	}
+	return map[string]any{
+		"type":       "object",
+		"properties": map[string]any{name: prop},
+		"required":   []string{name},
+	}
+}
+
+// checkKeys checks keys (a combination, or modifiers held) against the key
+// policy, and asks a person before a combination listed in
+// GUI_AGENT_CONFIRM_HOTKEYS is sent: the calling client through elicitation
+// and the dashboard, whichever answers first. The blocklist stays absolute.
+func (s *Server) checkKeys(ctx context.Context, c *call, keys []desktop.Key) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if err := s.keys.Check(keys); err != nil {
+		return err
+	}
+	combo, ok := s.keys.NeedsConfirm(keys)
+	if !ok {
+		return nil
+	}
+	shown := desktop.ComboString(keys)
+	tool := ""
+	if c != nil && c.req != nil && c.req.Params != nil {
+		tool = c.req.Params.Name + " "
+	}
+	q := ask.Question{Kind: action.AskConfirm,
+		Text: fmt.Sprintf("A tool call (%swants to press %s, which GUI_AGENT_CONFIRM_HOTKEYS lists as %s). Allow it?", tool, shown, combo)}
+	var ss *mcp.ServerSession
+	if c != nil {
+		ss = c.ss
+	}
+	actx, cancel := context.WithTimeout(ctx, s.askTimeout())
+	defer cancel()
+	ans, err := ask.Ask(actx, s.opts.Questions, q, s.elicitorFor(ss))
+	switch {
+	case errors.Is(err, ask.ErrNoChannel):
+		return fmt.Errorf("%s needs a person's yes (GUI_AGENT_CONFIRM_HOTKEYS lists %s), and nobody can be asked: the client does not support elicitation and no dashboard is served; run with --http for the dashboard, or remove it from GUI_AGENT_CONFIRM_HOTKEYS", shown, combo)
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		return fmt.Errorf("%s was not sent: nobody confirmed it within %s (GUI_AGENT_ASK_TIMEOUT_S)", shown, s.askTimeout())
+	case err != nil:
+		return fmt.Errorf("%s was not sent: asking for confirmation failed: %w", shown, err)
+	case ans.Outcome != ask.Accept:
+		return fmt.Errorf("%s was not sent: the user %sd the confirmation", shown, ans.Outcome)
+	case !ans.Approved():
+		return fmt.Errorf("%s was not sent: the user did not allow it (answered from the %s)", shown, ans.By)
+	}
+	return nil
+}
+
+// askTimeout bounds the wait for one answer.
+func (s *Server) askTimeout() time.Duration {
+	if s.opts.AskTimeout > 0 {
+		return s.opts.AskTimeout
+	}
+	return 300 * time.Second
+}

@@ -1,0 +1,188 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/ask"
+	"github.com/guiagent/guiagent/internal/desktop/fake"
+	"github.com/guiagent/guiagent/internal/safety"
+)
+
+// askingRunner is a TaskRunner whose task asks its question through the
+// task's own channel (the client's elicitation) and reports the answer.
+type askingRunner struct{ q ask.Question }
+
+func (r askingRunner) Run(ctx context.Context, t agent.Task, _ func(agent.Event)) agent.Result {
+	if t.Ask == nil {
+		return agent.Result{Status: agent.Blocked, Summary: "no channel"}
+	}
+	a, err := t.Ask.Ask(ctx, r.q)
+	if err != nil {
+		return agent.Result{Status: agent.Failed, Summary: err.Error()}
+	}
+	b, _ := json.Marshal(a)
+	return agent.Result{Status: agent.Completed, Result: string(b)}
+}
+
+// elicitLog is a client elicitation handler answering with a fixed result
+// and keeping the requests it got.
+type elicitLog struct {
+	mu   sync.Mutex
+	reqs []*mcp.ElicitParams
+	res  *mcp.ElicitResult
+}
+
+func (l *elicitLog) handler(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reqs = append(l.reqs, req.Params)
+	return l.res, nil
+}
+
+func (l *elicitLog) requests() []*mcp.ElicitParams {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]*mcp.ElicitParams(nil), l.reqs...)
+}
+
+func taskAnswer(t *testing.T, cs *mcp.ClientSession) (agent.Result, ask.Answer) {
+	t.Helper()
+	res := callTool(t, cs, "gui_execute_task", map[string]any{"task": "log in"})
+	var r agent.Result
+	if err := json.Unmarshal([]byte(text(res)), &r); err != nil {
+		t.Fatalf("result %q: %v", text(res), err)
+	}
+	var a ask.Answer
+	if r.Status == agent.Completed {
+		if err := json.Unmarshal([]byte(r.Result), &a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r, a
+}
+
+func TestElicitationCarriesTheQuestionAndItsAnswer(t *testing.T) {
+	q := ask.Question{Text: "Which account should I use?", Kind: action.AskChoice, Options: []string{"the work one", "the personal one"},
+		Task: "log in", Step: 2, Screen: "an account picker"}
+	cases := []struct {
+		name string
+		res  *mcp.ElicitResult
+		want ask.Answer
+	}{
+		{"accept", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "the work one"}}, ask.Answer{Outcome: ask.Accept, Value: "the work one"}},
+		{"decline", &mcp.ElicitResult{Action: "decline"}, ask.Answer{Outcome: ask.Decline}},
+		{"cancel", &mcp.ElicitResult{Action: "cancel"}, ask.Answer{Outcome: ask.Cancel}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, nil, Options{Tasks: askingRunner{q}})
+			l := &elicitLog{res: c.res}
+			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: l.handler})
+			r, a := taskAnswer(t, cs)
+			if r.Status != agent.Completed || a != c.want {
+				t.Fatalf("result %+v answer %+v, want %+v", r, a, c.want)
+			}
+			reqs := l.requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d elicitations, want 1", len(reqs))
+			}
+			for _, w := range []string{"Which account should I use?", "log in (step 2)", "an account picker"} {
+				if !strings.Contains(reqs[0].Message, w) {
+					t.Errorf("message %q lacks %q", reqs[0].Message, w)
+				}
+			}
+			b, _ := json.Marshal(reqs[0].RequestedSchema)
+			if !strings.Contains(string(b), `"enum":["the work one","the personal one"]`) || !strings.Contains(string(b), `"required":["answer"]`) {
+				t.Errorf("requested schema %s is not a required choice of the options", b)
+			}
+		})
+	}
+}
+
+func TestNoElicitationCapabilityNoChannel(t *testing.T) {
+	e := newEnv(t, nil, Options{Tasks: askingRunner{ask.Question{Text: "?", Kind: action.AskText}}})
+	if r, _ := taskAnswer(t, e.cs); r.Status != agent.Blocked {
+		t.Fatalf("a client without elicitation got a channel: %+v", r)
+	}
+}
+
+func TestSecretIsNeverAskedThroughAForm(t *testing.T) {
+	e := newEnv(t, nil, Options{Tasks: askingRunner{ask.Question{Text: "Your password?", Kind: action.AskText, Secret: true}}})
+	l := &elicitLog{res: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "pw"}}}
+	cs := e.connect(&mcp.ClientOptions{ElicitationHandler: l.handler})
+	r, _ := taskAnswer(t, cs)
+	if r.Status != agent.Failed || !strings.Contains(r.Summary, "cannot ask") || len(l.requests()) != 0 {
+		t.Fatalf("secret: result %+v after %d elicitations; want the channel to refuse it", r, len(l.requests()))
+	}
+}
+
+func confirmEnv(t *testing.T, dashboard bool) *testEnv {
+	t.Helper()
+	keys, err := safety.NewKeyPolicy(safety.KeyPolicyOptions{Confirm: []string{"ctrl+w"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newEnv(t, nil, Options{Keys: keys, Questions: ask.NewBroker(dashboard), AskTimeout: 300 * time.Millisecond})
+}
+
+func pressedW(e *testEnv) bool {
+	for _, ev := range e.desk.Events() {
+		if ev.Op == fake.OpKeyDown && ev.Key == "w" {
+			return true
+		}
+	}
+	return false
+}
+
+func TestConfirmHotkeyThroughTheClient(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		res     *mcp.ElicitResult
+		pressed bool
+		err     string
+	}{
+		{"yes", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, true, ""},
+		{"no", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}}, false, "did not allow"},
+		{"decline", &mcp.ElicitResult{Action: "decline"}, false, "declined"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := confirmEnv(t, false)
+			l := &elicitLog{res: c.res}
+			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: l.handler})
+			res := callTool(t, cs, "gui_hotkey", map[string]any{"keys": []string{"ctrl", "w"}})
+			if res.IsError != (c.err != "") || c.err != "" && !strings.Contains(text(res), c.err) {
+				t.Fatalf("gui_hotkey: error %v %q, want error containing %q", res.IsError, text(res), c.err)
+			}
+			if pressedW(e) != c.pressed {
+				t.Fatalf("w pressed = %v, want %v", pressedW(e), c.pressed)
+			}
+			if reqs := l.requests(); len(reqs) != 1 || !strings.Contains(reqs[0].Message, "ctrl+w") {
+				t.Fatalf("elicitations %+v, want one naming ctrl+w", reqs)
+			}
+			// Other combinations are not asked about.
+			ok(t, cs, "gui_hotkey", map[string]any{"keys": []string{"ctrl", "s"}})
+			if len(l.requests()) != 1 {
+				t.Fatal("ctrl+s was asked about")
+			}
+		})
+	}
+}
+
+func TestConfirmHotkeyWithNobodyToAsk(t *testing.T) {
+	e := confirmEnv(t, false)
+	fails(t, e.cs, "gui_hotkey", map[string]any{"keys": []string{"ctrl", "w"}}, "nobody can be asked", "GUI_AGENT_CONFIRM_HOTKEYS")
+	e = confirmEnv(t, true) // a dashboard nobody answers: the wait times out
+	fails(t, e.cs, "gui_hotkey", map[string]any{"keys": []string{"ctrl", "w"}}, "nobody confirmed it")
+	if pressedW(e) {
+		t.Fatal("ctrl+w pressed without a yes")
+	}
+}
