@@ -83,6 +83,7 @@
     input.type = q.secret ? "password" : "text";
     input.autocomplete = "off";
     input.spellcheck = false;
+    input.placeholder = q.secret ? "secret: typed for you, never shown" : "your answer";
     input.setAttribute("aria-label", q.secret ? "your answer (secret: it is typed for you and never shown)" : "your answer");
     form.append(input, el("button", "", "Send"));
     form.addEventListener("submit", (ev) => {
