@@ -1,7 +1,8 @@
 // Package web serves the live dashboard beside /mcp on the HTTP listener: the
 // live screen, the current task's steps as they happen (server-sent events),
-// a Stop button that works like the kill switch, the audit log, and the
-// recorded runs with their reports.
+// a Stop button that works like the kill switch, the audit log, the
+// recorded runs with their reports, and the questions a run waits on, which a
+// person can answer there.
 //
 // Every page and API needs the token, as an "Authorization: Bearer" header or
 // as the HttpOnly, SameSite=Strict session cookie that a one-time login link
@@ -30,6 +31,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/secret"
 	"github.com/guiagent/guiagent/internal/trace"
 )
@@ -86,6 +88,11 @@ type Options struct {
 	// DesktopScreen, when set, returns a JPEG of the screen of the desktop of
 	// session id (GET /api/desktops/{id}/screen.jpg).
 	DesktopScreen func(ctx context.Context, id string) (jpeg []byte, err error)
+	// Questions, when set, is the broker of the questions that runs put to a
+	// person: the Questions panel lists the pending ones with their
+	// screenshots and answers them (see questions.go). Nil: the panel says
+	// questions are not available.
+	Questions *ask.Broker
 }
 
 // Dashboard is the dashboard's http.Handler. It is safe for concurrent use.
@@ -133,6 +140,7 @@ func New(o Options) *Dashboard {
 	d.mux.Handle("POST /api/stop", d.auth(d.sameOrigin(http.HandlerFunc(d.stop))))
 	d.mux.Handle("GET /runs/{id}/{file...}", d.auth(http.HandlerFunc(d.runFile)))
 	d.mountSettings()
+	d.mountQuestions()
 	return d
 }
 
