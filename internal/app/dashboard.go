@@ -34,11 +34,12 @@ func (a *App) Dashboard() *web.Dashboard {
 				}
 				return nil
 			},
-			Audit:    func() any { return a.audit.Snapshot() },
-			Runs:     a.store,
-			Settings: a.settingsHandler(),
-			Logger:   a.log,
-			Scrubber: a.scrub,
+			Audit:     func() any { return a.audit.Snapshot() },
+			Runs:      a.store,
+			Settings:  a.settingsHandler(),
+			Questions: a.questions,
+			Logger:    a.log,
+			Scrubber:  a.scrub,
 		})
 	})
 	return a.dash
