@@ -25,6 +25,8 @@ type askView struct {
 	By       string
 	// NoAnswer says why no answer came (declined, timed out, no channel...).
 	NoAnswer string
+	// Failed is what went wrong after an answer came (typing a secret).
+	Failed string
 }
 
 // maskedRE is how a secret answer is recorded (ask.Masked).
@@ -35,15 +37,17 @@ func newAskView(n int, t action.Trace) *askView {
 	a := t.Action
 	v := &askView{N: n, Question: a.Question, Kind: a.AskKind(), Options: a.Options, Secret: a.Secret,
 		Answer: t.Answer, By: answeredBy(t.AnsweredBy)}
-	v.Answered = t.Error == "" && (t.Answer != "" || t.OK())
+	v.Answered = t.Answer != "" || t.OK() && t.Error == ""
 	if v.Secret && v.Answer != "" && !maskedRE.MatchString(v.Answer) {
 		// A secret is recorded only by its length; should a recorder ever
 		// pass the text itself, the report still shows only that.
 		v.Answer = ask.Masked(v.Answer)
 	}
-	if !v.Answered {
-		v.Answer = ""
+	switch {
+	case !v.Answered:
 		v.NoAnswer = noAnswerReason(t)
+	case t.Error != "":
+		v.Failed = t.Error
 	}
 	return v
 }

@@ -34,7 +34,8 @@ func askOf(kind action.AskKind, q string, opts ...string) action.Action {
 
 // askSteps are the steps of recordAskRun: a question answered in the MCP
 // client after a click, a safety check approved on the dashboard, a secret,
-// a declined question and one that timed out.
+// a declined question, a secret answered but not typed, and a question that
+// timed out.
 func askSteps() []askStep {
 	click := agentPoint(100, 80)
 	secret := askOf(action.AskText, "Type the new password for the work account")
@@ -47,6 +48,7 @@ func askSteps() []askStep {
 		{{Action: askOf(action.AskConfirm, "The site asks to allow pop-ups. Continue?"), Answer: "yes", AnsweredBy: "dashboard", Outcome: action.OutcomeOK}},
 		{{Action: secret, Answer: "<typed 11 chars>", AnsweredBy: "dashboard", Outcome: action.OutcomeOK}},
 		{{Action: askOf(action.AskText, "What is the invoice number?"), Outcome: action.OutcomeFailed, Error: "declined by the user in the MCP client"}},
+		{{Action: secret, Answer: "<typed 9 chars>", AnsweredBy: "client", Outcome: action.OutcomeFailed, Error: "typing the answer failed: no focused field"}},
 		{{Action: askOf(action.AskConfirm, "Delete the draft?"), Outcome: action.OutcomeFailed, Error: "no answer within 300 s (GUI_AGENT_ASK_TIMEOUT_S)"}},
 	}
 }
@@ -101,7 +103,8 @@ func TestReportShowsQuestionsAndAnswers(t *testing.T) {
 		"step-2": {"Question to the user confirm The site asks to allow pop-ups. Continue?", "Answer yes answered on the dashboard"},
 		"step-3": {"Question to the user text secret Type the new password", "Answer <typed 11 chars> answered on the dashboard · typed into the focused field; only its length is recorded"},
 		"step-4": {"What is the invoice number?", "No answer declined by the user in the MCP client"},
-		"step-5": {"Delete the draft?", "No answer no answer within 300 s (GUI_AGENT_ASK_TIMEOUT_S)"},
+		"step-5": {"Type the new password", "Answer <typed 9 chars> answered in the MCP client · typed into the focused field; only its length is recorded typing the answer failed: no focused field"},
+		"step-6": {"Delete the draft?", "No answer no answer within 300 s (GUI_AGENT_ASK_TIMEOUT_S)"},
 	}
 	for id, wants := range want {
 		sec := section(t, rep, id)
@@ -118,7 +121,7 @@ func TestReportShowsQuestionsAndAnswers(t *testing.T) {
 	if s := section(t, rep, "step-1"); !bytes.Contains(s, []byte(`<li class="chosen">the work one</li>`)) || bytes.Contains(s, []byte(`<li class="chosen">personal`)) {
 		t.Errorf("the chosen option is not the one marked:\n%s", s)
 	}
-	for _, id := range []string{"step-4", "step-5"} {
+	for _, id := range []string{"step-4", "step-6"} {
 		if s := section(t, rep, id); !bytes.Contains(s, []byte(`class="qa unanswered"`)) || !bytes.Contains(s, []byte(`<tr class="bad">`)) {
 			t.Errorf("%s: the unanswered question is not marked as such:\n%s", id, s)
 		}
