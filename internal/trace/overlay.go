@@ -33,7 +33,9 @@ const maxLabelRunes = 48
 // an arrow in the scroll direction for scrolls, a rectangle for zooms, and a
 // label with the typed text or keys for keyboard actions (placed at the last
 // pointer position, or in a list at the top-left when there is none). Refused
-// or failed actions are drawn in orange instead of red.
+// or failed actions are drawn in orange instead of red. An ask_user is not
+// drawn: a question to a person has no place on the screen (the report shows
+// it as a question and answer); the others keep their numbers in the step.
 func DrawOverlay(img image.Image, actions []action.Trace) *image.RGBA {
 	b := img.Bounds()
 	dst := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
@@ -45,6 +47,9 @@ func DrawOverlay(img image.Image, actions []action.Trace) *image.RGBA {
 	var last *geom.ImagePoint
 	legendY := 6
 	for i, a := range actions {
+		if !drawn(a.Action.Kind) {
+			continue
+		}
 		c := colorOK
 		if a.Outcome != "" && !a.OK() || a.Error != "" {
 			c = colorFailed
@@ -78,6 +83,19 @@ func DrawOverlay(img image.Image, actions []action.Trace) *image.RGBA {
 		}
 	}
 	return dst
+}
+
+// drawn reports whether an overlay shows actions of kind k.
+func drawn(k action.Kind) bool { return k != action.AskUser }
+
+// anyDrawn reports whether an overlay of acts would show any of them.
+func anyDrawn(acts []action.Trace) bool {
+	for _, a := range acts {
+		if drawn(a.Action.Kind) {
+			return true
+		}
+	}
+	return false
 }
 
 func truncateRunes(s string, n int) string {

@@ -117,6 +117,8 @@ type actionView struct {
 	OK                   bool
 	// Coords are the cells of the step's Cols.
 	Coords []string
+	// Ask is an ask_user's question and answer (nil for other actions).
+	Ask *askView
 }
 
 func fmtMillis(ms int64) string {
@@ -386,6 +388,9 @@ func finishStep(s *stepView) {
 			Error: a.Error, Warn: a.Warning, Millis: a.Millis}
 		av.OK = (a.Outcome == "" || a.OK()) && a.Error == ""
 		allOK = allOK && av.OK
+		if a.Action.Kind == action.AskUser {
+			av.Ask = newAskView(av.N, a)
+		}
 		if a.Action.At != nil {
 			av.Model = a.Action.At.String()
 			if a.Action.To != nil {

@@ -180,11 +180,13 @@ func (s *stepView) coordTable() {
 }
 
 // actionLabel is the action for humans without its points: action.Label,
-// and for a click always its button and count (a plain left click included),
-// so that a click's parameters show.
+// for a click always its button and count (a plain left click included), so
+// that a click's parameters show, and for an ask_user the question (askLabel).
 func actionLabel(a action.Action) string {
 	switch a.Kind {
 	case action.Click, action.DoubleClick, action.TripleClick:
+	case action.AskUser:
+		return askLabel(a)
 	default:
 		return a.Label()
 	}

@@ -622,7 +622,7 @@ func (r *Run) drawToolOverlay(ln Line, it item) {
 		return
 	}
 	var acts []action.Trace
-	if json.Unmarshal(ln.Actions, &acts) != nil {
+	if json.Unmarshal(ln.Actions, &acts) != nil || !anyDrawn(acts) {
 		return
 	}
 	if it.frame == nil {
@@ -651,8 +651,11 @@ func (r *Run) drawOverlayFor(st agent.StepTrace) {
 	r.drawOverlay(st.Step, st.Actions, st.FrameID)
 }
 
+// drawOverlay draws acts on the screenshot of frameID (else the last one of
+// step or before) and records it; nothing when no action would show (none,
+// or only questions to a person).
 func (r *Run) drawOverlay(step int, acts []action.Trace, frameID ...string) {
-	if !r.images || len(acts) == 0 {
+	if !r.images || !anyDrawn(acts) {
 		return
 	}
 	var src *shot
