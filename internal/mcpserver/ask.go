@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/secret"
@@ -60,31 +61,30 @@ func (e *elicitor) Ask(ctx context.Context, q ask.Question) (ask.Answer, error) 
 	if err != nil {
 		return ask.Answer{}, err
 	}
-	switch ask.Outcome(res.Action) {
-	case ask.Decline:
-		return ask.Answer{Outcome: ask.Decline}, nil
-	case ask.Cancel:
-		return ask.Answer{Outcome: ask.Cancel}, nil
-	case ask.Accept:
-	default:
-		return ask.Answer{}, fmt.Errorf("the client answered with action %q: want accept, decline or cancel", res.Action)
+	return answerOf(q, res)
+}
+
+// asking is how a tool call's body asks the client's user, carried in its
+// context: the channel (nil: the client cannot be asked) and the progress
+// function of the request waiting now.
+type asking struct {
+	ch       ask.Channel
+	progress func(agent.Event)
+}
+
+type askingKey struct{}
+
+func withAsking(ctx context.Context, ch ask.Channel, progress func(agent.Event)) context.Context {
+	return context.WithValue(ctx, askingKey{}, asking{ch: ch, progress: progress})
+}
+
+// askingOf returns what withAsking put in ctx (zero: no channel, no progress).
+func askingOf(ctx context.Context) asking {
+	a, _ := ctx.Value(askingKey{}).(asking)
+	if a.progress == nil {
+		a.progress = func(agent.Event) {}
 	}
-	if q.Kind == action.AskConfirm {
-		ok, isBool := res.Content[fieldApprove].(bool)
-		if !isBool {
-			return ask.Answer{}, fmt.Errorf("the client's answer has no boolean %q", fieldApprove)
-		}
-		v := ask.No
-		if ok {
-			v = ask.Yes
-		}
-		return ask.Answer{Outcome: ask.Accept, Value: v}, nil
-	}
-	v, isString := res.Content[fieldAnswer].(string)
-	if !isString {
-		return ask.Answer{}, fmt.Errorf("the client's answer has no text %q", fieldAnswer)
-	}
-	return ask.Answer{Outcome: ask.Accept, Value: v}, nil
+	return a
 }
 
 // formOf is the flat requestedSchema of q: a required boolean "approve" for a
@@ -130,13 +130,9 @@ func (s *Server) checkKeys(ctx context.Context, c *call, keys []desktop.Key) err
 	}
 	q := ask.Question{Kind: action.AskConfirm,
 		Text: fmt.Sprintf("A tool call (%swants to press %s, which GUI_AGENT_CONFIRM_HOTKEYS lists as %s). Allow it?", tool, shown, combo)}
-	var ss *mcp.ServerSession
-	if c != nil {
-		ss = c.ss
-	}
 	actx, cancel := context.WithTimeout(ctx, s.askTimeout())
 	defer cancel()
-	ans, err := ask.Ask(actx, s.opts.Questions, q, s.elicitorFor(ss))
+	ans, err := ask.Ask(actx, s.opts.Questions, q, askingOf(ctx).ch)
 	switch {
 	case errors.Is(err, ask.ErrNoChannel):
 		return fmt.Errorf("%s needs a person's yes (GUI_AGENT_CONFIRM_HOTKEYS lists %s), and nobody can be asked: the client does not support elicitation and no dashboard is served; run with --http for the dashboard, or remove it from GUI_AGENT_CONFIRM_HOTKEYS", shown, combo)

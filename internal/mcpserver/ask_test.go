@@ -83,30 +83,37 @@ func TestElicitationCarriesTheQuestionAndItsAnswer(t *testing.T) {
 		{"cancel", &mcp.ElicitResult{Action: "cancel"}, ask.Answer{Outcome: ask.Cancel}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, nil, Options{Tasks: askingRunner{q}})
-			l := &elicitLog{res: c.res}
-			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: l.handler})
-			r, a := taskAnswer(t, cs)
-			if r.Status != agent.Completed || a != c.want {
-				t.Fatalf("result %+v answer %+v, want %+v", r, a, c.want)
-			}
-			reqs := l.requests()
-			if len(reqs) != 1 {
-				t.Fatalf("%d elicitations, want 1", len(reqs))
-			}
-			for _, w := range []string{"Which account should I use?", "log in (step 2)", "an account picker"} {
-				if !strings.Contains(reqs[0].Message, w) {
-					t.Errorf("message %q lacks %q", reqs[0].Message, w)
+		for _, version := range protocols {
+			t.Run(c.name+"/"+version, func(t *testing.T) {
+				e := newEnv(t, nil, Options{Tasks: askingRunner{q}})
+				l := &elicitLog{res: c.res}
+				cs := e.connectAt(version, &mcp.ClientOptions{ElicitationHandler: l.handler})
+				r, a := taskAnswer(t, cs)
+				if r.Status != agent.Completed || a != c.want {
+					t.Fatalf("result %+v answer %+v, want %+v", r, a, c.want)
 				}
-			}
-			b, _ := json.Marshal(reqs[0].RequestedSchema)
-			if !strings.Contains(string(b), `"enum":["the work one","the personal one"]`) || !strings.Contains(string(b), `"required":["answer"]`) {
-				t.Errorf("requested schema %s is not a required choice of the options", b)
-			}
-		})
+				reqs := l.requests()
+				if len(reqs) != 1 {
+					t.Fatalf("%d elicitations, want 1", len(reqs))
+				}
+				for _, w := range []string{"Which account should I use?", "log in (step 2)", "an account picker"} {
+					if !strings.Contains(reqs[0].Message, w) {
+						t.Errorf("message %q lacks %q", reqs[0].Message, w)
+					}
+				}
+				b, _ := json.Marshal(reqs[0].RequestedSchema)
+				if !strings.Contains(string(b), `"enum":["the work one","the personal one"]`) || !strings.Contains(string(b), `"required":["answer"]`) {
+					t.Errorf("requested schema %s is not a required choice of the options", b)
+				}
+			})
+		}
 	}
 }
+
+// protocols are the two ways of asking a client: a nested elicitation/create
+// (before 2026-07-28) and an input_required result the client answers by
+// calling again (multi round-trip requests, 2026-07-28).
+var protocols = []string{"2025-11-25", "2026-07-28"}
 
 func TestNoElicitationCapabilityNoChannel(t *testing.T) {
 	e := newEnv(t, nil, Options{Tasks: askingRunner{ask.Question{Text: "?", Kind: action.AskText}}})
@@ -154,26 +161,28 @@ func TestConfirmHotkeyThroughTheClient(t *testing.T) {
 		{"no", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}}, false, "did not allow"},
 		{"decline", &mcp.ElicitResult{Action: "decline"}, false, "declined"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			e := confirmEnv(t, false)
-			l := &elicitLog{res: c.res}
-			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: l.handler})
-			res := callTool(t, cs, "gui_hotkey", map[string]any{"keys": []string{"ctrl", "w"}})
-			if res.IsError != (c.err != "") || c.err != "" && !strings.Contains(text(res), c.err) {
-				t.Fatalf("gui_hotkey: error %v %q, want error containing %q", res.IsError, text(res), c.err)
-			}
-			if pressedW(e) != c.pressed {
-				t.Fatalf("w pressed = %v, want %v", pressedW(e), c.pressed)
-			}
-			if reqs := l.requests(); len(reqs) != 1 || !strings.Contains(reqs[0].Message, "ctrl+w") {
-				t.Fatalf("elicitations %+v, want one naming ctrl+w", reqs)
-			}
-			// Other combinations are not asked about.
-			ok(t, cs, "gui_hotkey", map[string]any{"keys": []string{"ctrl", "s"}})
-			if len(l.requests()) != 1 {
-				t.Fatal("ctrl+s was asked about")
-			}
-		})
+		for _, version := range protocols {
+			t.Run(c.name+"/"+version, func(t *testing.T) {
+				e := confirmEnv(t, false)
+				l := &elicitLog{res: c.res}
+				cs := e.connectAt(version, &mcp.ClientOptions{ElicitationHandler: l.handler})
+				res := callTool(t, cs, "gui_hotkey", map[string]any{"keys": []string{"ctrl", "w"}})
+				if res.IsError != (c.err != "") || c.err != "" && !strings.Contains(text(res), c.err) {
+					t.Fatalf("gui_hotkey: error %v %q, want error containing %q", res.IsError, text(res), c.err)
+				}
+				if pressedW(e) != c.pressed {
+					t.Fatalf("w pressed = %v, want %v", pressedW(e), c.pressed)
+				}
+				if reqs := l.requests(); len(reqs) != 1 || !strings.Contains(reqs[0].Message, "ctrl+w") {
+					t.Fatalf("elicitations %+v, want one naming ctrl+w", reqs)
+				}
+				// Other combinations are not asked about.
+				ok(t, cs, "gui_hotkey", map[string]any{"keys": []string{"ctrl", "s"}})
+				if len(l.requests()) != 1 {
+					t.Fatal("ctrl+s was asked about")
+				}
+			})
+		}
 	}
 }
 
@@ -185,4 +194,25 @@ func TestConfirmHotkeyWithNobodyToAsk(t *testing.T) {
 	if pressedW(e) {
 		t.Fatal("ctrl+w pressed without a yes")
 	}
+}
+
+// connectAt adds an in-memory client speaking protocol version.
+func (e *testEnv) connectAt(version string, copts *mcp.ClientOptions) *mcp.ClientSession {
+	e.t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := e.srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts).
+		Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		e.t.Fatalf("negotiated protocol %s, want %s", got, version)
+	}
+	e.t.Cleanup(func() { cs.Close(); ss.Close() })
+	return cs
 }

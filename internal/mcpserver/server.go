@@ -198,6 +198,7 @@ type Server struct {
 	frames  *frameStore
 	frameN  atomic.Uint64
 	watched sync.Map // *mcp.ServerSession -> struct{}: sessions whose end is awaited
+	jobs    jobTable // tool calls waiting for a client's retry with an answer (rounds.go)
 	// localIDs names sessions whose transport gives no id (stdio): *mcp.ServerSession -> string.
 	localIDs sync.Map
 	sel      toolSelection // the tools opts.Tools selects (nil: all)
@@ -496,6 +497,7 @@ func (s *Server) watchSession(ss *mcp.ServerSession) {
 	}
 	go func() {
 		_ = ss.Wait()
+		s.jobs.cancelSession(ss)
 		s.frames.forget(ss)
 		if s.opts.Records != nil {
 			if c, ok := s.opts.Records(s.recordID(ss)).(io.Closer); ok {

@@ -35,12 +35,13 @@ func (s *Server) executeTaskTool() toolDef {
 			if in.Task == "" {
 				return nil, fmt.Errorf("task is empty: describe the goal")
 			}
+			asking := askingOf(ctx)
 			t := agent.Task{Task: in.Task, Display: in.Display, MaxSteps: in.MaxSteps, Timeout: time.Duration(in.TimeoutS) * time.Second,
-				Ask: s.elicitorFor(c.ss)}
+				Ask: asking.ch}
 			if t.Display == "" {
 				t.Display = s.defaultDisplay()
 			}
-			progress := s.progressFunc(ctx, c.req)
+			progress := asking.progress
 			tasks := s.taskRunner()
 			if tasks == nil {
 				return nil, errors.New("gui_execute_task has no model now: the server's model was removed; use the atomic tools, or configure a model")

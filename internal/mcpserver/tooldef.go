@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/trace"
@@ -96,7 +98,14 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 		defer done()
 		res, err := func() (res *mcp.CallToolResult, err error) {
 			defer s.recoverTool(name, &err)
-			return h(ctx, c, in)
+			if e != changesDesk {
+				return h(ctx, c, in)
+			}
+			// Input may need a person's answer (a hotkey to confirm, a task's
+			// question): the call may end and resume by the client's retry.
+			return s.resumable(ctx, c, func(ctx context.Context, ch ask.Channel, progress func(agent.Event)) (*mcp.CallToolResult, error) {
+				return h(withAsking(ctx, ch, progress), c, in)
+			})
 		}()
 		ms := time.Since(start).Milliseconds()
 		entry := safety.AuditEntry{Time: start, Tool: name, Millis: ms}

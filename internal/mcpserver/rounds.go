@@ -1,0 +1,285 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/ask"
+)
+
+// Asking the calling client's user comes in two forms, by the protocol
+// version the client speaks:
+//
+//   - before 2026-07-28, a server may send elicitation/create while it serves
+//     a tool call: the tool waits for the answer (elicitor, in ask.go), and a
+//     question answered on the dashboard first cancels the client's request;
+//   - from 2026-07-28 on (multi round-trip requests, SEP-2322), it may not:
+//     the tool call ends with an input_required result carrying the question
+//     (InputRequests) and an opaque RequestState, and the client calls the
+//     tool again with the answer (InputResponses) and that state.
+//
+// For the second, a tool call's work runs as a job that outlives the
+// request: the job's questions end the request, and the retry resumes it.
+// The state is a random key of the server's job table, bound to the session;
+// it carries nothing a client could forge.
+
+// work is a tool call's body when it may ask the client: ch asks the
+// client's user (nil: it cannot), and progress reports to whichever request
+// of the call is waiting now.
+type work func(ctx context.Context, ch ask.Channel, progress func(agent.Event)) (*mcp.CallToolResult, error)
+
+// job is work running across the requests of one multi round-trip call.
+type job struct {
+	token  string
+	ss     *mcp.ServerSession
+	call   *call // the request that started it: what the work records goes there
+	cancel context.CancelFunc
+	asks   chan clientAsk // questions for the client, from the work
+	done   chan struct{}
+	res    *mcp.CallToolResult
+	err    error
+
+	mu      sync.Mutex
+	waiting map[string]clientAsk // input request id -> its question
+
+	progress atomic.Pointer[func(agent.Event)]
+}
+
+// clientAsk is a question put to the client, and where its answer goes.
+type clientAsk struct {
+	id     string
+	q      ask.Question
+	answer chan ask.Answer
+}
+
+// jobKeep is how long a finished job no request collected is kept for a
+// client's late retry.
+const jobKeep = 10 * time.Minute
+
+// jobTable holds the jobs waiting for a client's retry.
+type jobTable struct {
+	mu   sync.Mutex
+	jobs map[string]*job
+}
+
+func (t *jobTable) put(j *job) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.jobs == nil {
+		t.jobs = map[string]*job{}
+	}
+	t.jobs[j.token] = j
+}
+
+// get returns the job of token if it belongs to ss.
+func (t *jobTable) get(token string, ss *mcp.ServerSession) *job {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	j := t.jobs[token]
+	if j == nil || j.ss != ss {
+		return nil
+	}
+	return j
+}
+
+func (t *jobTable) remove(j *job) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.jobs, j.token)
+}
+
+// cancelSession cancels the jobs of an ended session.
+func (t *jobTable) cancelSession(ss *mcp.ServerSession) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, j := range t.jobs {
+		if j.ss == ss {
+			j.cancel()
+			delete(t.jobs, k)
+		}
+	}
+}
+
+// speaksRoundTrips reports whether ss's client declared elicitation and
+// speaks multi round-trip requests (protocol 2026-07-28 or later).
+func speaksRoundTrips(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion >= "2026-07-28"
+}
+
+// resumable runs w for the call c: directly (with the elicitor of an older
+// client, or no channel), or as a job when the client answers questions by
+// retrying the call; a retry carrying a RequestState resumes its job.
+func (s *Server) resumable(ctx context.Context, c *call, w work) (*mcp.CallToolResult, error) {
+	if c == nil || c.req == nil || c.req.Params == nil {
+		return w(ctx, nil, func(agent.Event) {})
+	}
+	if state := c.req.Params.RequestState; state != "" {
+		j := s.jobs.get(state, c.ss)
+		if j == nil {
+			return nil, errors.New("requestState is unknown or expired (the call it continued ended, or the server restarted): call the tool again without requestState")
+		}
+		j.deliver(c.req.Params.InputResponses)
+		return s.await(ctx, c, j)
+	}
+	ch := s.elicitorFor(c.ss)
+	if ch == nil || !speaksRoundTrips(c.ss) {
+		return w(ctx, ch, s.progressFunc(ctx, c.req))
+	}
+	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	j := &job{token: newToken(), ss: c.ss, call: c, cancel: cancel, asks: make(chan clientAsk),
+		done: make(chan struct{}), waiting: map[string]clientAsk{}}
+	s.jobs.put(j)
+	go func() {
+		defer close(j.done)
+		defer cancel()
+		defer s.recoverTool(c.req.Params.Name, &j.err)
+		progress := func(ev agent.Event) {
+			if p := j.progress.Load(); p != nil {
+				(*p)(ev)
+			}
+		}
+		j.res, j.err = w(jctx, (*roundTrip)(j), progress)
+	}()
+	go func() { // a finished job nobody collects is dropped after a while
+		<-j.done
+		time.AfterFunc(jobKeep, func() { s.jobs.remove(j) })
+	}()
+	return s.await(ctx, c, j)
+}
+
+// await waits, for the request ctx of call c, until j finishes (its result
+// is the call's) or asks the client (the call ends as input_required). The
+// client cancelling the request cancels the job.
+func (s *Server) await(ctx context.Context, c *call, j *job) (*mcp.CallToolResult, error) {
+	p := s.progressFunc(ctx, c.req)
+	j.progress.Store(&p)
+	defer j.progress.Store(nil)
+	finish := func() (*mcp.CallToolResult, error) {
+		s.jobs.remove(j)
+		if c != j.call { // the record of this request gets what the work did
+			c.img, c.actions, c.frame, c.private = j.call.img, j.call.actions, j.call.frame, j.call.private
+		}
+		return j.res, j.err
+	}
+	select {
+	case <-j.done:
+		return finish()
+	case a := <-j.asks:
+		c.private = "input required: " + s.scrub.String(a.q.Text)
+		return &mcp.CallToolResult{
+			InputRequests: mcp.InputRequestMap{a.id: &mcp.ElicitParams{Mode: "form", Message: s.scrub.String(a.q.Message()), RequestedSchema: formOf(a.q)}},
+			RequestState:  j.token,
+		}, nil
+	case <-ctx.Done():
+		j.cancel()
+		<-j.done
+		return finish()
+	}
+}
+
+// deliver hands the client's answers to the questions waiting for them;
+// answers to questions no longer waiting (answered on the dashboard first)
+// are dropped.
+func (j *job) deliver(responses mcp.InputResponseMap) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for id, r := range responses {
+		a, ok := j.waiting[id]
+		if !ok {
+			continue
+		}
+		delete(j.waiting, id)
+		res, isElicit := r.(*mcp.ElicitResult)
+		if !isElicit {
+			continue
+		}
+		ans, err := answerOf(a.q, res)
+		if err != nil {
+			continue // the question stays unanswered; the dashboard or the timeout decides
+		}
+		a.answer <- ans
+	}
+}
+
+// roundTrip is a job as the ask.Channel of its work.
+type roundTrip job
+
+func (r *roundTrip) Name() string { return ask.ByClient }
+
+// Ask puts q to the client through the waiting (or next) request of the
+// call, and waits for the retry that answers it.
+func (r *roundTrip) Ask(ctx context.Context, q ask.Question) (ask.Answer, error) {
+	if q.Secret {
+		return ask.Answer{}, ask.ErrUnsupported
+	}
+	j := (*job)(r)
+	a := clientAsk{id: q.ID, q: q, answer: make(chan ask.Answer, 1)}
+	j.mu.Lock()
+	j.waiting[a.id] = a
+	j.mu.Unlock()
+	defer func() {
+		j.mu.Lock()
+		delete(j.waiting, a.id)
+		j.mu.Unlock()
+	}()
+	select {
+	case j.asks <- a:
+	case <-ctx.Done():
+		return ask.Answer{}, ctx.Err()
+	}
+	select {
+	case ans := <-a.answer:
+		return ans, nil
+	case <-ctx.Done():
+		return ask.Answer{}, ctx.Err()
+	}
+}
+
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "rt-" + hex.EncodeToString(b[:])
+}
+
+// answerOf reads a client's elicitation result for q.
+func answerOf(q ask.Question, res *mcp.ElicitResult) (ask.Answer, error) {
+	switch ask.Outcome(res.Action) {
+	case ask.Decline:
+		return ask.Answer{Outcome: ask.Decline}, nil
+	case ask.Cancel:
+		return ask.Answer{Outcome: ask.Cancel}, nil
+	case ask.Accept:
+	default:
+		return ask.Answer{}, fmt.Errorf("the client answered with action %q: want accept, decline or cancel", res.Action)
+	}
+	if q.Kind == action.AskConfirm {
+		ok, isBool := res.Content[fieldApprove].(bool)
+		if !isBool {
+			return ask.Answer{}, fmt.Errorf("the client's answer has no boolean %q", fieldApprove)
+		}
+		v := ask.No
+		if ok {
+			v = ask.Yes
+		}
+		return ask.Answer{Outcome: ask.Accept, Value: v}, nil
+	}
+	v, isString := res.Content[fieldAnswer].(string)
+	if !isString {
+		return ask.Answer{}, fmt.Errorf("the client's answer has no text %q", fieldAnswer)
+	}
+	return ask.Answer{Outcome: ask.Accept, Value: v}, nil
+}
