@@ -62,8 +62,9 @@ func (ru *run) askUser(step int, p *planned) (halt *ending) {
 }
 
 // confirmKeys asks the person before a combination that needs a yes is
-// pressed. refused is an error for the action when they say no; halt ends
-// the run when nobody answers.
+// pressed, and records the question as an ask_user of the step. refused is
+// an error for the action when they say no; halt ends the run when nobody
+// answers.
 func (ru *run) confirmKeys(step int, keys []desktop.Key) (halt *ending, refused error) {
 	if ru.o.Confirm == nil || len(keys) == 0 {
 		return nil, nil
@@ -72,9 +73,16 @@ func (ru *run) confirmKeys(step int, keys []desktop.Key) (halt *ending, refused 
 	if !ok {
 		return nil, nil
 	}
-	q := ru.question(step, fmt.Sprintf("The agent wants to press %s (listed in GUI_AGENT_CONFIRM_HOTKEYS as %s). Allow it?",
-		desktop.ComboString(keys), combo), action.AskConfirm, nil, false)
+	text := fmt.Sprintf("The agent wants to press %s (listed in GUI_AGENT_CONFIRM_HOTKEYS as %s). Allow it?", desktop.ComboString(keys), combo)
+	q := ru.question(step, text, action.AskConfirm, nil, false)
+	start := time.Now()
 	ans, end := ru.waitAnswer(q)
+	t := action.Trace{Action: action.Action{Kind: action.AskUser, Question: text, Ask: action.AskConfirm},
+		Answer: ans.Value, AnsweredBy: ans.By, Outcome: action.OutcomeOK, Millis: time.Since(start).Milliseconds()}
+	if end != nil {
+		t.Outcome, t.Error = action.OutcomeNotExecuted, end.summary
+	}
+	ru.confirms = append(ru.confirms, ru.actionDone(step, t))
 	if end != nil {
 		if end.status == Blocked {
 			end.blockReason = ReasonConfirmation

@@ -224,8 +224,10 @@ func TestConfirmHotkeys(t *testing.T) {
 			if len(q) != 1 || q[0].Kind != action.AskConfirm || !strings.Contains(q[0].Text, "ctrl+w") {
 				t.Fatalf("questions %+v, want one confirm naming ctrl+w", q)
 			}
-			if tr := res.Trace[0].Actions[0]; tr.OK() != c.pressed {
-				t.Fatalf("answered %s: action trace %+v", c.answer, tr)
+			tr := res.Trace[0].Actions
+			if len(tr) != 2 || tr[0].Action.Kind != action.AskUser || tr[0].Answer != c.answer || tr[0].AnsweredBy != ask.ByClient ||
+				tr[1].Action.Kind != action.KeyPress || tr[1].OK() != c.pressed {
+				t.Fatalf("answered %s: step traces %+v, want the confirmation then the key", c.answer, tr)
 			}
 			d.assertNothingHeld()
 		})

@@ -175,6 +175,7 @@ func planTraces(plan []planned) []action.Trace {
 // the run must end; outcome describes what happened.
 func (ru *run) executePlan(step int, plan []planned) (acts []action.Trace, halt *ending, outcome string) {
 	k := len(plan)
+	ru.stepConfirms = 0
 	if k == 0 {
 		return nil, nil, "no actions"
 	}
@@ -194,6 +195,9 @@ func (ru *run) executePlan(step int, plan []planned) (acts []action.Trace, halt 
 		t0 := time.Now()
 		askHalt, err := ru.performOrAsk(step, p)
 		p.trace.Millis = time.Since(t0).Milliseconds()
+		acts = append(acts, ru.confirms...) // a confirmation is recorded before its action
+		ru.stepConfirms += len(ru.confirms)
+		ru.confirms = nil
 		if askHalt != nil {
 			p.trace.Outcome = action.OutcomeNotExecuted
 			if p.trace.Error == "" {
