@@ -94,6 +94,11 @@ type Options struct {
 	// BlockedHotkeys are key combinations refused besides the platform's
 	// defaults; AllowedHotkeys are defaults to allow.
 	BlockedHotkeys, AllowedHotkeys []string
+	// ConfirmHotkeys are combinations that need a person's yes before they are
+	// sent (the blocklist still wins); AskTimeout bounds the wait for one
+	// answer to a task's question or a confirmation (0 means 300 s).
+	ConfirmHotkeys []string
+	AskTimeout     time.Duration
 
 	// Tools selects the MCP tools offered, by tool name or group ("observe",
 	// "input", "clipboard", "task", ...; --tools); nil offers all. ReadOnly
@@ -167,6 +172,7 @@ func fromConfig(c config.Config) Options {
 		MaxSteps:              c.MaxSteps, TaskTimeout: c.TaskTimeout, TokenBudget: c.TokenBudget, StepDelay: c.StepDelay,
 		KeepImages: c.KeepImages, OnBusy: c.OnBusy, DisableHumanOverride: !c.HumanOverride,
 		KillSwitchFile: c.KillSwitchFile, BlockedHotkeys: c.BlockedHotkeys, AllowedHotkeys: c.AllowedHotkeys,
+		ConfirmHotkeys: c.ConfirmHotkeys, AskTimeout: c.AskTimeout,
 		Tools: c.Tools, ReadOnly: c.ReadOnly,
 		HTTP: c.HTTP, HTTPAddr: c.HTTPAddr, HTTPToken: c.HTTPToken, AllowRemote: c.AllowRemote,
 		RunsDir: c.RunsDir, RunsKeep: c.RunsKeep, RunsMaxMB: c.RunsMaxMB, StateDir: c.StateDir,
@@ -215,6 +221,8 @@ func (o Options) config() (config.Config, error) {
 	str(&c.OnBusy, o.OnBusy)
 	c.HumanOverride = !o.DisableHumanOverride
 	c.KillSwitchFile, c.BlockedHotkeys, c.AllowedHotkeys = o.KillSwitchFile, o.BlockedHotkeys, o.AllowedHotkeys
+	c.ConfirmHotkeys = o.ConfirmHotkeys
+	dur(&c.AskTimeout, o.AskTimeout)
 	c.Tools, c.ReadOnly = o.Tools, o.ReadOnly
 	c.HTTP, c.HTTPToken, c.AllowRemote = o.HTTP, o.HTTPToken, o.AllowRemote
 	str(&c.HTTPAddr, o.HTTPAddr)

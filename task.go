@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/ask"
 )
 
 // Status is how a task ended.
@@ -71,7 +72,59 @@ type StepAction struct {
 	Outcome string `json:"outcome"`
 	Error   string `json:"error,omitempty"`
 	Warning string `json:"warning,omitempty"`
-	Millis  int64  `json:"ms"`
+	// Answer is a person's answer to an ask_user action (a secret's only as
+	// "<typed N chars>"), AnsweredBy where it came from ("client" for the MCP
+	// client or WithAsk, "dashboard").
+	Answer     string `json:"answer,omitempty"`
+	AnsweredBy string `json:"answered_by,omitempty"`
+	Millis     int64  `json:"ms"`
+}
+
+// Question is what a running task asks a person: the model's question
+// (ask_user), a provider's safety check to approve, or a key combination of
+// Options.ConfirmHotkeys to allow.
+type Question struct {
+	Text string
+	// Kind is "confirm" (answer "yes" or "no"), "text" or "choice" (answer
+	// one of Options).
+	Kind    string
+	Options []string
+	// Secret marks a text answer (a password) that is typed into the focused
+	// field and never shown to the model or recorded; only its length is.
+	Secret bool
+	// Task and Step say which task asks, at which step; Screen is a short
+	// description of the screen.
+	Task   string
+	Step   int
+	Screen string
+}
+
+// Reply is a person's answer to a Question.
+type Reply struct {
+	// Action is "accept" (Value is the answer), "decline" (the task ends
+	// blocked) or "cancel" (the task ends cancelled).
+	Action string
+	Value  string
+}
+
+// WithAsk lets the task ask a person through f (besides the dashboard of an
+// HTTP server, if one is served; the first answer wins). f is called from
+// the task's goroutine and should return when ctx ends. Without any way to
+// ask, a task whose model asks ends blocked with the question as
+// NextUserAction.
+func WithAsk(f func(ctx context.Context, q Question) (Reply, error)) TaskOption {
+	return func(o *taskOptions) { o.task.Ask = askFunc(f) }
+}
+
+// askFunc is a WithAsk function as an ask.Channel.
+type askFunc func(ctx context.Context, q Question) (Reply, error)
+
+func (askFunc) Name() string { return ask.ByClient }
+
+func (f askFunc) Ask(ctx context.Context, q ask.Question) (ask.Answer, error) {
+	a, err := f(ctx, Question{Text: q.Text, Kind: string(q.Kind), Options: q.Options, Secret: q.Secret,
+		Task: q.Task, Step: q.Step, Screen: q.Screen})
+	return ask.Answer{Outcome: ask.Outcome(a.Action), Value: a.Value}, err
 }
 
 // Usage is what a task consumed.
