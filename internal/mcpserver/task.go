@@ -24,7 +24,7 @@ type ExecuteTaskArgs struct {
 
 func (s *Server) executeTaskTool() toolDef {
 	return newTool(s, "gui_execute_task", "Do a task on the desktop",
-		"Hand a whole goal to guiagent's own vision agent, which looks at the screen and uses mouse and keyboard until the goal is done, blocked or failed. Returns status (completed, blocked, failed, cancelled, timeout, superseded), summary, result, memory, warnings, steps and usage. Progress is reported while it runs.",
+		"Hand a whole goal to guiagent's own vision agent, which looks at the screen and uses mouse and keyboard until the goal is done, blocked or failed. Returns status (completed, blocked, failed, cancelled, timeout, superseded), summary, result, memory, warnings, steps and usage. Progress is reported while it runs. When the agent needs the user (a question, a safety check, a hotkey to confirm) it asks through elicitation if the client supports it, and on the dashboard; with no answer the task ends blocked with next_user_action.",
 		changesDesk,
 		func(sc *jsonschema.Schema) {
 			prop(sc, "task").MinLength = new(1)
