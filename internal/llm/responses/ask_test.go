@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"image"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -192,5 +194,50 @@ func TestFakeAskRendersAQuestionMessage(t *testing.T) {
 	}
 	if !strings.Contains(string(d.Response), `"text":"QUESTION: Send it now?"`) {
 		t.Fatalf("response %s does not carry QUESTION:", d.Response)
+	}
+}
+
+// png1x1 is a 1x1 PNG in base64.
+const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg=="
+
+func TestServerVerifiesAcknowledgedSafetyChecks(t *testing.T) {
+	srv := fakellm.NewResponsesServer(fakellm.Script(fakellm.Fixed(fakellm.Reply{Actions: []fakellm.BrainAction{fakellm.TypeText("a")}})))
+	defer srv.Close()
+	srv.SafetyChecks = twoChecks
+	post := func(body string) (int, string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/responses", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer k")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	tool := `"tools":[{"type":"computer_use_preview","display_width":100,"display_height":100,"environment":"linux"}],"truncation":"auto"`
+	if code, body := post(`{"model":"m","input":"hi",` + tool + `}`); code != 200 || !strings.Contains(body, `"id":"cu_sc_2"`) {
+		t.Fatalf("first request: HTTP %d %s", code, body)
+	}
+	output := func(acks string) string {
+		return `{"model":"m","previous_response_id":"resp_fake_1",` + tool + `,"input":[{"type":"computer_call_output","call_id":"call_fake_1",` +
+			`"output":{"type":"computer_screenshot","image_url":"data:image/png;base64,` + png1x1 + `"}` + acks + `}]}`
+	}
+	for acks, want := range map[string]string{
+		``: "pending safety checks [cu_sc_1 cu_sc_2] that must be acknowledged",
+		`,"acknowledged_safety_checks":[{"id":"cu_sc_1"}]`:                  "acknowledged_safety_checks [cu_sc_1] do not match the pending safety checks [cu_sc_1 cu_sc_2]",
+		`,"acknowledged_safety_checks":[{"id":"cu_sc_1"},{"id":"cu_sc_9"}]`: "do not match",
+		`,"acknowledged_safety_checks":[{"id":"cu_sc_2"},{"id":"cu_sc_1"}]`: "",
+	} {
+		code, body := post(output(acks))
+		if want == "" {
+			if code != 200 {
+				t.Errorf("exact acknowledgement refused: HTTP %d %s", code, body)
+			}
+			continue
+		}
+		if code != 400 || !strings.Contains(body, want) {
+			t.Errorf("acks %q: HTTP %d %s, want 400 saying %q", acks, code, body, want)
+		}
 	}
 }
