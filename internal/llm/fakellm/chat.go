@@ -24,6 +24,9 @@ const (
 	// ChatJSON is the generic adapter's JSON answer (observation, actions, status...).
 	ChatJSON ChatFormat = iota
 	// ChatUITARS is the UI-TARS text format ("Thought: ...\nAction: click(start_box='(x,y)')").
+	// UI-TARS has no blocked or failed: a Reply.Ask, and a blocked or failed
+	// reply, is call_user() with the question (or Result) as the Thought,
+	// which the adapter reads as a question.
 	ChatUITARS
 	// ChatText answers Reply.Result as plain text (memory summaries).
 	ChatText
