@@ -316,15 +316,13 @@ func needQuestion(a Action) error {
 		if len(a.Options) < 2 || len(a.Options) > MaxOptions {
 			errs = append(errs, fmt.Errorf("a choice needs 2-%d options, got %d", MaxOptions, len(a.Options)))
 		}
-		if len(a.Options) != len(slices.Compact(slices.Clone(a.Options))) {
-			seen := map[string]bool{}
-			for _, o := range a.Options {
-				if seen[o] {
-					errs = append(errs, fmt.Errorf("option %q is given twice: give each option once", o))
-					break
-				}
-				seen[o] = true
+		seen := map[string]bool{}
+		for _, o := range a.Options {
+			if seen[o] {
+				errs = append(errs, fmt.Errorf("option %q is given twice: give each option once", o))
+				break
 			}
+			seen[o] = true
 		}
 	case AskConfirm, AskText:
 		if len(a.Options) > 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -100,8 +101,10 @@ Actions:
   {"action": "mouse_down" | "mouse_up", "button": "left"}
   {"action": "wait", "duration_ms": 1000}
   {"action": "zoom", "box": ` + box(bx1, by1, bx2, by2) + `}  (look at a region more closely)
+  {"action": "ask_user", "question": "Which account should I use?", "ask": "choice", "options": ["work", "personal"]}  ("ask": "confirm" for yes or no, "text" for a free answer, "choice" for one of "options"; "secret": true only for a password the user types into the focused field themselves, never seen by you)
 
-Rules: batch every action you can take on this screen into one answer (for example, fill several fields and press submit). Use status "continue" while actions remain, "done" with the result when the task is complete (with no further actions), "blocked" when a human must act (log in, solve a captcha, confirm), "failed" when the task cannot be done. Never guess a position you cannot see; scroll or wait instead.
+Rules: batch every action you can take on this screen into one answer (for example, fill several fields and press submit). Use status "continue" while actions remain, "done" with the result when the task is complete (with no further actions), "blocked" when a human must act on the screen themselves (log in, solve a captcha), "failed" when the task cannot be done. Never guess a position you cannot see; scroll or wait instead.
+Ask the user (ask_user, with status "continue") only when the information or the decision is theirs: a value the task does not give, a choice between accounts or options, whether to go ahead with something that cannot be undone. Never ask about ordinary steps. Put ask_user last in the actions; the answer comes with the next screenshot.
 `)
 	return b.String()
 }
@@ -449,10 +452,32 @@ func rawAction(m map[string]json.RawMessage, p geom.Profile) (action.Raw, error)
 		a.Keys = strings.Fields(strings.ReplaceAll(k, " + ", "+"))
 	}
 	a.Clicks, a.Amount, a.DurationMS = f.whole("clicks"), f.whole("amount"), f.whole("duration_ms")
+	if a.Kind == action.AskUser {
+		f.question(&a)
+	}
 	if len(f.probs) > 0 {
 		return action.Raw{}, fmt.Errorf("%s", strings.Join(f.probs, "; "))
 	}
 	return a, nil
+}
+
+// question reads an ask_user's question, kind ("ask", or "kind" when it
+// names a question kind rather than the action), options and secret flag.
+func (f *fields) question(a *action.Raw) {
+	a.Question = f.text("question")
+	if a.Question == "" { // models sometimes put the question in "text"
+		a.Question, a.Text = a.Text, ""
+	}
+	a.Ask = f.text("ask")
+	if k := strings.ToLower(f.text("kind")); a.Ask == "" && slices.Contains([]action.AskKind{action.AskConfirm, action.AskText, action.AskChoice}, action.AskKind(k)) {
+		a.Ask = k
+	}
+	if f.get("options") != nil {
+		a.Options = f.list("options", `"options" must be a list of strings`)
+	}
+	if v := f.get("secret"); v != nil && json.Unmarshal(v, &a.Secret) != nil {
+		f.problem(`"secret" must be true or false`)
+	}
 }
 
 func kindList() string {

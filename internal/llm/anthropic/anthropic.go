@@ -6,8 +6,10 @@
 // by a tool_result in the next request, the last one carrying the current
 // screenshot; screenshots beyond Config.KeepImages become a line of text.
 // Several tool_use blocks in one answer form one batched step. An answer
-// without tool_use ends the task: see cuwire.ClassifyFinal for how its text is
-// read (done, blocked when it asks the user for help, failed).
+// without tool_use ends the task or asks the user: see cuwire.ClassifyFinal
+// for how its text is read (a question, done, blocked, failed). A question
+// becomes an ask_user text action; its answer goes back as text in the next
+// user message, after the assistant's closing text.
 package anthropic
 
 import (
@@ -328,10 +330,9 @@ func (s *Session) finalAnswer(res *sdk.BetaMessage, d *llm.Decision) (*llm.Decis
 		return d, fmt.Errorf("%w: the answer was cut off at max_tokens (%d) before any action", llm.ErrBadOutput, s.a.cfg.MaxTokens)
 	}
 	if d.Observation == "" {
-		return d, fmt.Errorf("%w: the answer has neither an action nor text: call the computer tool, or reply DONE:, BLOCKED: or FAILED: with the result", llm.ErrBadOutput)
+		return d, fmt.Errorf("%w: the answer has neither an action nor text: call the computer tool, or reply QUESTION:, DONE:, BLOCKED: or FAILED: with the question or result", llm.ErrBadOutput)
 	}
-	f := cuwire.ClassifyFinal(d.Observation)
-	d.Status, d.Result, d.BlockReason, d.NextUserAction = f.Status, f.Result, f.BlockReason, f.NextUserAction
+	cuwire.ReadFinal(d)
 	return d, nil
 }
 
@@ -503,7 +504,8 @@ func systemPrompt(zoom bool) string {
 		b.WriteString("- Use zoom to read small text in a region before acting on it.\n")
 	}
 	b.WriteString("- When the task is complete, answer without calling the tool and start with " + cuwire.MarkDone + " followed by the result (what you found, entered or decided).\n")
-	b.WriteString("- If only the user can go on (a login, a CAPTCHA, missing information, a decision that is theirs), answer without calling the tool and start with " + cuwire.MarkBlocked + " followed by what the user must do.\n")
+	b.WriteString("- If you need information or a decision only the user has (a value the task does not give, which account or option to use, whether to go ahead with something that cannot be undone), answer without calling the tool and start with " + cuwire.MarkQuestion + " followed by one question; the user's answer comes in the next message and the task goes on. Never ask about ordinary steps.\n")
+	b.WriteString("- If only the user can go on by acting themselves (a login, a CAPTCHA), answer without calling the tool and start with " + cuwire.MarkBlocked + " followed by what the user must do.\n")
 	b.WriteString("- If the task cannot be done, answer starting with " + cuwire.MarkFailed + " and the reason.")
 	return b.String()
 }

@@ -302,7 +302,7 @@ func TestBlockedAndFailedAnswers(t *testing.T) {
 		wantResult string
 	}{
 		{fakellm.Reply{Status: llm.Blocked, Result: "Log in with your password, then run the task again."}, llm.Blocked, "Log in with your password, then run the task again."},
-		{fakellm.Reply{Raw: "The site shows a CAPTCHA. Could you solve it for me?"}, llm.Blocked, "The site shows a CAPTCHA. Could you solve it for me?"},
+		{fakellm.Reply{Raw: "The login page is shown.\n\nBLOCKED: Log in, then run the task again."}, llm.Blocked, "Log in, then run the task again."},
 		{fakellm.Reply{Status: llm.Failed, Result: "The file does not exist."}, llm.Failed, "The file does not exist."},
 		{fakellm.Reply{Raw: "The invoice total is 42.10 EUR."}, llm.Done, "The invoice total is 42.10 EUR."},
 	} {

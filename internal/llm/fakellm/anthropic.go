@@ -421,8 +421,9 @@ func (aw *anthropicWire) WriteError(w http.ResponseWriter, rep Reply) {
 }
 
 // WriteReply implements Wire: actions become computer tool_use blocks, a
-// reply without actions becomes closing text (BLOCKED:/FAILED: prefixed for
-// those statuses, as the adapter's system prompt asks). A plain request is
+// reply without actions becomes closing text (QUESTION: for an Ask,
+// BLOCKED:/FAILED: prefixed for those statuses, as the adapter's system
+// prompt asks). A plain request is
 // answered with Raw or Result as the only text (no text block when both are
 // empty); a brain giving it actions gets HTTP 500, since a model without tools
 // cannot act.
@@ -447,6 +448,15 @@ func (aw *anthropicWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, in
 		}
 	case rep.Raw != "":
 		text = rep.Raw
+	case rep.Ask != nil && len(rep.Actions) > 0:
+		aw.WriteError(w, Reply{HTTPStatus: http.StatusInternalServerError, ErrorType: "api_error",
+			Result: "fakellm: a computer-use model asks in a closing text, without tool calls: give the brain's Ask without Actions"})
+		return
+	case rep.Ask != nil:
+		text = "QUESTION: " + rep.Ask.Question
+		if rep.Observation != "" {
+			text = rep.Observation + "\n\n" + text
+		}
 	case len(rep.Actions) > 0:
 		text = rep.Observation
 		stop = "tool_use"

@@ -19,6 +19,7 @@ import (
 	_ "image/png"  // or PNG
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -81,6 +82,42 @@ type Reply struct {
 	// it to Answer as "box" in their coordinate convention (or write it in the
 	// model's native grounding format).
 	Box *image.Rectangle
+	// Ask, when set, asks the user after Actions, in the wire's own form: an
+	// ask_user action (generic JSON), call_user() with the question as the
+	// Thought (UI-TARS), or a closing text "QUESTION: ..." (Anthropic,
+	// Responses; these take no Actions with it). The status is continue. The
+	// answer comes in the next Turn's Prompt (see Turn.Answered).
+	Ask *BrainAsk
+}
+
+// BrainAsk is a question for the user. Kind is "confirm", "text" or "choice"
+// (empty: text, or choice with Options); only the generic JSON wire carries
+// Kind, Options and Secret, the native ones ask in free text.
+type BrainAsk struct {
+	Question string
+	Kind     action.AskKind
+	Options  []string
+	Secret   bool
+}
+
+// Answered returns the user's answer to question as the adapter gave it in
+// this request (llm.AnswerNote): the text or option, unquoted; "yes" or "no"
+// for a confirm; a secret's description. ok is false when the request holds
+// no answer to question.
+func (t Turn) Answered(question string) (answer string, ok bool) {
+	prefix := llm.AnswerPrefix(question)
+	i := strings.LastIndex(t.Prompt, prefix)
+	if i < 0 {
+		return "", false
+	}
+	rest := t.Prompt[i+len(prefix):]
+	if j := strings.IndexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	if u, err := strconv.Unquote(rest); err == nil {
+		return u, true
+	}
+	return rest, true
 }
 
 // BrainAction is one action in pixels of the image the model received.
@@ -385,12 +422,13 @@ func (c *Core) think(p Parsed) (Turn, Reply) {
 	return t, rep
 }
 
-// StatusOf returns rep.Status, or its default: continue with actions, done without.
+// StatusOf returns rep.Status, or its default: continue with actions or a
+// question, done without.
 func StatusOf(rep Reply) llm.Status {
 	if rep.Status != "" {
 		return rep.Status
 	}
-	if len(rep.Actions) > 0 {
+	if len(rep.Actions) > 0 || rep.Ask != nil {
 		return llm.Continue
 	}
 	return llm.Done

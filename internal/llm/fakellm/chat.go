@@ -24,6 +24,9 @@ const (
 	// ChatJSON is the generic adapter's JSON answer (observation, actions, status...).
 	ChatJSON ChatFormat = iota
 	// ChatUITARS is the UI-TARS text format ("Thought: ...\nAction: click(start_box='(x,y)')").
+	// UI-TARS has no blocked or failed: a Reply.Ask, and a blocked or failed
+	// reply, is call_user() with the question (or Result) as the Thought,
+	// which the adapter reads as a question.
 	ChatUITARS
 	// ChatText answers Reply.Result as plain text (memory summaries).
 	ChatText
@@ -355,6 +358,19 @@ func (s *ChatServer) renderJSON(t Turn, rep Reply) string {
 		}
 		acts = append(acts, m)
 	}
+	if q := rep.Ask; q != nil {
+		m := map[string]any{"action": string(action.AskUser), "question": q.Question}
+		if q.Kind != "" {
+			m["ask"] = string(q.Kind)
+		}
+		if len(q.Options) > 0 {
+			m["options"] = q.Options
+		}
+		if q.Secret {
+			m["secret"] = true
+		}
+		acts = append(acts, m)
+	}
 	ans["actions"] = acts
 	b, _ := json.MarshalIndent(ans, "", "  ")
 	if s.opts.Fenced {
@@ -428,13 +444,21 @@ func (s *ChatServer) renderTARS(t Turn, rep Reply) string {
 			lines = append(lines, string(a.Kind)+"("+at+")")
 		}
 	}
-	switch StatusOf(rep) {
-	case llm.Done:
-		lines = append(lines, "finished(content='"+tarsEscape(rep.Result)+"')")
-	case llm.Blocked, llm.Failed:
-		lines = append(lines, "call_user()")
-	}
 	thought := rep.Observation
+	switch st := StatusOf(rep); {
+	case rep.Ask != nil:
+		lines = append(lines, "call_user()")
+		thought = rep.Ask.Question
+	case st == llm.Done:
+		lines = append(lines, "finished(content='"+tarsEscape(rep.Result)+"')")
+	case st == llm.Blocked, st == llm.Failed:
+		// UI-TARS has no blocked or failed: it calls the user, which the
+		// adapter reads as a question (the thought).
+		lines = append(lines, "call_user()")
+		if rep.Result != "" {
+			thought = rep.Result
+		}
+	}
 	if thought == "" {
 		thought = "I look at the screen and act."
 	}

@@ -315,8 +315,10 @@ func (rw *responsesWire) WriteError(w http.ResponseWriter, rep Reply) {
 
 // WriteReply implements Wire: actions become one computer_call (the single
 // "action" field for one action, the batched "actions" list for several), a
-// reply without actions becomes an assistant message (BLOCKED:/FAILED:
-// prefixed for those statuses, as the adapter's instructions ask).
+// reply without actions becomes an assistant message (QUESTION: for an Ask,
+// BLOCKED:/FAILED: prefixed for those statuses, as the adapter's instructions
+// ask). SafetyChecks attach pending_safety_checks to the computer_call; the
+// next request must acknowledge exactly them (after the user approved).
 func (rw *responsesWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, inputTokens int) {
 	id := fmt.Sprintf("resp_fake_%d", t.Calls)
 	var output []map[string]any
@@ -326,6 +328,11 @@ func (rw *responsesWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, in
 			"type": "reasoning", "id": fmt.Sprintf("rs_fake_%d", t.Calls),
 			"summary": []any{map[string]any{"type": "summary_text", "text": rep.Observation}},
 		})
+	}
+	if rep.Raw == "" && rep.Ask != nil && len(rep.Actions) > 0 {
+		rw.WriteError(w, Reply{HTTPStatus: http.StatusInternalServerError, ErrorType: "server_error",
+			Result: "fakellm: a computer-use model asks in a closing message, without a computer_call: give the brain's Ask without Actions"})
+		return
 	}
 	if rep.Raw == "" && len(rep.Actions) > 0 {
 		var acts []map[string]any
@@ -355,10 +362,12 @@ func (rw *responsesWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, in
 	} else {
 		text := rep.Raw
 		if text == "" {
-			switch StatusOf(rep) {
-			case llm.Blocked:
+			switch st := StatusOf(rep); {
+			case rep.Ask != nil:
+				text = "QUESTION: " + rep.Ask.Question
+			case st == llm.Blocked:
 				text = "BLOCKED: " + rep.Result
-			case llm.Failed:
+			case st == llm.Failed:
 				text = "FAILED: " + rep.Result
 			default:
 				text = rep.Result

@@ -91,7 +91,7 @@ func (s *genericSession) Next(ctx context.Context, obs llm.Observation) (*llm.De
 }
 
 // promptText is the text part before the images: task, memory, history,
-// warnings and feedback.
+// warnings, feedback and the user's answers to the model's questions.
 func (s *genericSession) promptText(obs llm.Observation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task: %s\n\nStep %d.\n", s.task, obs.Step)
@@ -116,6 +116,9 @@ func (s *genericSession) promptText(obs llm.Observation) string {
 		} else {
 			b.WriteString("\nWhat happened after your previous actions: " + f + "\n")
 		}
+	}
+	if len(obs.Answers) > 0 {
+		b.WriteString("\n" + strings.Join(llm.AnswerNotes(obs.Answers), "\n") + "\n")
 	}
 	return b.String()
 }

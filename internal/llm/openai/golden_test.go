@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
@@ -125,6 +126,8 @@ func TestGoldenGenericRequest(t *testing.T) {
 		History:    "step 3: clicked Name -> field focused\nstep 4: typed Ada -> text shown",
 		Warnings:   []string{"the screen did not change after step 4"},
 		Feedback:   "typed 'Ada' into the focused field",
+		Answers: []llm.Answer{{Ask: action.Action{Kind: action.AskUser, Question: "Which country?", Ask: action.AskChoice,
+			Options: []string{"France", "Italy"}}, Text: "Italy"}},
 	}
 	d, err := ad.NewSession("Fill in the form").Next(context.Background(), obs)
 	if err != nil {
@@ -188,8 +191,12 @@ func TestGoldenUITARSRequest(t *testing.T) {
 	var d *llm.Decision
 	for st := 1; st <= 3; st++ {
 		img := shot(t, ad.Profile(), screen, 0, st)
-		d, err = sess.Next(context.Background(), llm.Observation{Step: st, Task: "Open the settings", Screenshot: img, Recent: recent,
-			History: "step " + itoa3(st-1) + ": clicked"})
+		o := llm.Observation{Step: st, Task: "Open the settings", Screenshot: img, Recent: recent,
+			History: "step " + itoa3(st-1) + ": clicked"}
+		if st == 3 {
+			o.Answers = []llm.Answer{{Ask: action.Action{Kind: action.AskUser, Question: "Which settings, system or app?"}, Text: "the app's"}}
+		}
+		d, err = sess.Next(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}

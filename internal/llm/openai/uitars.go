@@ -67,7 +67,7 @@ type(content='xxx') # escape \', \" and \n; end content with \n to submit
 scroll(start_box='(x1,y1)', direction='down or up or right or left')
 wait() # pause about two seconds, then look at the screen again
 finished(content='xxx') # the task is done; content is the answer or result
-call_user() # the task cannot go on without the user's help
+call_user() # ask the user for information or a decision only they have; write the question in Thought
 
 ## Note
 - Use English in the Thought part.
@@ -150,6 +150,9 @@ func (s *tarsSession) Next(ctx context.Context, obs llm.Observation) (*llm.Decis
 		}
 		cur = append(cur, oai.TextContentPart(f))
 	}
+	if len(obs.Answers) > 0 {
+		cur = append(cur, oai.TextContentPart(strings.Join(llm.AnswerNotes(obs.Answers), "\n")))
+	}
 	msgs = append(msgs, oai.UserMessage(cur))
 
 	ex, err := s.u.c.call(ctx, msgs, refs)
@@ -214,16 +217,16 @@ func ParseUITARS(text string, p geom.Profile) (*llm.Decision, error) {
 			continue
 		}
 		raws = append(raws, acts...)
-		if status != "" {
-			d.Status = status
-			switch status {
-			case llm.Done:
-				d.Result = result
-			case llm.Blocked:
-				d.BlockReason = "the model asked for the user's help"
-				if d.Reasoning != "" {
-					d.BlockReason += ": " + clip(d.Reasoning, 300)
-				}
+		if status == llm.Done {
+			d.Status, d.Result = status, result
+		}
+	}
+	// call_user() asks the user: the thought is the question.
+	for i := range raws {
+		if raws[i].Kind == action.AskUser {
+			raws[i].Question = d.Reasoning
+			if raws[i].Question == "" {
+				raws[i].Question = llm.HelpQuestion
 			}
 		}
 	}
@@ -400,7 +403,7 @@ var tarsCalls = map[string]func(args map[string]string, at []float64) ([]action.
 	},
 	"finished": tarsFinished, "finish": tarsFinished,
 	"call_user": func(map[string]string, []float64) ([]action.Raw, llm.Status, string, error) {
-		return nil, llm.Blocked, "", nil
+		return []action.Raw{{Kind: action.AskUser, Ask: string(action.AskText)}}, "", "", nil
 	},
 }
 

@@ -49,7 +49,12 @@ func TestParseUITARS(t *testing.T) {
 		{"finished with a quote", "Thought: done\nAction: finished(content='It's 42.')", nil, llm.Done, "It's 42."},
 		{"full-width colon", "Thought： 点击确定\nAction： click(start_box='(120,340)')",
 			[]action.Raw{{Kind: action.Click, At: []float64{120, 340}}}, llm.Continue, ""},
-		{"call user", "Thought: a captcha\nAction: call_user()", nil, llm.Blocked, ""},
+		{"call user", "Thought: Which account should I use?\nAction: call_user()",
+			[]action.Raw{{Kind: action.AskUser, Ask: "text", Question: "Which account should I use?"}}, llm.Continue, ""},
+		{"call user without a thought", "Action: call_user()",
+			[]action.Raw{{Kind: action.AskUser, Ask: "text", Question: llm.HelpQuestion}}, llm.Continue, ""},
+		{"act then call user", "Thought: Two accounts are listed; which one?\nAction: scroll(start_box='(10,20)', direction='down')\n\ncall_user()",
+			[]action.Raw{{Kind: action.Scroll, At: []float64{10, 20}, Direction: "down"}, {Kind: action.AskUser, Ask: "text", Question: "Two accounts are listed; which one?"}}, llm.Continue, ""},
 		{"wait", "Thought: loading\nAction: wait()", []action.Raw{{Kind: action.Wait, DurationMS: 2000}}, llm.Continue, ""},
 	}
 	for _, tc := range cases {
@@ -66,10 +71,6 @@ func TestParseUITARS(t *testing.T) {
 	if d, err := ParseUITARS("Thought： 点击确定\nAction： click(start_box='(1,2)')", p); err != nil || d.Reasoning != "点击确定" {
 		t.Fatalf("a full-width colon after Thought: reasoning %q, err %v", d.Reasoning, err)
 	}
-	d, _ := ParseUITARS("Thought: a captcha blocks the form\nAction: call_user()", p)
-	if !strings.Contains(d.BlockReason, "captcha") {
-		t.Fatalf("block reason %q does not carry the thought", d.BlockReason)
-	}
 }
 
 func TestParseUITARSErrors(t *testing.T) {
@@ -81,6 +82,7 @@ func TestParseUITARSErrors(t *testing.T) {
 		{"Thought: x\nAction: open_app(name='x')", `unknown action "open_app"`},
 		{"Thought: x\nAction: click(start_box='(5000,10)')", "outside 0-1000"},
 		{"Thought: x\nAction: click(start_box='(1,2)')\n\nhotkey(key='ctrl nosuchkey')", "unknown key"},
+		{"Thought: which one?\nAction: call_user()\n\nclick(start_box='(1,2)')", "comes after the ask_user"},
 	} {
 		d, err := ParseUITARS(tc.text, p)
 		if !errors.Is(err, llm.ErrBadOutput) || !strings.Contains(err.Error(), tc.want) || d != nil {

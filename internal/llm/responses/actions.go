@@ -62,16 +62,18 @@ func (c safetyCheck) String() string {
 	return s
 }
 
-// approved reports whether a human approved c: an entry of list equal to its
-// ID or to its full String form.
-func (c safetyCheck) approved(list []string) bool {
-	for _, a := range list {
-		a = strings.TrimSpace(a)
-		if a == c.ID || a == c.String() {
-			return true
-		}
+// question is the confirm asked of the user for c.
+func (c safetyCheck) question() string {
+	what := strings.TrimSuffix(strings.TrimSpace(c.Message), ".")
+	switch {
+	case what != "" && c.Code != "":
+		what += " (" + c.Code + ")"
+	case what == "" && c.Code != "":
+		what = c.Code
+	case what == "":
+		what = "check " + c.ID
 	}
-	return false
+	return "The model's next action was flagged for review: " + what + ". Let it run?"
 }
 
 // actions returns the call's actions parsed in space sp (CallID set).

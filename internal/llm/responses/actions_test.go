@@ -84,14 +84,18 @@ func TestComputerCallWithBothActionForms(t *testing.T) {
 	}
 }
 
-func TestSafetyCheckApproval(t *testing.T) {
-	c := safetyCheck{ID: "sc_1", Code: "irrelevant_domain", Message: "off-task site"}
-	if c.String() != "sc_1 (irrelevant_domain): off-task site" {
+func TestSafetyCheckStringAndQuestion(t *testing.T) {
+	c := safetyCheck{ID: "sc_1", Code: "irrelevant_domain", Message: "The site is off-task."}
+	if c.String() != "sc_1 (irrelevant_domain): The site is off-task." {
 		t.Fatalf("String = %q", c.String())
 	}
-	for list, want := range map[string]bool{"sc_1": true, "sc_1 (irrelevant_domain): off-task site": true, "sc_2": false, "": false, "sc": false} {
-		if got := c.approved([]string{list}); got != want {
-			t.Errorf("approved(%q) = %v", list, got)
+	for ch, want := range map[safetyCheck]string{
+		c:                       "The model's next action was flagged for review: The site is off-task (irrelevant_domain). Let it run?",
+		{ID: "sc_2", Code: "x"}: "The model's next action was flagged for review: x. Let it run?",
+		{ID: "sc_3"}:            "The model's next action was flagged for review: check sc_3. Let it run?",
+	} {
+		if got := ch.question(); got != want {
+			t.Errorf("question(%+v) = %q, want %q", ch, got, want)
 		}
 	}
 }

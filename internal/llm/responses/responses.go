@@ -6,10 +6,14 @@
 // so the server keeps (and trims) the conversation. Each computer_call is
 // answered in the next request by a computer_call_output carrying the current
 // screenshot. A computer_call with pending_safety_checks is never run and never
-// acknowledged silently: the decision is blocked with the checks in
-// Decision.SafetyChecks; only when a later Observation lists them in
-// ApprovedSafetyChecks does the session release the held actions (without a
-// model call) and acknowledge exactly those checks in the next request.
+// acknowledged silently: its actions are held and the decision asks the user
+// instead, one ask_user confirm per check (the checks in
+// Decision.SafetyChecks). Only when the next Observation's Answers approve
+// every check does the session release the held actions (without a model
+// call) and acknowledge exactly those checks in the next request; otherwise
+// the decision is blocked. A closing message that asks the user (QUESTION:,
+// see cuwire.ClassifyFinal) becomes an ask_user text action, and its answer
+// goes back as a user message chained with previous_response_id.
 package responses
 
 import (
@@ -115,11 +119,12 @@ type pendingCall struct {
 	acked  bool // a human approved every check
 }
 
-// held is a decision waiting for a human to approve safety checks.
+// held is a computer_call's actions waiting for the user to approve its
+// safety checks.
 type held struct {
-	actions []action.Action
-	checks  []safetyCheck
-	blocked llm.Decision
+	actions     []action.Action
+	checks      []safetyCheck
+	observation string
 }
 
 // Session is one task's conversation. It is used by one goroutine.
@@ -267,25 +272,20 @@ func messageTexts(raw json.RawMessage) []string {
 	return out
 }
 
-// hold turns d into a blocked decision awaiting a human's approval of checks,
-// and keeps its actions until then (see release).
+// hold keeps d's actions until the user approves checks and turns d into
+// the questions: one ask_user confirm per check (CallID the check's id),
+// status continue, the checks listed in SafetyChecks. See release.
 func (s *Session) hold(d *llm.Decision, checks []safetyCheck) {
-	var list, msgs []string
+	var list []string
+	var asks []action.Action
 	for _, c := range checks {
 		list = append(list, c.String())
-		if c.Message != "" {
-			msgs = append(msgs, c.Message)
-		} else {
-			msgs = append(msgs, c.Code)
-		}
+		asks = append(asks, action.Action{Kind: action.AskUser, Ask: action.AskConfirm, CallID: c.ID, Question: c.question()})
 	}
-	d.Status = llm.Blocked
+	s.held = &held{actions: d.Actions, checks: checks, observation: d.Observation}
+	d.Status = llm.Continue
 	d.SafetyChecks = list
-	d.BlockReason = "the provider flagged the next action for human review: " + strings.Join(msgs, "; ")
-	d.NextUserAction = "Review the safety checks; approve them (by id) to let the held action run, or stop the task."
-	s.held = &held{actions: d.Actions, checks: checks, blocked: *d}
-	s.held.blocked.Actions, s.held.blocked.Request, s.held.blocked.Response, s.held.blocked.Usage = nil, nil, nil, llm.Usage{}
-	d.Actions = nil
+	d.Actions = asks
 }
 
 // finish reads a response without safety checks: actions to run, a cut-off
@@ -302,34 +302,34 @@ func (s *Session) finish(res *sdk.Response, d *llm.Decision) (*llm.Decision, err
 		return d, fmt.Errorf("%w: the answer was cut off (%s) before any action", llm.ErrBadOutput, res.IncompleteDetails.Reason)
 	}
 	if d.Observation == "" {
-		return d, fmt.Errorf("%w: the answer has neither a computer action nor text: act with the computer tool, or reply DONE:, BLOCKED: or FAILED: with the result", llm.ErrBadOutput)
+		return d, fmt.Errorf("%w: the answer has neither a computer action nor text: act with the computer tool, or reply QUESTION:, DONE:, BLOCKED: or FAILED: with the question or result", llm.ErrBadOutput)
 	}
-	fin := cuwire.ClassifyFinal(d.Observation)
-	d.Status, d.Result, d.BlockReason, d.NextUserAction = fin.Status, fin.Result, fin.BlockReason, fin.NextUserAction
+	cuwire.ReadFinal(d)
 	return d, nil
 }
 
-// release handles a step while actions wait for safety approval: when every
-// pending check is approved the held actions are returned (no model call) and
-// the checks will be acknowledged; otherwise the blocked decision is repeated.
+// release handles the step after hold. When every held check has an answer
+// approving it (Answer.Ask.CallID its id, Approved) the held actions are
+// returned without a model call, and exactly those checks are acknowledged
+// in the next request. Otherwise the decision is blocked, naming the check
+// the user did not approve; the actions stay held and are never run.
 func (s *Session) release(obs llm.Observation) *llm.Decision {
-	var approved []string
-	for _, a := range obs.Answers {
-		if a.Approved {
-			approved = append(approved, a.Ask.CallID)
-		}
-	}
 	for _, c := range s.held.checks {
-		if !c.approved(approved) {
-			d := s.held.blocked
-			return &d
+		answered, yes := false, false
+		for _, a := range obs.Answers {
+			if a.Ask.CallID == c.ID {
+				answered, yes = true, a.Approved
+			}
+		}
+		if !yes {
+			return s.held.blocked(c, answered)
 		}
 	}
 	for i := range s.calls {
 		s.calls[i].acked = true
 	}
 	d := &llm.Decision{
-		Observation: s.held.blocked.Observation,
+		Observation: s.held.observation,
 		Reasoning:   "The user approved the safety checks; running the held action.",
 		Actions:     s.held.actions,
 		Status:      llm.Continue,
@@ -338,6 +338,22 @@ func (s *Session) release(obs llm.Observation) *llm.Decision {
 		d.Actions = []action.Action{{Kind: action.Wait}}
 	}
 	s.held = nil
+	return d
+}
+
+// blocked is the decision when the user did not approve check c (refused
+// it when answered, else gave no answer to it).
+func (h *held) blocked(c safetyCheck, answered bool) *llm.Decision {
+	d := &llm.Decision{Observation: h.observation, Status: llm.Blocked}
+	for _, k := range h.checks {
+		d.SafetyChecks = append(d.SafetyChecks, k.String())
+	}
+	if answered {
+		d.BlockReason = "the user refused the provider's safety check " + c.String()
+	} else {
+		d.BlockReason = "the provider's safety check " + c.String() + " was not approved"
+	}
+	d.NextUserAction = "The flagged action was not run. Run the task again and approve the check only if the action is intended."
 	return d
 }
 
@@ -401,7 +417,8 @@ func instructions() string {
 	return "You operate a desktop computer with the computer tool to complete the user's task.\n" +
 		"- Every computer_call is answered with a fresh screenshot; coordinates are pixels of that screenshot.\n" +
 		"- Do not ask for confirmation of ordinary steps; carry the task through.\n" +
+		"- If you need information or a decision only the user has (a value the task does not give, which account or option to use, whether to go ahead with something that cannot be undone), reply without a computer action and start with " + cuwire.MarkQuestion + " followed by one question; the user's answer comes in the next message and the task goes on.\n" +
 		"- When the task is complete, reply without a computer action and start with " + cuwire.MarkDone + " followed by the result (what you found, entered or decided).\n" +
-		"- If only the user can go on (a login, a CAPTCHA, missing information, a decision that is theirs), reply starting with " + cuwire.MarkBlocked + " followed by what the user must do.\n" +
+		"- If only the user can go on by acting themselves (a login, a CAPTCHA), reply starting with " + cuwire.MarkBlocked + " followed by what the user must do.\n" +
 		"- If the task cannot be done, reply starting with " + cuwire.MarkFailed + " and the reason."
 }

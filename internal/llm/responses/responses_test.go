@@ -219,55 +219,6 @@ func TestBatchedActionsOfOneCall(t *testing.T) {
 	}
 }
 
-func TestSafetyCheckBlocksUntilApproved(t *testing.T) {
-	srv := fakellm.NewResponsesServer(fakellm.Script(
-		fakellm.Fixed(fakellm.Reply{Actions: []fakellm.BrainAction{fakellm.ClickAt(image.Point{X: 10, Y: 10})}}),
-		fakellm.Fixed(fakellm.Finish("purchased")),
-	))
-	defer srv.Close()
-	srv.SafetyChecks = func(t fakellm.Turn) []fakellm.SafetyCheck {
-		if t.Step == 1 {
-			return []fakellm.SafetyCheck{{ID: "cu_sc_1", Code: "malicious_instructions", Message: "The page asks to buy something."}}
-		}
-		return nil
-	}
-	a := newAdapter(t, srv)
-	sess := a.NewSession("buy")
-	d, err := sess.Next(context.Background(), obs(t, a, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Status != llm.Blocked || len(d.Actions) != 0 || len(d.SafetyChecks) != 1 ||
-		!strings.HasPrefix(d.SafetyChecks[0], "cu_sc_1") || !strings.Contains(d.BlockReason, "buy something") {
-		t.Fatalf("decision = %+v, want blocked with the check and no action", d)
-	}
-	// Without approval nothing runs and nothing is acknowledged.
-	d, err = sess.Next(context.Background(), obs(t, a, 2))
-	if err != nil || d.Status != llm.Blocked || len(d.Actions) != 0 || srv.Calls() != 1 {
-		t.Fatalf("unapproved: decision %+v err %v calls %d; want blocked again with no new call", d, err, srv.Calls())
-	}
-	o := obs(t, a, 2)
-	o.Answers = []llm.Answer{{Ask: action.Action{Kind: action.AskUser, CallID: "some_other_check"}, Approved: true}}
-	if d, _ = sess.Next(context.Background(), o); d.Status != llm.Blocked {
-		t.Fatal("approving a different check released the action")
-	}
-	o.Answers = []llm.Answer{{Ask: action.Action{Kind: action.AskUser, CallID: "cu_sc_1"}, Approved: true}}
-	d, err = sess.Next(context.Background(), o)
-	if err != nil || d.Status != llm.Continue || len(d.Actions) != 1 || d.Actions[0].Kind != action.Click || srv.Calls() != 1 {
-		t.Fatalf("approved: decision %+v err %v calls %d; want the held click without a model call", d, err, srv.Calls())
-	}
-	d, err = sess.Next(context.Background(), obs(t, a, 3))
-	if err != nil {
-		t.Fatal(err) // the server rejects an output without the acknowledgement
-	}
-	if d.Status != llm.Done {
-		t.Fatalf("status %s", d.Status)
-	}
-	if !bytes.Contains(srv.Requests()[1].Body, []byte(`"acknowledged_safety_checks":[{"id":"cu_sc_1"`)) {
-		t.Fatalf("follow-up does not acknowledge the approved check: %s", srv.Requests()[1].Body)
-	}
-}
-
 func TestProviderErrors(t *testing.T) {
 	for _, tc := range []struct {
 		rep       fakellm.Reply
@@ -302,7 +253,6 @@ func TestMessageAnswers(t *testing.T) {
 		want llm.Status
 	}{
 		{fakellm.Reply{Status: llm.Blocked, Result: "Sign in first."}, llm.Blocked},
-		{fakellm.Reply{Raw: "I need you to enter the verification code sent to your phone."}, llm.Blocked},
 		{fakellm.Reply{Status: llm.Failed, Result: "No such page."}, llm.Failed},
 		{fakellm.Reply{Raw: "DONE: the report is saved as report.pdf"}, llm.Done},
 	} {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/secret"
@@ -172,12 +173,13 @@ func TaskText(task, memory string) string {
 	return text
 }
 
-// Notes are the texts an observation adds to the next request: the loop's
-// feedback (marked as a re-ask when the last answer could not be used), its
-// warnings, and the notes kept so far when they changed since lastMemory.
-// Before the first exchange (started false) the notes go in TaskText instead.
+// Notes are the texts an observation adds to the next request: the user's
+// answers to the model's questions (llm.AnswerNote), the loop's feedback
+// (marked as a re-ask when the last answer could not be used), its warnings,
+// and the notes kept so far when they changed since lastMemory. Before the
+// first exchange (started false) the notes go in TaskText instead.
 func Notes(obs llm.Observation, lastMemory string, started bool) []string {
-	var notes []string
+	notes := llm.AnswerNotes(obs.Answers)
 	if obs.Feedback != "" {
 		if obs.ReAsk {
 			notes = append(notes, "Your previous answer could not be used: "+obs.Feedback)
@@ -256,19 +258,23 @@ func RequestError(ctx context.Context, c *Capture, provider, what string, timeou
 	return fmt.Errorf("%s request failed (check GUI_AGENT_BASE_URL and the network): %w", what, err)
 }
 
-// Final is a model's closing text read as a verdict on the task.
+// Final is a model's closing text read as a verdict on the task, or as a
+// question for the user (Question set, Status llm.Continue): the adapter then
+// returns an ask_user text action and the task goes on with the answer.
 type Final struct {
 	Status         llm.Status
 	Result         string
 	BlockReason    string
 	NextUserAction string
+	Question       string
 }
 
 // Markers the system prompts ask a model to start its closing text with.
 const (
-	MarkBlocked = "BLOCKED:"
-	MarkFailed  = "FAILED:"
-	MarkDone    = "DONE:"
+	MarkQuestion = "QUESTION:"
+	MarkBlocked  = "BLOCKED:"
+	MarkFailed   = "FAILED:"
+	MarkDone     = "DONE:"
 )
 
 // helpRequest matches closing texts that ask the user to do something before
@@ -280,28 +286,80 @@ var helpRequest = regexp.MustCompile(`(?i)(\b(could|can|would) you (please )?(pr
 	`|\bcaptcha\b|\btwo-factor\b|\b2fa\b|\bverification code\b|\bone-time (code|password)\b` +
 	`|\b(cannot|can't|unable to) (proceed|continue) without (you|your|the user|human|a human)\b)`)
 
+// offerMore matches the polite closing offers of a finished task ("Would you
+// like me to do anything else?"), which are not questions for the task.
+var offerMore = regexp.MustCompile(`(?i)\b(anything|something) else\b|\bany(thing)? (further|more)\b|\bother tasks?\b|\bfurther (help|assistance)\b`)
+
 // ClassifyFinal reads a closing text (a model answer without any tool call).
-// The adapters' system prompts ask the model to start with BLOCKED: when it
-// needs the user and FAILED: when the task cannot be done; without a marker a
-// best-effort heuristic looks for a request for help (asking the user to
-// provide, confirm or log in; CAPTCHA, 2FA or verification codes; "cannot
-// continue without you") and reads anything else as done.
+// The adapters' system prompts ask the model to start with QUESTION: when it
+// needs information or a decision only the user has, BLOCKED: when the user
+// must act themselves, FAILED: when the task cannot be done and DONE: when it
+// is; the first line starting with a marker counts (text before it is
+// preamble). Without a marker a best-effort heuristic reads a request for help
+// (asking the user to provide, confirm or log in; CAPTCHA, 2FA or
+// verification codes; "cannot continue without you") or a closing question
+// (the last line ends with "?", and is not an offer of more help) as a
+// question, and anything else as done.
 func ClassifyFinal(text string) Final {
 	t := strings.TrimSpace(text)
-	upper := strings.ToUpper(t)
-	switch {
-	case strings.HasPrefix(upper, MarkBlocked):
-		r := strings.TrimSpace(t[len(MarkBlocked):])
+	mark, r := findMarker(t)
+	switch mark {
+	case MarkQuestion:
+		if r == "" {
+			r = llm.HelpQuestion
+		}
+		return Final{Status: llm.Continue, Question: r}
+	case MarkBlocked:
 		return Final{Status: llm.Blocked, Result: r, BlockReason: "the model asked for help: " + firstLine(r), NextUserAction: r}
-	case strings.HasPrefix(upper, MarkFailed):
-		r := strings.TrimSpace(t[len(MarkFailed):])
+	case MarkFailed:
 		return Final{Status: llm.Failed, Result: r}
-	case strings.HasPrefix(upper, MarkDone):
-		return Final{Status: llm.Done, Result: strings.TrimSpace(t[len(MarkDone):])}
-	case helpRequest.MatchString(t):
-		return Final{Status: llm.Blocked, Result: t, BlockReason: "the model asked for help: " + firstLine(t), NextUserAction: t}
+	case MarkDone:
+		return Final{Status: llm.Done, Result: r}
+	}
+	if helpRequest.MatchString(t) || isQuestion(t) {
+		return Final{Status: llm.Continue, Question: t}
 	}
 	return Final{Status: llm.Done, Result: t}
+}
+
+// ReadFinal reads d.Observation, the closing text of an answer without tool
+// calls, into d (ClassifyFinal): the verdict, or for a question one ask_user
+// text action with status continue.
+func ReadFinal(d *llm.Decision) {
+	f := ClassifyFinal(d.Observation)
+	d.Status, d.Result, d.BlockReason, d.NextUserAction = f.Status, f.Result, f.BlockReason, f.NextUserAction
+	if f.Question != "" {
+		d.Actions = []action.Action{{Kind: action.AskUser, Question: f.Question, Ask: action.AskText}}
+	}
+}
+
+// findMarker returns the marker that starts the first line of t to start with
+// one (case-insensitive, after spaces and markdown emphasis), and the text
+// after it; mark is "" when no line does.
+func findMarker(t string) (mark, rest string) {
+	off := 0
+	for line := range strings.Lines(t) {
+		lead := len(line) - len(strings.TrimLeft(line, " \t*_#>"))
+		upper := strings.ToUpper(line[lead:])
+		for _, m := range []string{MarkQuestion, MarkBlocked, MarkFailed, MarkDone} {
+			if strings.HasPrefix(upper, m) {
+				return m, strings.TrimSpace(strings.TrimLeft(t[off+lead+len(m):], "*_ "))
+			}
+		}
+		off += len(line)
+	}
+	return "", ""
+}
+
+// isQuestion reports whether a closing text ends by asking something: its last
+// line ends with "?" and is not an offer of more help.
+func isQuestion(t string) bool {
+	last := t
+	if i := strings.LastIndexByte(t, '\n'); i >= 0 {
+		last = t[i+1:]
+	}
+	last = strings.TrimRight(strings.TrimSpace(last), "*_ ")
+	return strings.HasSuffix(last, "?") && !offerMore.MatchString(last)
 }
 
 func firstLine(s string) string {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/llm"
 )
 
@@ -17,25 +18,57 @@ func TestClassifyFinal(t *testing.T) {
 		"DONE: the total is 42": llm.Done,
 		"The total is 42.":      llm.Done,
 		"I have filled the form. Would you like me to do anything else?": llm.Done,
+		"Done. Is there anything further I can help with?":               llm.Done,
+		"I opened the page.\n\n**DONE:** the title is \"Why Go?\"":       llm.Done,
 		"BLOCKED: log in to continue":                                    llm.Blocked,
 		"blocked: needs a password":                                      llm.Blocked,
-		"The page shows a CAPTCHA that I cannot solve.":                  llm.Blocked,
-		"Could you please provide the password for this account?":        llm.Blocked,
-		"I need you to approve the payment on your phone.":               llm.Blocked,
-		"I cannot continue without your verification code.":              llm.Blocked,
-		"Please log in, then ask me again.":                              llm.Blocked,
+		"The login page is shown.\nBLOCKED: log in to continue":          llm.Blocked,
 		"FAILED: the file does not exist":                                llm.Failed,
 	} {
 		f := ClassifyFinal(text)
-		if f.Status != want {
-			t.Errorf("%q: %s, want %s", text, f.Status, want)
+		if f.Status != want || f.Question != "" {
+			t.Errorf("%q: %s (question %q), want %s", text, f.Status, f.Question, want)
 		}
-		if f.Result == "" || strings.HasPrefix(f.Result, "DONE") || strings.HasPrefix(strings.ToUpper(f.Result), "BLOCKED") {
+		if f.Result == "" || strings.Contains(f.Result, "DONE") || strings.HasPrefix(strings.ToUpper(f.Result), "BLOCKED") {
 			t.Errorf("%q: result %q keeps the marker or is empty", text, f.Result)
 		}
 		if want == llm.Blocked && (f.BlockReason == "" || f.NextUserAction == "") {
 			t.Errorf("%q: blocked without reason or next user action", text)
 		}
+	}
+}
+
+func TestClassifyFinalReadsQuestions(t *testing.T) {
+	for text, want := range map[string]string{
+		"QUESTION: Which account should I use?":                           "Which account should I use?",
+		"question: which account?":                                        "which account?",
+		"Two accounts are listed.\nQUESTION: Which account should I use?": "Which account should I use?",
+		"QUESTION:":                   llm.HelpQuestion,
+		"Which account should I use?": "Which account should I use?",
+		"Two accounts are listed: work and personal.\nWhich one should I use?": "Two accounts are listed: work and personal.\nWhich one should I use?",
+		"The page shows a CAPTCHA that I cannot solve.":                        "The page shows a CAPTCHA that I cannot solve.",
+		"Could you please provide the password for this account?":              "Could you please provide the password for this account?",
+		"I need you to approve the payment on your phone.":                     "I need you to approve the payment on your phone.",
+		"I cannot continue without your verification code.":                    "I cannot continue without your verification code.",
+		"Please log in, then ask me again.":                                    "Please log in, then ask me again.",
+	} {
+		f := ClassifyFinal(text)
+		if f.Status != llm.Continue || f.Question != want {
+			t.Errorf("%q: status %s question %q, want continue with question %q", text, f.Status, f.Question, want)
+		}
+	}
+}
+
+func TestNotesCarryAnswersFirst(t *testing.T) {
+	obs := llm.Observation{Feedback: "clicked", Answers: []llm.Answer{
+		{Ask: action.Action{Kind: action.AskUser, Question: "Which account should I use?"}, Text: "the work one"},
+		{Ask: action.Action{Kind: action.AskUser, Question: "Send it now?", Ask: action.AskConfirm}, Text: "no"},
+	}}
+	got := Notes(obs, "", true)
+	want := []string{`The user answered your question "Which account should I use?": "the work one"`,
+		`The user answered your question "Send it now?": no`, "clicked"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("Notes = %q, want %q", got, want)
 	}
 }
 
