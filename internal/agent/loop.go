@@ -591,7 +591,9 @@ func (ru *run) ask(step int, obs llm.Observation) (*llm.Decision, int64, error) 
 	close(stopTick)
 	<-tickDone
 	ms := time.Since(start).Milliseconds()
-	ru.usage.Calls++
+	if dec == nil || !dec.Released {
+		ru.usage.Calls++
+	}
 	if dec != nil {
 		ru.usage.InputTokens += dec.Usage.InputTokens
 		ru.usage.OutputTokens += dec.Usage.OutputTokens

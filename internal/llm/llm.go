@@ -107,6 +107,9 @@ type Decision struct {
 	NextUserAction  string          `json:"next_user_action,omitempty"`
 	// SafetyChecks are provider safety checks awaiting a human (OpenAI computer tool).
 	SafetyChecks []string `json:"safety_checks,omitempty"`
+	// Released marks a decision a session gave from its own state, without
+	// a model call (actions held for a safety check, released once approved).
+	Released bool `json:"released,omitempty"`
 	// ImageSize is the image size the model says it saw, when it says so; the
 	// resolver then scales from it.
 	ImageSize *geom.Size `json:"image_size,omitempty"`

@@ -331,6 +331,7 @@ func (s *Session) release(obs llm.Observation) *llm.Decision {
 	d := &llm.Decision{
 		Observation: s.held.observation,
 		Reasoning:   "The user approved the safety checks; running the held action.",
+		Released:    true,
 		Actions:     s.held.actions,
 		Status:      llm.Continue,
 	}
