@@ -155,3 +155,13 @@ func (s *Server) askTimeout() time.Duration {
 	}
 	return 300 * time.Second
 }
+
+// questionStatus says, for gui://status, where questions can be answered and
+// how many wait now.
+func (s *Server) questionStatus() map[string]any {
+	st := map[string]any{"dashboard": false, "pending": 0, "timeout_s": int(s.askTimeout().Seconds())}
+	if b := s.opts.Questions; b != nil {
+		st["dashboard"], st["pending"] = b.Dashboard(), len(b.Pending())
+	}
+	return st
+}

@@ -113,6 +113,8 @@ func (s *Server) Status(ctx context.Context) (any, error) {
 		"tools":           s.ToolNames(),
 		"kill_switch":     map[string]any{"file": s.kill.Path(), "engaged": s.kill.Engaged()},
 		"blocked_hotkeys": s.keys.Blocked(),
+		"confirm_hotkeys": s.keys.Confirm(),
+		"questions":       s.questionStatus(),
 		"audit_entries":   s.audit.Len(),
 	}
 	n := 0
@@ -149,14 +151,15 @@ func (s *Server) Status(ctx context.Context) (any, error) {
 func (s *Server) Permissions(ctx context.Context) (any, error) {
 	caps := desktop.CapabilitiesOf(ctx, s.screen)
 	return map[string]any{
-		"backend":     s.screen.Name(),
-		"os":          runtime.GOOS,
-		"capture":     caps.Capture,
-		"input":       caps.Input,
-		"clipboard":   caps.Clipboard,
-		"windows":     caps.Windows,
-		"details":     caps.Details,
-		"hotkeys":     map[string]any{"platform": s.keys.Platform(), "blocked": s.keys.Blocked(), "allow_with": "GUI_AGENT_ALLOWED_HOTKEYS"},
+		"backend":   s.screen.Name(),
+		"os":        runtime.GOOS,
+		"capture":   caps.Capture,
+		"input":     caps.Input,
+		"clipboard": caps.Clipboard,
+		"windows":   caps.Windows,
+		"details":   caps.Details,
+		"hotkeys": map[string]any{"platform": s.keys.Platform(), "blocked": s.keys.Blocked(), "allow_with": "GUI_AGENT_ALLOWED_HOTKEYS",
+			"confirm": s.keys.Confirm(), "confirm_with": "GUI_AGENT_CONFIRM_HOTKEYS"},
 		"kill_switch": map[string]any{"file": s.kill.Path(), "engaged": s.kill.Engaged(), "set_with": "GUI_AGENT_KILL_SWITCH_FILE"},
 	}, nil
 }
