@@ -190,16 +190,7 @@ func TestDashboardAnswersWhenTheClientCannot(t *testing.T) {
 	cs := g.connect(t, nil)
 
 	br := browsertest.New(t)
-	var link string
-	if !waitFor(10*time.Second, func() bool {
-		m := loginLinkRe.FindStringSubmatch(g.stderr.String())
-		if m != nil {
-			link = m[1]
-		}
-		return m != nil
-	}) {
-		t.Fatalf("no login link on stderr:\n%s", g.stderr)
-	}
+	link := loginLink(t, g)
 	if err := br.Do(30*time.Second, chromedp.Navigate(link)); err != nil {
 		t.Fatal(err)
 	}

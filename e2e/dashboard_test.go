@@ -58,16 +58,7 @@ func TestDashboardLogin(t *testing.T) {
 		t.Errorf("GET / with a wrong bearer token: status %d, want 401", resp.StatusCode)
 	}
 
-	var link string
-	if !waitFor(10*time.Second, func() bool {
-		m := loginLinkRe.FindStringSubmatch(g.stderr.String())
-		if m != nil {
-			link = m[1]
-		}
-		return m != nil
-	}) {
-		t.Fatalf("serve --http printed no one-time login link on stderr:\n%s", g.stderr)
-	}
+	link := loginLink(t, g)
 	if strings.Contains(g.stdout.String(), "login?code=") {
 		t.Errorf("the login link went to stdout; only stderr may carry it")
 	}
@@ -155,4 +146,20 @@ func TestDashboardLogin(t *testing.T) {
 	if strings.Contains(string(logs), token) || strings.Contains(string(logs), strings.TrimPrefix(link, base)) {
 		t.Errorf("the generated token or the login link is in the log file")
 	}
+}
+
+// loginLink waits for the one-time dashboard login link serve --http prints on stderr.
+func loginLink(t *testing.T, g *guiagent) string {
+	t.Helper()
+	var link string
+	if !waitFor(10*time.Second, func() bool {
+		m := loginLinkRe.FindStringSubmatch(g.stderr.String())
+		if m != nil {
+			link = m[1]
+		}
+		return m != nil
+	}) {
+		t.Fatalf("serve --http printed no one-time login link on stderr:\n%s", g.stderr)
+	}
+	return link
 }

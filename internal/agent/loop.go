@@ -571,25 +571,12 @@ func (ru *run) ask(step int, obs llm.Observation) (*llm.Decision, int64, error) 
 	} else {
 		ru.progressEvent(base, fmt.Sprintf("Asking the model for step %d", step))
 	}
-	stopTick := make(chan struct{})
-	tickDone := make(chan struct{})
 	start := time.Now()
-	go func() {
-		defer close(tickDone)
-		t := time.NewTicker(ru.o.ProgressEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-stopTick:
-				return
-			case <-t.C:
-				ru.progressEvent(base, fmt.Sprintf("Still waiting for the model for step %d (%s)", step, time.Since(start).Round(time.Second)))
-			}
-		}
-	}()
+	stopTick := ru.tick(func(waited time.Duration) {
+		ru.progressEvent(base, fmt.Sprintf("Still waiting for the model for step %d (%s)", step, waited.Round(time.Second)))
+	})
 	dec, err := ru.session.Next(ru.ctx, obs)
-	close(stopTick)
-	<-tickDone
+	stopTick()
 	ms := time.Since(start).Milliseconds()
 	if dec == nil || !dec.Released {
 		ru.usage.Calls++

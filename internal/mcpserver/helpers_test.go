@@ -85,19 +85,7 @@ func newEnv(t *testing.T, displays []geom.Display, opts Options) *testEnv {
 // connect adds another in-memory client.
 func (e *testEnv) connect(copts *mcp.ClientOptions) *mcp.ClientSession {
 	e.t.Helper()
-	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := e.srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts)
-	cs, err := client.Connect(ctx, ct, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { cs.Close(); ss.Close() })
-	return cs
+	return e.connectAt("", copts)
 }
 
 // call invokes a tool and fails the test on a protocol error.

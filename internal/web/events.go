@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -24,20 +23,10 @@ func (d *Dashboard) events(w http.ResponseWriter, r *http.Request) {
 		d.unavailable(w, "the live event stream")
 		return
 	}
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
 	live, cancel := d.opts.Subscribe()
 	defer cancel()
-
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	send := func(kind string, data []byte) error {
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", kind, d.clean(data)); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
+	st := d.openStream(w)
+	send := st.send
 
 	// Backfill from the record of the running task.
 	var replayedRun string
@@ -65,33 +54,12 @@ func (d *Dashboard) events(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	if send("ready", []byte(`{}`)) != nil {
-		return
-	}
-
-	tick := time.NewTicker(HeartbeatInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
-				return
-			}
-		case ev, ok := <-live:
-			if !ok {
-				send("end", []byte(`{}`))
-				return
-			}
-			if replayedRun != "" && ev.RunID == replayedRun && !ev.Time.After(replayedUntil) {
-				continue // already sent from the record
-			}
-			if send(string(ev.Kind), eventJSON(ev)) != nil {
-				return
-			}
+	pump(st, r, live, func(ev agent.Event) error {
+		if replayedRun != "" && ev.RunID == replayedRun && !ev.Time.After(replayedUntil) {
+			return nil // already sent from the record
 		}
-	}
+		return send(string(ev.Kind), eventJSON(ev))
+	})
 }
 
 // eventJSON encodes ev for the stream. Screenshots carry only their frame.

@@ -159,45 +159,14 @@ func (d *Dashboard) questionEvents(w http.ResponseWriter, r *http.Request) {
 		d.unavailable(w, "asking questions")
 		return
 	}
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
 	live, cancel := b.Subscribe()
 	defer cancel()
-
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	send := func(kind string, data []byte) error {
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", kind, d.clean(data)); err != nil {
-			return err
+	st := d.openStream(w)
+	pump(st, r, live, func(ev ask.Event) error {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			data, _ = json.Marshal(map[string]string{"kind": ev.Kind, "error": err.Error()})
 		}
-		return rc.Flush()
-	}
-	if send("ready", []byte(`{}`)) != nil {
-		return
-	}
-	tick := time.NewTicker(HeartbeatInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
-				return
-			}
-		case ev, ok := <-live:
-			if !ok {
-				send("end", []byte(`{}`))
-				return
-			}
-			data, err := json.Marshal(ev)
-			if err != nil {
-				data, _ = json.Marshal(map[string]string{"kind": ev.Kind, "error": err.Error()})
-			}
-			if send(ev.Kind, data) != nil {
-				return
-			}
-		}
-	}
+		return st.send(ev.Kind, data)
+	})
 }
