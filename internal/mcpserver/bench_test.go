@@ -68,6 +68,30 @@ func BenchmarkClickInMemory(b *testing.B) {
 	benchClick(b, cs)
 }
 
+// BenchmarkClickInMemoryEliciting is BenchmarkClickInMemory with a client
+// that declares elicitation and speaks 2026-07-28, so every input call runs
+// resumable (as a job that could end with input_required): its cost against
+// BenchmarkClickInMemory.
+func BenchmarkClickInMemoryEliciting(b *testing.B) {
+	srv := benchServer(b)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(context.Background(), st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ss.Close()
+	handler := func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, &mcp.ClientOptions{ElicitationHandler: handler}).
+		Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	benchClick(b, cs)
+}
+
 // BenchmarkClickStdio runs the server on newline-delimited JSON over OS pipes,
 // the stdio wire format.
 func BenchmarkClickStdio(b *testing.B) {

@@ -53,6 +53,7 @@ type job struct {
 	waiting map[string]clientAsk // input request id -> its question
 
 	progress atomic.Pointer[func(agent.Event)]
+	reap     sync.Once
 }
 
 // clientAsk is a question put to the client, and where its answer goes.
@@ -154,10 +155,6 @@ func (s *Server) resumable(ctx context.Context, c *call, w work) (*mcp.CallToolR
 		}
 		j.res, j.err = w(jctx, (*roundTrip)(j), progress)
 	}()
-	go func() { // a finished job nobody collects is dropped after a while
-		<-j.done
-		time.AfterFunc(jobKeep, func() { s.jobs.remove(j) })
-	}()
 	return s.await(ctx, c, j)
 }
 
@@ -180,6 +177,12 @@ func (s *Server) await(ctx context.Context, c *call, j *job) (*mcp.CallToolResul
 		return finish()
 	case a := <-j.asks:
 		c.private = "input required: " + s.scrub.String(a.q.Text)
+		j.reap.Do(func() { // a job no retry collects is dropped a while after it ends
+			go func() {
+				<-j.done
+				time.AfterFunc(jobKeep, func() { s.jobs.remove(j) })
+			}()
+		})
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{a.id: &mcp.ElicitParams{Mode: "form", Message: s.scrub.String(a.q.Message()), RequestedSchema: formOf(a.q)}},
 			RequestState:  j.token,
