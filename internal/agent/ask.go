@@ -73,7 +73,7 @@ func (ru *run) confirmKeys(step int, keys []desktop.Key) (halt *ending, refused 
 	if !ok {
 		return nil, nil
 	}
-	text := fmt.Sprintf("The agent wants to press %s (listed in GUI_AGENT_CONFIRM_HOTKEYS as %s). Allow it?", desktop.ComboString(keys), combo)
+	text := ask.KeysQuestion("The agent", desktop.ComboString(keys), combo).Text
 	q := ru.question(step, text, action.AskConfirm, nil, false)
 	start := time.Now()
 	ans, end := ru.waitAnswer(q)

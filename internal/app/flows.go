@@ -5,8 +5,11 @@ import (
 	"fmt"
 
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/config"
+	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/flow"
+	"github.com/guiagent/guiagent/internal/mcpserver"
 	"github.com/guiagent/guiagent/internal/vision"
 )
 
@@ -45,6 +48,14 @@ func (f *flows) runner(c config.Config) (*flow.Runner, error) {
 	o := flow.Options{
 		Input: a.input, Screen: a.screen, Shots: a.shots, Shot: shotOptions(c), Seer: seer, Model: model,
 		Keys: a.keys, Logger: a.log,
+		Confirm: func(ctx context.Context, keys []desktop.Key) error {
+			combo, ok := a.keys.NeedsConfirm(keys)
+			if !ok {
+				return nil
+			}
+			shown := desktop.ComboString(keys)
+			return ask.Confirm(ctx, a.questions, ask.KeysQuestion("A flow step", shown, combo), c.AskTimeout, shown, mcpserver.AskChannel(ctx))
+		},
 		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
 			return a.store.BeginFlow(runID, t.Task, c)
 		},
@@ -55,9 +66,20 @@ func (f *flows) runner(c config.Config) (*flow.Runner, error) {
 		o.Shot.Profile, o.AskProfile = svc.LocateProfile(), &ask
 	}
 	if a.tasks.configured() {
-		o.Tasks = a.tasks
+		o.Tasks = askingTasks{a.tasks}
 	}
 	return flow.NewRunner(o)
+}
+
+// askingTasks runs a flow's act steps so that their questions also go to the
+// MCP client of the gui_run_flow call, when it can be asked.
+type askingTasks struct{ t *taskSwitch }
+
+func (a askingTasks) Run(ctx context.Context, t agent.Task, progress func(agent.Event)) agent.Result {
+	if t.Ask == nil {
+		t.Ask = mcpserver.AskChannel(ctx)
+	}
+	return a.t.Run(ctx, t, progress)
 }
 
 // Run runs fl with the configuration in force (mcpserver.FlowRunner).

@@ -194,6 +194,10 @@ func (ru *run) execute(a action.Action, p *actPoint, sr *StepResult) error {
 		}
 		ip, gp = &p.image, &r.Global
 	}
+	if err := ru.vetKeys(a.Keys); err != nil {
+		sr.Actions = append(sr.Actions, traceOf(a, ip, gp, t0, err))
+		return err
+	}
 	var err error
 	switch a.Kind {
 	case action.Click, action.DoubleClick, action.TripleClick:
@@ -211,11 +215,6 @@ func (ru *run) execute(a action.Action, p *actPoint, sr *StepResult) error {
 	case action.TypeText:
 		err = in.Type(ru.ctx, a.Text)
 	case action.KeyPress:
-		if ru.r.o.Keys != nil {
-			if err = ru.r.o.Keys.Check(a.Keys); err != nil {
-				break
-			}
-		}
 		for range a.Repeats() {
 			if err = in.Hotkey(ru.ctx, a.Keys); err != nil {
 				break

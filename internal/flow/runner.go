@@ -51,6 +51,10 @@ type Options struct {
 	Tasks TaskRunner
 	// Keys vets key combinations; nil = none is blocked.
 	Keys agent.KeyPolicy
+	// Confirm, when set, is asked before a combination is pressed (after
+	// Keys): nil lets it go, an error refuses it (GUI_AGENT_CONFIRM_HOTKEYS:
+	// a person's yes is needed).
+	Confirm func(ctx context.Context, keys []desktop.Key) error
 	// NewRecorder, when set, records each flow run the way task runs are
 	// recorded (trace.Store.Begin).
 	NewRecorder func(runID string, t agent.Task) (agent.Recorder, error)
@@ -308,11 +312,26 @@ func (ru *run) act(st Step, sr *StepResult) error {
 	return nil
 }
 
-func (ru *run) keys(st Step, sr *StepResult) error {
+// vetKeys checks keys against the key policy, then asks for a person's yes
+// when they need one.
+func (ru *run) vetKeys(keys []desktop.Key) error {
+	if len(keys) == 0 {
+		return nil
+	}
 	if ru.r.o.Keys != nil {
-		if err := ru.r.o.Keys.Check(st.Keys); err != nil {
+		if err := ru.r.o.Keys.Check(keys); err != nil {
 			return err
 		}
+	}
+	if ru.r.o.Confirm != nil {
+		return ru.r.o.Confirm(ru.ctx, keys)
+	}
+	return nil
+}
+
+func (ru *run) keys(st Step, sr *StepResult) error {
+	if err := ru.vetKeys(st.Keys); err != nil {
+		return err
 	}
 	a := action.Action{Kind: action.KeyPress, Keys: st.Keys}
 	t0 := time.Now()

@@ -2,6 +2,7 @@ package flow
 
 import (
 	"context"
+	"errors"
 	"image/color"
 	"log/slog"
 	"os"
@@ -245,5 +246,34 @@ func TestCacheStrategies(t *testing.T) {
 	os.WriteFile(path, []byte("entries: [oops"), 0o600)
 	if _, err := OpenCache(path, ReadWrite); err == nil || !strings.Contains(err.Error(), "delete it or run with --cache write-only") {
 		t.Errorf("broken cache file: %v", err)
+	}
+}
+
+// TestConfirmBeforeKeys: a hotkey step waits for Confirm; a refusal fails
+// the step and nothing is pressed, a yes lets it go.
+func TestConfirmBeforeKeys(t *testing.T) {
+	f := mustParse(t, "name: close\nsteps:\n  - hotkey: [ctrl, w]\n", nil)
+	for _, refuse := range []bool{true, false} {
+		b := fakeDesk(t)
+		r := fakeRunner(t, b, &flowtest.ColorSeer{}, nil, nil)
+		var asked []string
+		r.o.Confirm = func(_ context.Context, keys []desktop.Key) error {
+			asked = append(asked, desktop.ComboString(keys))
+			if refuse {
+				return errors.New("ctrl+w was not sent: the user did not allow it")
+			}
+			return nil
+		}
+		res := r.Run(context.Background(), f, nil, nil)
+		pressed := false
+		for _, ev := range b.Events() {
+			pressed = pressed || ev.Op == fake.OpKeyDown && ev.Key == "w"
+		}
+		if len(asked) != 1 || asked[0] != "ctrl+w" || pressed == refuse || (res.Status == Passed) == refuse {
+			t.Errorf("refuse=%v: asked %q, pressed %v, status %s (%s)", refuse, asked, pressed, res.Status, res.Summary)
+		}
+		if refuse && !strings.Contains(res.Summary, "did not allow") {
+			t.Errorf("the refusal is not in the summary: %q", res.Summary)
+		}
 	}
 }

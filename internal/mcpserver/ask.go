@@ -2,8 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -78,6 +76,10 @@ func withAsking(ctx context.Context, ch ask.Channel, progress func(agent.Event))
 	return context.WithValue(ctx, askingKey{}, asking{ch: ch, progress: progress})
 }
 
+// AskChannel is the calling MCP client's way to ask its user during the
+// tool call of ctx (nil: none), for work a tool hands elsewhere (flows).
+func AskChannel(ctx context.Context) ask.Channel { return askingOf(ctx).ch }
+
 // askingOf returns what withAsking put in ctx (zero: no channel, no progress).
 func askingOf(ctx context.Context) asking {
 	a, _ := ctx.Value(askingKey{}).(asking)
@@ -124,28 +126,11 @@ func (s *Server) checkKeys(ctx context.Context, c *call, keys []desktop.Key) err
 		return nil
 	}
 	shown := desktop.ComboString(keys)
-	tool := ""
+	who := "A tool call"
 	if c != nil && c.req != nil && c.req.Params != nil {
-		tool = c.req.Params.Name + " "
+		who = "A tool call (" + c.req.Params.Name + ")"
 	}
-	q := ask.Question{Kind: action.AskConfirm,
-		Text: fmt.Sprintf("A tool call (%swants to press %s, which GUI_AGENT_CONFIRM_HOTKEYS lists as %s). Allow it?", tool, shown, combo)}
-	actx, cancel := context.WithTimeout(ctx, s.askTimeout())
-	defer cancel()
-	ans, err := ask.Ask(actx, s.opts.Questions, q, askingOf(ctx).ch)
-	switch {
-	case errors.Is(err, ask.ErrNoChannel):
-		return fmt.Errorf("%s needs a person's yes (GUI_AGENT_CONFIRM_HOTKEYS lists %s), and nobody can be asked: the client does not support elicitation and no dashboard is served; run with --http for the dashboard, or remove it from GUI_AGENT_CONFIRM_HOTKEYS", shown, combo)
-	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-		return fmt.Errorf("%s was not sent: nobody confirmed it within %s (GUI_AGENT_ASK_TIMEOUT_S)", shown, s.askTimeout())
-	case err != nil:
-		return fmt.Errorf("%s was not sent: asking for confirmation failed: %w", shown, err)
-	case ans.Outcome != ask.Accept:
-		return fmt.Errorf("%s was not sent: the user %sd the confirmation", shown, ans.Outcome)
-	case !ans.Approved():
-		return fmt.Errorf("%s was not sent: the user did not allow it (answered from the %s)", shown, ans.By)
-	}
-	return nil
+	return ask.Confirm(ctx, s.opts.Questions, ask.KeysQuestion(who, shown, combo), s.askTimeout(), shown, askingOf(ctx).ch)
 }
 
 // askTimeout bounds the wait for one answer.

@@ -1,0 +1,41 @@
+package ask
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/action"
+)
+
+// KeysQuestion is the confirm asked before who ("the agent", "a tool call
+// (gui_hotkey)", "a flow step") presses keys, a combination that
+// GUI_AGENT_CONFIRM_HOTKEYS lists as combo.
+func KeysQuestion(who, keys, combo string) Question {
+	return Question{Kind: action.AskConfirm,
+		Text: fmt.Sprintf("%s wants to press %s (GUI_AGENT_CONFIRM_HOTKEYS lists %s). Allow it?", who, keys, combo)}
+}
+
+// Confirm asks q, a confirm about what ("ctrl+w"), through b and chs for at
+// most timeout, and returns nil only for a yes; otherwise an error says that
+// what was not done and why: a no, a decline or cancel, no answer in time,
+// or nobody to ask.
+func Confirm(ctx context.Context, b *Broker, q Question, timeout time.Duration, what string, chs ...Channel) error {
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ans, err := Ask(actx, b, q, chs...)
+	switch {
+	case errors.Is(err, ErrNoChannel):
+		return fmt.Errorf("%s needs a person's yes (GUI_AGENT_CONFIRM_HOTKEYS), and nobody can be asked: the MCP client does not support elicitation and no dashboard is served; serve with --http for the dashboard, or remove it from GUI_AGENT_CONFIRM_HOTKEYS", what)
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		return fmt.Errorf("%s was not sent: nobody confirmed it within %s (GUI_AGENT_ASK_TIMEOUT_S)", what, timeout)
+	case err != nil:
+		return fmt.Errorf("%s was not sent: asking for confirmation failed: %w", what, err)
+	case ans.Outcome != Accept:
+		return fmt.Errorf("%s was not sent: the user %sd the confirmation", what, ans.Outcome)
+	case !ans.Approved():
+		return fmt.Errorf("%s was not sent: the user did not allow it (answered from the %s)", what, ans.By)
+	}
+	return nil
+}
