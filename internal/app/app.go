@@ -343,9 +343,7 @@ func (a *App) ServeStdio(ctx context.Context) error { return a.server.ServeStdio
 // dashboard (and the settings API) mounted at "/".
 func (a *App) HTTPOptions() mcpserver.HTTPOptions {
 	c := a.Config()
-	if a.fleet == nil {
-		a.questions.SetDashboard(true) // served with the dashboard, which answers questions
-	}
+	a.questions.SetDashboard(true) // served with the dashboard, which answers questions
 	return mcpserver.HTTPOptions{Addr: c.HTTPAddr, Token: a.token, AllowRemote: c.AllowRemote, Dashboard: a.Dashboard(),
 		Metrics: a.metrics.Handler(), MetricsPublic: c.MetricsPublic}
 }

@@ -55,6 +55,7 @@ func (a *App) fleetDashboard() *web.Dashboard {
 		Stop:          a.stopAllTasks,
 		Audit:         func() any { return a.audit.Snapshot() },
 		Runs:          a.store,
+		Questions:     a.questions,
 		Logger:        a.log,
 		Scrubber:      a.scrub,
 	})

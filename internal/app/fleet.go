@@ -74,7 +74,8 @@ func (a *App) ListenAndServeFleet(ctx context.Context, onListen func(net.Addr) e
 func (a *App) openSessionDesktop(ctx context.Context, id string, x Extra) (_ *mcpserver.Desktop, err error) {
 	c := a.Config()
 	sd := &sessionDesktop{App: &App{cfg: c, sources: c.Sources, scrub: a.scrub, log: a.log, keys: a.keys, kill: a.kill,
-		audit: a.audit, shots: a.shots, store: a.store, metrics: a.metrics, token: a.token, sessionID: id}}
+		audit: a.audit, shots: a.shots, store: a.store, metrics: a.metrics, token: a.token, sessionID: id,
+		questions: a.questions}} // one broker: the fleet's dashboard answers every desktop's questions
 	defer func() {
 		if err != nil {
 			_ = sd.Close()
