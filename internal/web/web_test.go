@@ -368,9 +368,11 @@ func TestDashboardInChromium(t *testing.T) {
 	if err := browsertest.WaitFor(b, `document.querySelectorAll("#steps li.done").length >= 3`, 15*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	// The step counter shows the step under way, never only the last finished one.
+	// The step counter shows the step under way, never only the last finished
+	// one. (Ahead by more than one when a slow page missed a step event under
+	// load: the hub drops events rather than block the task.)
 	const counter = `(() => { const m = document.getElementById("step-counter").textContent.match(/^step (\d+) of 50/); return m ? +m[1] - document.querySelectorAll("#steps li.done").length : -99; })()`
-	if err := browsertest.WaitFor(b, counter+" === 1", 10*time.Second); err != nil {
+	if err := browsertest.WaitFor(b, counter+" >= 1", 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 10; i++ {
