@@ -216,3 +216,68 @@ func (e *testEnv) connectAt(version string, copts *mcp.ClientOptions) *mcp.Clien
 	e.t.Cleanup(func() { cs.Close(); ss.Close() })
 	return cs
 }
+
+// brokerRunner asks like the agent does: through the broker (the dashboard)
+// and the task's own channel at once.
+type brokerRunner struct {
+	b *ask.Broker
+	q ask.Question
+}
+
+func (r brokerRunner) Run(ctx context.Context, t agent.Task, _ func(agent.Event)) agent.Result {
+	a, err := ask.Ask(ctx, r.b, r.q, t.Ask)
+	if err != nil {
+		return agent.Result{Status: agent.Failed, Summary: err.Error()}
+	}
+	b, _ := json.Marshal(a)
+	return agent.Result{Status: agent.Completed, Result: string(b)}
+}
+
+// TestDashboardAnswersFirst: while the client's user looks at the question,
+// the dashboard answers it; the task goes on with the dashboard's answer, and
+// the client's late answer changes nothing. A client before 2026-07-28 sees
+// its elicitation request cancelled.
+func TestDashboardAnswersFirst(t *testing.T) {
+	q := ask.Question{Text: "Which account should I use?", Kind: action.AskChoice, Options: []string{"the work one", "the personal one"}}
+	for _, version := range protocols {
+		t.Run(version, func(t *testing.T) {
+			b := ask.NewBroker(true)
+			entered := make(chan struct{})
+			go func() { // the dashboard answers once the client's user has the question
+				<-entered
+				for _, p := range b.Pending() {
+					_ = b.Answer(p.ID, ask.Answer{Outcome: ask.Accept, Value: "the work one", By: ask.ByDashboard})
+				}
+			}()
+			cancelled := make(chan bool, 1)
+			handler := func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				close(entered)
+				// The person takes a while; the dashboard is quicker.
+				if !waitUntil(5*time.Second, func() bool { return len(b.Recent()) == 1 }) {
+					t.Error("the dashboard's answer never came")
+				}
+				select {
+				case <-ctx.Done():
+					cancelled <- true
+				case <-time.After(200 * time.Millisecond):
+					cancelled <- false
+				}
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "the personal one"}}, nil
+			}
+			e := newEnv(t, nil, Options{Tasks: brokerRunner{b, q}, Questions: b})
+			cs := e.connectAt(version, &mcp.ClientOptions{ElicitationHandler: handler})
+			r, a := taskAnswer(t, cs)
+			if r.Status != agent.Completed || a.Value != "the work one" || a.By != ask.ByDashboard {
+				t.Fatalf("result %+v answer %+v, want the dashboard's", r, a)
+			}
+			select {
+			case got := <-cancelled:
+				if version < "2026-07-28" && !got {
+					t.Error("the client's elicitation request was not cancelled once the dashboard answered")
+				}
+			case <-time.After(5 * time.Second):
+				t.Error("the client was never asked")
+			}
+		})
+	}
+}
