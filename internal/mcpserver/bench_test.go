@@ -53,19 +53,24 @@ func benchServer(b *testing.B) *Server {
 }
 
 func BenchmarkClickInMemory(b *testing.B) {
+	benchClick(b, benchClient(b, nil, nil))
+}
+
+// benchClient connects an in-memory client with copts and sopts to a bench server.
+func benchClient(b *testing.B, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) *mcp.ClientSession {
 	srv := benchServer(b)
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.MCP().Connect(context.Background(), st, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), ct, nil)
+	b.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, copts).Connect(context.Background(), ct, sopts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cs.Close()
-	benchClick(b, cs)
+	b.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 // BenchmarkClickInMemoryEliciting is BenchmarkClickInMemory with a client
@@ -73,23 +78,10 @@ func BenchmarkClickInMemory(b *testing.B) {
 // resumable (as a job that could end with input_required): its cost against
 // BenchmarkClickInMemory.
 func BenchmarkClickInMemoryEliciting(b *testing.B) {
-	srv := benchServer(b)
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(context.Background(), st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ss.Close()
 	handler := func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, &mcp.ClientOptions{ElicitationHandler: handler}).
-		Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
-	benchClick(b, cs)
+	benchClick(b, benchClient(b, &mcp.ClientOptions{ElicitationHandler: handler}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"}))
 }
 
 // BenchmarkClickStdio runs the server on newline-delimited JSON over OS pipes,

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -47,17 +46,8 @@ var bearer = map[string]string{"Authorization": "Bearer " + token}
 // send makes a request with body and headers and returns the status and body.
 func send(t *testing.T, method, url, body string, hdr map[string]string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	resp, b := doBody(t, method, url, body, hdr)
+	return resp.StatusCode, b
 }
 
 // asked runs b.Ask(q, chs...) in a goroutine until ctx ends, and waits until

@@ -184,7 +184,13 @@ func newFixture(t *testing.T) *fixture {
 
 func do(t *testing.T, method, url string, hdr map[string]string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader("{}"))
+	return doBody(t, method, url, "{}", hdr)
+}
+
+// doBody makes a request with body and headers and returns the response and its body.
+func doBody(t *testing.T, method, url, body string, hdr map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
