@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"image"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -132,22 +135,12 @@ func TestTaskAsksTheClient(t *testing.T) {
 // next request acknowledges exactly that check, and the task completes.
 func TestSafetyCheckApprovedInTheClient(t *testing.T) {
 	d := startDesktop(t, sampleapp.SceneForm)
-	widgets, err := sampleapp.Layout(sampleapp.SceneForm, screenW, screenH)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var name image.Point
-	for _, w := range widgets {
-		if w.Name == "name" {
-			name = image.Pt(w.Rect.Min.X+w.Rect.Dx()/2, w.Rect.Min.Y+w.Rect.Dy()/2)
-		}
-	}
+	name := widgetCentre(t, "name")
 	clicked := false
 	srv := fakellm.NewResponsesServer(func(tn fakellm.Turn) fakellm.Reply {
 		if !clicked {
 			clicked = true
-			// The name field's centre in pixels of the image the model got.
-			p := image.Pt(name.X*tn.ImageSize.W/screenW, name.Y*tn.ImageSize.H/screenH)
+			p := inImage(name, tn)
 			return fakellm.Reply{Observation: "the sample form", Actions: []fakellm.BrainAction{{Kind: action.Click, At: &p}}}
 		}
 		return fakellm.Reply{Status: llm.Done, Result: "clicked the name field"}
@@ -276,4 +269,114 @@ func (g *guiagent) connectAt(t *testing.T, opts *mcp.ClientOptions, version stri
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// widgetCentre is the centre of the sample form's widget, in screen pixels.
+func widgetCentre(t *testing.T, widget string) image.Point {
+	t.Helper()
+	widgets, err := sampleapp.Layout(sampleapp.SceneForm, screenW, screenH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range widgets {
+		if w.Name == widget {
+			return image.Pt(w.Rect.Min.X+w.Rect.Dx()/2, w.Rect.Min.Y+w.Rect.Dy()/2)
+		}
+	}
+	t.Fatalf("the form has no widget %q", widget)
+	return image.Point{}
+}
+
+// inImage maps screen pixel p into the pixels of the image the model got.
+func inImage(p image.Point, tn fakellm.Turn) image.Point {
+	return image.Pt(p.X*tn.ImageSize.W/screenW, p.Y*tn.ImageSize.H/screenH)
+}
+
+// TestSecretTypedFromTheDashboard: the model clicks the name field and asks
+// for a secret; a client that supports URL-mode elicitation gets a one-time
+// link to the dashboard, the person types the secret there (Chromium), and
+// guiagent types it into the focused field. The model, the result, the run
+// record and the report never hold it; the application receives it.
+func TestSecretTypedFromTheDashboard(t *testing.T) {
+	const question = "Please type the password for this account"
+	secret := canary(t, "pw-")
+	d := startDesktop(t, sampleapp.SceneForm)
+	name, submit := widgetCentre(t, "name"), widgetCentre(t, "submit")
+	var prompts []string
+	var pmu sync.Mutex
+	model := startModel(t, func(tn fakellm.Turn) fakellm.Reply {
+		pmu.Lock()
+		prompts = append(prompts, tn.Prompt)
+		pmu.Unlock()
+		if _, ok := tn.Answered(question); ok {
+			p := inImage(submit, tn)
+			return fakellm.Reply{Status: llm.Done, Result: "submitted", Actions: []fakellm.BrainAction{{Kind: action.Click, At: &p}}}
+		}
+		p := inImage(name, tn)
+		return fakellm.Reply{Actions: []fakellm.BrainAction{{Kind: action.Click, At: &p}},
+			Ask: &fakellm.BrainAsk{Question: question, Kind: action.AskText, Secret: true}}
+	})
+	g := startHTTP(t, serverConfig{display: d.display, model: model, apiKey: canary(t, "sk-e2e-"), httpToken: httpToken})
+	links := make(chan string, 1)
+	cs := g.connect(t, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if req.Params.Mode != "url" {
+				t.Errorf("a secret was asked in %q mode", req.Params.Mode)
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
+			links <- req.Params.URL
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	done := make(chan agent.Result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		_, r := executeTask(ctx, t, cs, "sign in", nil)
+		done <- r
+	}()
+	var link string
+	select {
+	case link = <-links:
+	case r := <-done:
+		t.Fatalf("the task ended before asking: %s %s", r.Status, r.Summary)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the client was never sent the dashboard link\n%s", g.stderr)
+	}
+	br := browsertest.New(t)
+	if err := br.Do(30*time.Second, chromedp.Navigate(link)); err != nil {
+		t.Fatal(err)
+	}
+	field := `document.querySelector("#questions-pending article.question input[type=password]")`
+	if err := browsertest.WaitFor(br, field+` !== null`, 30*time.Second); err != nil {
+		t.Fatalf("no password field on the dashboard: %v", err)
+	}
+	if err := br.Do(10*time.Second, chromedp.SendKeys(chromedp.CSS(`#questions-pending article.question input[type=password]`), secret+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.Status != agent.Completed {
+		t.Fatalf("status %s: %s", r.Status, r.Summary)
+	}
+	ev := waitEvent(t, d.app, "the form submit", func(e sampleapp.Event) bool { return e.Event == "submit" })
+	if ev.Fields["name"] != secret {
+		t.Errorf("the application received name %q, want the secret typed into the focused field", ev.Fields["name"])
+	}
+	pmu.Lock()
+	defer pmu.Unlock()
+	for i, p := range prompts {
+		if strings.Contains(p, secret) {
+			t.Errorf("model request %d holds the secret", i+1)
+		}
+	}
+	b, _ := json.Marshal(r)
+	if strings.Contains(string(b), secret) || !strings.Contains(string(b), fmt.Sprintf("typed %d chars", len(secret))) {
+		t.Errorf("the result holds the secret, or not its length: %s", b)
+	}
+	for _, f := range []string{r.Report, filepath.Join(r.RunDir, "events.jsonl")} {
+		if data, err := os.ReadFile(f); err != nil || strings.Contains(string(data), secret) {
+			t.Errorf("%s holds the secret (read error %v)", f, err)
+		}
+	}
 }

@@ -79,6 +79,7 @@ type App struct {
 	dashOnce     sync.Once
 	dash         *web.Dashboard
 	questions    *ask.Broker // questions waiting for a person (the dashboard answers them)
+	link         *dashLink   // one-time dashboard links for secret questions (URL-mode elicitation)
 	closes       []func() error
 }
 
@@ -147,6 +148,7 @@ func (a *App) openShared(c config.Config) error {
 		return fmt.Errorf("GUI_AGENT_BLOCKED_HOTKEYS/GUI_AGENT_ALLOWED_HOTKEYS/GUI_AGENT_CONFIRM_HOTKEYS: %w", err)
 	}
 	a.questions = ask.NewBroker(false) // HTTPOptions turns the dashboard on
+	a.link = &dashLink{}
 	if c.KillSwitchFile != "" {
 		a.kill = safety.NewKillSwitch(c.KillSwitchFile)
 	}
@@ -184,7 +186,7 @@ func (a *App) openServer(c config.Config, x Extra) error {
 		CurrentDisplay:        func() string { return a.Config().DisplayIndex },
 		ScreenshotAfterAction: c.ScreenshotAfterAction,
 		Keys:                  a.keys, KillSwitch: a.kill, Audit: a.audit, Scrubber: a.scrub,
-		Questions: a.questions, AskTimeout: c.AskTimeout,
+		Questions: a.questions, AskTimeout: c.AskTimeout, DashboardURL: a.link.url,
 		Records: func(id string) mcpserver.ToolRecorder { return a.store.Session(id) },
 		Runs:    a.store,
 		Name:    "guiagent", Version: x.Version, Logger: a.log, // a per-session server adds the session id itself
@@ -355,7 +357,7 @@ func (a *App) Handler() (http.Handler, error) { return a.server.NewHTTPHandler(a
 // onListen gets the bound address first, and an error from it stops the server.
 func (a *App) ListenAndServe(ctx context.Context, onListen func(net.Addr) error) error {
 	o := a.HTTPOptions()
-	o.OnListen = onListen
+	o.OnListen = a.listening(onListen)
 	return a.server.ListenAndServe(ctx, o)
 }
 

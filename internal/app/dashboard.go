@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync/atomic"
 
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -59,6 +60,31 @@ func (a *App) fleetDashboard() *web.Dashboard {
 		Logger:        a.log,
 		Scrubber:      a.scrub,
 	})
+}
+
+// dashLink mints one-time dashboard links once the listener is known; the
+// desktops of a fleet share their server's.
+type dashLink struct{ mint atomic.Pointer[func() string] }
+
+// url is a fresh one-time link, or "" before the dashboard listens.
+func (l *dashLink) url() string {
+	if f := l.mint.Load(); f != nil {
+		return (*f)()
+	}
+	return ""
+}
+
+// listening wraps a listener callback: it first records the listener's
+// address, so questions can link to the dashboard.
+func (a *App) listening(onListen func(net.Addr) error) func(net.Addr) error {
+	return func(addr net.Addr) error {
+		f := func() string { _, login := a.LoginURL(addr); return login }
+		a.link.mint.Store(&f)
+		if onListen != nil {
+			return onListen(addr)
+		}
+		return nil
+	}
 }
 
 // LoginURL mints a one-time dashboard login link for the listener at addr

@@ -64,7 +64,7 @@ func NewFleet(c config.Config, x Extra) (*App, error) {
 // ctx ends, then ends every session and destroys its desktop.
 func (a *App) ListenAndServeFleet(ctx context.Context, onListen func(net.Addr) error) error {
 	o := a.HTTPOptions()
-	o.OnListen = onListen
+	o.OnListen = a.listening(onListen)
 	return a.fleet.ListenAndServe(ctx, o)
 }
 
@@ -75,7 +75,7 @@ func (a *App) openSessionDesktop(ctx context.Context, id string, x Extra) (_ *mc
 	c := a.Config()
 	sd := &sessionDesktop{App: &App{cfg: c, sources: c.Sources, scrub: a.scrub, log: a.log, keys: a.keys, kill: a.kill,
 		audit: a.audit, shots: a.shots, store: a.store, metrics: a.metrics, token: a.token, sessionID: id,
-		questions: a.questions}} // one broker: the fleet's dashboard answers every desktop's questions
+		questions: a.questions, link: a.link}} // one broker and dashboard for every desktop's questions
 	defer func() {
 		if err != nil {
 			_ = sd.Close()

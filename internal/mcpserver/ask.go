@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,7 +11,6 @@ import (
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/desktop"
-	"github.com/guiagent/guiagent/internal/secret"
 )
 
 // Field names of the forms a question is asked with.
@@ -19,47 +19,96 @@ const (
 	fieldApprove = "approve" // confirm
 )
 
-// elicitor asks the calling MCP client's user through elicitation/create
-// (form mode). It is an ask.Channel.
-type elicitor struct {
-	ss    *mcp.ServerSession
-	scrub *secret.Scrubber
-}
+// modes are the elicitation modes a client declared.
+type modes struct{ form, url bool }
 
-// elicitorFor returns the elicitation channel of ss, or nil when its client
-// did not declare form elicitation.
-func (s *Server) elicitorFor(ss *mcp.ServerSession) ask.Channel {
+// modesOf returns the elicitation modes of ss's client; ok is false when it
+// declared no elicitation. A capability naming no mode means form (the
+// older protocol versions had only forms).
+func modesOf(ss *mcp.ServerSession) (m modes, ok bool) {
 	if ss == nil {
-		return nil
+		return m, false
 	}
 	p := ss.InitializeParams()
 	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return m, false
+	}
+	e := p.Capabilities.Elicitation
+	return modes{form: e.Form != nil || e.URL == nil, url: e.URL != nil}, true
+}
+
+// elicitParams is how q is put to a client speaking m: a form with one field
+// matching q's kind; for a secret, never a form (the MCP specification
+// forbids requesting passwords in form mode) but a one-time link to the
+// dashboard, where the person types it (URL mode). ask.ErrUnsupported when
+// neither is possible.
+func (s *Server) elicitParams(q ask.Question, m modes) (*mcp.ElicitParams, error) {
+	if !q.Secret {
+		if !m.form {
+			return nil, ask.ErrUnsupported
+		}
+		return &mcp.ElicitParams{Mode: "form", Message: s.scrub.String(q.Message()), RequestedSchema: formOf(q)}, nil
+	}
+	if !m.url || s.opts.DashboardURL == nil {
+		return nil, ask.ErrUnsupported
+	}
+	u := s.opts.DashboardURL()
+	if u == "" {
+		return nil, ask.ErrUnsupported
+	}
+	msg := "Secret: " + q.Message() + "\n\nOpen the guiagent dashboard to type it. It is typed into the focused field and never shown to the model or recorded."
+	return &mcp.ElicitParams{Mode: "url", URL: u, ElicitationID: q.ID, Message: s.scrub.String(msg)}, nil
+}
+
+// completeURL tells the client that the URL-mode question id was answered
+// (or expired), so it can close what it opened.
+func (s *Server) completeURL(ss *mcp.ServerSession, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: id}); err != nil {
+		s.log.Debug("elicitation complete notification failed", "err", err)
+	}
+}
+
+// elicitor asks the calling MCP client's user through a nested
+// elicitation/create (clients before 2026-07-28). It is an ask.Channel.
+type elicitor struct {
+	s  *Server
+	ss *mcp.ServerSession
+	m  modes
+}
+
+// elicitorFor returns the elicitation channel of ss, or nil when its client
+// did not declare elicitation.
+func (s *Server) elicitorFor(ss *mcp.ServerSession) ask.Channel {
+	m, ok := modesOf(ss)
+	if !ok {
 		return nil
 	}
-	if e := p.Capabilities.Elicitation; e.Form == nil && e.URL != nil {
-		return nil // URL mode only
-	}
-	return &elicitor{ss: ss, scrub: s.scrub}
+	return &elicitor{s: s, ss: ss, m: m}
 }
 
 func (e *elicitor) Name() string { return ask.ByClient }
 
-// Ask sends q as a form with one field matching its kind. A secret is never
-// asked through a form: the MCP specification forbids requesting passwords
-// in form mode, so it is left to the dashboard (ask.ErrUnsupported).
+// Ask sends q (elicitParams) and returns the client's answer. For a URL-mode
+// secret the client's accept only means the person went to the dashboard:
+// Ask then waits until the dashboard's answer ends ctx.
 func (e *elicitor) Ask(ctx context.Context, q ask.Question) (ask.Answer, error) {
-	if q.Secret {
-		return ask.Answer{}, ask.ErrUnsupported
-	}
-	res, err := e.ss.Elicit(ctx, &mcp.ElicitParams{
-		Mode:            "form",
-		Message:         e.scrub.String(q.Message()),
-		RequestedSchema: formOf(q),
-	})
+	p, err := e.s.elicitParams(q, e.m)
 	if err != nil {
 		return ask.Answer{}, err
 	}
-	return answerOf(q, res)
+	res, err := e.ss.Elicit(ctx, p)
+	if err != nil {
+		return ask.Answer{}, err
+	}
+	a, err := answerOf(q, p, res)
+	if errors.Is(err, errOutOfBand) {
+		<-ctx.Done()
+		e.s.completeURL(e.ss, q.ID)
+		return ask.Answer{}, ctx.Err()
+	}
+	return a, err
 }
 
 // asking is how a tool call's body asks the client's user, carried in its

@@ -281,3 +281,60 @@ func TestDashboardAnswersFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestSecretGoesToTheDashboardByURL: a client that supports URL-mode
+// elicitation gets a secret question as a link to the dashboard (never a
+// form); its accept means the person went there, the dashboard's answer is
+// the one the task gets, and the client is told the elicitation completed.
+func TestSecretGoesToTheDashboardByURL(t *testing.T) {
+	q := ask.Question{Text: "Please type the mail password", Kind: action.AskText, Secret: true}
+	const link = "http://127.0.0.1:60008/login?code=one-time"
+	for _, version := range protocols {
+		t.Run(version, func(t *testing.T) {
+			b := ask.NewBroker(true)
+			var mu sync.Mutex
+			var got []*mcp.ElicitParams
+			opened := make(chan struct{})
+			handler := func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				mu.Lock()
+				got = append(got, req.Params)
+				mu.Unlock()
+				close(opened)
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			}
+			completed := make(chan string, 1)
+			go func() { // the person types the secret on the dashboard
+				<-opened
+				for _, p := range b.Pending() {
+					_ = b.Answer(p.ID, ask.Answer{Outcome: ask.Accept, Value: "hunter2", By: ask.ByDashboard})
+				}
+			}()
+			e := newEnv(t, nil, Options{Tasks: brokerRunner{b, q}, Questions: b, DashboardURL: func() string { return link }})
+			cs := e.connectAt(version, &mcp.ClientOptions{
+				Capabilities:       &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+				ElicitationHandler: handler,
+				ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+					completed <- req.Params.ElicitationID
+				},
+			})
+			r, a := taskAnswer(t, cs)
+			if r.Status != agent.Completed || a.Value != "hunter2" || a.By != ask.ByDashboard {
+				t.Fatalf("result %+v answer %+v, want the dashboard's secret", r, a)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != 1 || got[0].Mode != "url" || got[0].URL != link || got[0].RequestedSchema != nil ||
+				!strings.Contains(got[0].Message, "Please type the mail password") {
+				t.Fatalf("elicitations %+v, want one URL-mode link to the dashboard", got)
+			}
+			select {
+			case id := <-completed:
+				if id != got[0].ElicitationID || id == "" {
+					t.Errorf("completed %q, want %q", id, got[0].ElicitationID)
+				}
+			case <-time.After(5 * time.Second):
+				t.Error("the client was not told the elicitation completed")
+			}
+		})
+	}
+}

@@ -43,6 +43,8 @@ type job struct {
 	token  string
 	ss     *mcp.ServerSession
 	call   *call // the request that started it: what the work records goes there
+	s      *Server
+	modes  modes // the client's elicitation modes
 	cancel context.CancelFunc
 	asks   chan clientAsk // questions for the client, from the work
 	done   chan struct{}
@@ -56,10 +58,11 @@ type job struct {
 	reap     sync.Once
 }
 
-// clientAsk is a question put to the client, and where its answer goes.
+// clientAsk is a question put to the client, how, and where its answer goes.
 type clientAsk struct {
 	id     string
 	q      ask.Question
+	params *mcp.ElicitParams
 	answer chan ask.Answer
 }
 
@@ -137,11 +140,12 @@ func (s *Server) resumable(ctx context.Context, c *call, w work) (*mcp.CallToolR
 		return s.await(ctx, c, j)
 	}
 	ch := s.elicitorFor(c.ss)
+	m, _ := modesOf(c.ss)
 	if ch == nil || !speaksRoundTrips(c.ss) {
 		return w(ctx, ch, s.progressFunc(ctx, c.req))
 	}
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	j := &job{token: newToken(), ss: c.ss, call: c, cancel: cancel, asks: make(chan clientAsk),
+	j := &job{token: newToken(), ss: c.ss, call: c, s: s, modes: m, cancel: cancel, asks: make(chan clientAsk),
 		done: make(chan struct{}), waiting: map[string]clientAsk{}}
 	s.jobs.put(j)
 	go func() {
@@ -184,7 +188,7 @@ func (s *Server) await(ctx context.Context, c *call, j *job) (*mcp.CallToolResul
 			}()
 		})
 		return &mcp.CallToolResult{
-			InputRequests: mcp.InputRequestMap{a.id: &mcp.ElicitParams{Mode: "form", Message: s.scrub.String(a.q.Message()), RequestedSchema: formOf(a.q)}},
+			InputRequests: mcp.InputRequestMap{a.id: a.params},
 			RequestState:  j.token,
 		}, nil
 	case <-ctx.Done():
@@ -205,15 +209,15 @@ func (j *job) deliver(responses mcp.InputResponseMap) {
 		if !ok {
 			continue
 		}
-		delete(j.waiting, id)
 		res, isElicit := r.(*mcp.ElicitResult)
 		if !isElicit {
 			continue
 		}
-		ans, err := answerOf(a.q, res)
+		ans, err := answerOf(a.q, a.params, res)
 		if err != nil {
-			continue // the question stays unanswered; the dashboard or the timeout decides
+			continue // out of band, or unreadable: the dashboard or the timeout decides
 		}
+		delete(j.waiting, id)
 		a.answer <- ans
 	}
 }
@@ -226,11 +230,12 @@ func (r *roundTrip) Name() string { return ask.ByClient }
 // Ask puts q to the client through the waiting (or next) request of the
 // call, and waits for the retry that answers it.
 func (r *roundTrip) Ask(ctx context.Context, q ask.Question) (ask.Answer, error) {
-	if q.Secret {
-		return ask.Answer{}, ask.ErrUnsupported
-	}
 	j := (*job)(r)
-	a := clientAsk{id: q.ID, q: q, answer: make(chan ask.Answer, 1)}
+	p, err := j.s.elicitParams(q, j.modes)
+	if err != nil {
+		return ask.Answer{}, err
+	}
+	a := clientAsk{id: q.ID, q: q, params: p, answer: make(chan ask.Answer, 1)}
 	j.mu.Lock()
 	j.waiting[a.id] = a
 	j.mu.Unlock()
@@ -248,6 +253,9 @@ func (r *roundTrip) Ask(ctx context.Context, q ask.Question) (ask.Answer, error)
 	case ans := <-a.answer:
 		return ans, nil
 	case <-ctx.Done():
+		if p.Mode == "url" {
+			j.s.completeURL(j.ss, q.ID)
+		}
 		return ask.Answer{}, ctx.Err()
 	}
 }
@@ -258,8 +266,12 @@ func newToken() string {
 	return "rt-" + hex.EncodeToString(b[:])
 }
 
-// answerOf reads a client's elicitation result for q.
-func answerOf(q ask.Question, res *mcp.ElicitResult) (ask.Answer, error) {
+// errOutOfBand is answerOf's accept of a URL-mode question: the answer
+// itself comes from the dashboard.
+var errOutOfBand = errors.New("the answer comes out of band")
+
+// answerOf reads a client's elicitation result for q, asked with p.
+func answerOf(q ask.Question, p *mcp.ElicitParams, res *mcp.ElicitResult) (ask.Answer, error) {
 	switch ask.Outcome(res.Action) {
 	case ask.Decline:
 		return ask.Answer{Outcome: ask.Decline}, nil
@@ -268,6 +280,9 @@ func answerOf(q ask.Question, res *mcp.ElicitResult) (ask.Answer, error) {
 	case ask.Accept:
 	default:
 		return ask.Answer{}, fmt.Errorf("the client answered with action %q: want accept, decline or cancel", res.Action)
+	}
+	if p.Mode == "url" {
+		return ask.Answer{}, errOutOfBand
 	}
 	if q.Kind == action.AskConfirm {
 		ok, isBool := res.Content[fieldApprove].(bool)

@@ -113,6 +113,10 @@ type Options struct {
 	Questions *ask.Broker
 	// AskTimeout bounds the wait for one answer; zero means 300 s.
 	AskTimeout time.Duration
+	// DashboardURL, when set, returns a one-time sign-in link to the
+	// dashboard ("" when none is served); a secret question is sent to a
+	// client that supports URL-mode elicitation as this link.
+	DashboardURL func() string
 	// Audit receives every tool call; nil means a new ring of 1000 entries
 	// that uses Scrubber.
 	Audit *safety.Audit
