@@ -99,16 +99,18 @@ func (e *elicitor) Ask(ctx context.Context, q ask.Question) (ask.Answer, error) 
 		return ask.Answer{}, err
 	}
 	res, err := e.ss.Elicit(ctx, p)
-	if err != nil {
-		return ask.Answer{}, err
+	if err == nil {
+		var a ask.Answer
+		if a, err = answerOf(q, p, res); !errors.Is(err, errOutOfBand) {
+			return a, err
+		}
+		<-ctx.Done() // the dashboard answers
+		err = ctx.Err()
 	}
-	a, err := answerOf(q, p, res)
-	if errors.Is(err, errOutOfBand) {
-		<-ctx.Done()
+	if p.Mode == "url" { // answered on the dashboard, even before the client said it opened the link
 		e.s.completeURL(e.ss, q.ID)
-		return ask.Answer{}, ctx.Err()
 	}
-	return a, err
+	return ask.Answer{}, err
 }
 
 // asking is how a tool call's body asks the client's user, carried in its
