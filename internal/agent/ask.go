@@ -62,16 +62,16 @@ func (ru *run) askUser(step int, p *planned) (halt *ending) {
 }
 
 // confirmKeys asks the person before a combination that needs a yes is
-// pressed, and records the question as an ask_user of the step. refused is
-// an error for the action when they say no; halt ends the run when nobody
-// answers.
-func (ru *run) confirmKeys(step int, keys []desktop.Key) (halt *ending, refused error) {
+// pressed. asked is the question as an ask_user trace of the step (nil when
+// none was needed); refused is an error for the action when they say no;
+// halt ends the run when nobody answers.
+func (ru *run) confirmKeys(step int, keys []desktop.Key) (asked *action.Trace, halt *ending, refused error) {
 	if ru.o.Confirm == nil || len(keys) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	combo, ok := ru.o.Confirm.NeedsConfirm(keys)
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	text := ask.KeysQuestion("The agent", desktop.ComboString(keys), combo).Text
 	q := ru.question(step, text, action.AskConfirm, nil, false)
@@ -82,17 +82,17 @@ func (ru *run) confirmKeys(step int, keys []desktop.Key) (halt *ending, refused 
 	if end != nil {
 		t.Outcome, t.Error = action.OutcomeNotExecuted, end.summary
 	}
-	ru.confirms = append(ru.confirms, ru.actionDone(step, t))
+	t = ru.actionDone(step, t)
 	if end != nil {
 		if end.status == Blocked {
 			end.blockReason = ReasonConfirmation
 		}
-		return end, nil
+		return &t, end, nil
 	}
 	if !ans.Approved() {
-		return nil, fmt.Errorf("the user did not allow %s (answered %q from the %s)", desktop.ComboString(keys), ans.Value, ans.By)
+		return &t, nil, fmt.Errorf("the user did not allow %s (answered %q from the %s)", desktop.ComboString(keys), ans.Value, ans.By)
 	}
-	return nil, nil
+	return &t, nil, nil
 }
 
 // question builds a question of this run at step.

@@ -175,7 +175,6 @@ func planTraces(plan []planned) []action.Trace {
 // the run must end; outcome describes what happened.
 func (ru *run) executePlan(step int, plan []planned) (acts []action.Trace, halt *ending, outcome string) {
 	k := len(plan)
-	ru.stepConfirms = 0
 	if k == 0 {
 		return nil, nil, "no actions"
 	}
@@ -193,11 +192,11 @@ func (ru *run) executePlan(step int, plan []planned) (acts []action.Trace, halt 
 			return acts, nil, fmt.Sprintf("action %d/%d (%s) was not executed: %v; the remaining actions were skipped", i+1, k, p.trace.Action.Kind, p.err)
 		}
 		t0 := time.Now()
-		askHalt, err := ru.performOrAsk(step, p)
+		asked, askHalt, err := ru.performOrAsk(step, p)
 		p.trace.Millis = time.Since(t0).Milliseconds()
-		acts = append(acts, ru.confirms...) // a confirmation is recorded before its action
-		ru.stepConfirms += len(ru.confirms)
-		ru.confirms = nil
+		if asked != nil { // a confirmation is recorded before its action
+			acts = append(acts, *asked)
+		}
 		if askHalt != nil {
 			p.trace.Outcome = action.OutcomeNotExecuted
 			if p.trace.Error == "" {
@@ -250,20 +249,22 @@ func (ru *run) checkKeys(keys []desktop.Key) error {
 }
 
 // performOrAsk executes one resolved action: an ask_user puts its question to
-// the person, a combination that needs confirming is confirmed first, and
-// the rest go to perform. halt ends the run when a question got no answer.
-func (ru *run) performOrAsk(step int, p *planned) (halt *ending, err error) {
+// the person, a combination that needs confirming is confirmed first (asked
+// is that confirmation's trace), and the rest go to perform. halt ends the
+// run when a question got no answer.
+func (ru *run) performOrAsk(step int, p *planned) (asked *action.Trace, halt *ending, err error) {
 	a := p.trace.Action
 	if a.Kind == action.AskUser {
-		return ru.askUser(step, p), nil
+		return nil, ru.askUser(step, p), nil
 	}
 	if err := ru.checkKeys(a.Keys); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if halt, refused := ru.confirmKeys(step, a.Keys); refused != nil || halt != nil {
-		return halt, refused
+	asked, halt, refused := ru.confirmKeys(step, a.Keys)
+	if refused != nil || halt != nil {
+		return asked, halt, refused
 	}
-	return nil, ru.perform(step, p)
+	return asked, nil, ru.perform(step, p)
 }
 
 // perform executes one resolved action through Input.

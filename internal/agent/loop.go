@@ -55,16 +55,14 @@ type run struct {
 	warnings []string
 	shotSeq  int
 
-	recent       []llm.Image // screenshots of earlier steps, oldest first (at most K-1)
-	zooms        []llm.Image // regions zoomed by the last decision
-	prevShot     *imaging.Shot
-	prevActs     bool           // whether the previous step acted on the screen
-	nextWarn     []string       // warnings for the next observation
-	feedback     string         // what happened to the previous decision's actions
-	answers      []llm.Answer   // the person's answers for the next observation
-	confirms     []action.Trace // confirmations asked before the action being executed
-	stepConfirms int            // confirmations recorded among this step's traces
-	asking       asking         // what a question asked at this step is about
+	recent   []llm.Image // screenshots of earlier steps, oldest first (at most K-1)
+	zooms    []llm.Image // regions zoomed by the last decision
+	prevShot *imaging.Shot
+	prevActs bool         // whether the previous step acted on the screen
+	nextWarn []string     // warnings for the next observation
+	feedback string       // what happened to the previous decision's actions
+	answers  []llm.Answer // the person's answers for the next observation
+	asking   asking       // what a question asked at this step is about
 }
 
 // ending is how a run ends.
@@ -355,7 +353,9 @@ func (ru *run) doStep(step int) (end ending, stop bool) {
 	}
 	acts, halt, outcome := ru.executePlan(step, plan)
 	st.Actions, st.Outcome = acts, outcome
-	allOK := ru.afterActions(step, &st, acts, outcome) && len(acts)-ru.stepConfirms == len(plan)
+	// Every early end of executePlan halts or leaves a trace that is not ok,
+	// so all traces ok means the whole batch ran.
+	allOK := ru.afterActions(step, &st, acts, outcome)
 	if halt == nil && ru.o.StepDelay > 0 {
 		sleepCtx(ru.ctx, ru.o.StepDelay)
 	}
