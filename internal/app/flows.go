@@ -49,12 +49,7 @@ func (f *flows) runner(c config.Config) (*flow.Runner, error) {
 		Input: a.input, Screen: a.screen, Shots: a.shots, Shot: shotOptions(c), Seer: seer, Model: model,
 		Keys: a.keys, Logger: a.log,
 		Confirm: func(ctx context.Context, keys []desktop.Key) error {
-			combo, ok := a.keys.NeedsConfirm(keys)
-			if !ok {
-				return nil
-			}
-			shown := desktop.ComboString(keys)
-			return ask.Confirm(ctx, a.questions, ask.KeysQuestion("A flow step", shown, combo), c.AskTimeout, shown, mcpserver.AskChannel(ctx))
+			return ask.ConfirmKeys(ctx, a.questions, a.keys, keys, "A flow step", c.AskTimeout, mcpserver.AskChannel(ctx))
 		},
 		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
 			return a.store.BeginFlow(runID, t.Task, c)

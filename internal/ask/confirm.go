@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/desktop"
 )
 
 // KeysQuestion is the confirm asked before who ("the agent", "a tool call
@@ -17,11 +18,24 @@ func KeysQuestion(who, keys, combo string) Question {
 		Text: fmt.Sprintf("%s wants to press %s (GUI_AGENT_CONFIRM_HOTKEYS lists %s). Allow it?", who, keys, combo)}
 }
 
-// Confirm asks q, a confirm about what ("ctrl+w"), through b and chs for at
-// most timeout, and returns nil only for a yes; otherwise an error says that
-// what was not done and why: a no, a decline or cancel, no answer in time,
-// or nobody to ask.
-func Confirm(ctx context.Context, b *Broker, q Question, timeout time.Duration, what string, chs ...Channel) error {
+// Confirmer says which key combinations need a person's yes
+// (safety.KeyPolicy.NeedsConfirm).
+type Confirmer interface {
+	NeedsConfirm(keys []desktop.Key) (combo string, ok bool)
+}
+
+// ConfirmKeys asks, when p says keys need a yes, whether who may press them,
+// through b and chs for at most timeout. It returns nil when no yes is
+// needed or the person said yes; otherwise an error says that the keys were
+// not sent and why: a no, a decline or cancel, no answer in time, or nobody
+// to ask.
+func ConfirmKeys(ctx context.Context, b *Broker, p Confirmer, keys []desktop.Key, who string, timeout time.Duration, chs ...Channel) error {
+	combo, ok := p.NeedsConfirm(keys)
+	if !ok {
+		return nil
+	}
+	what := desktop.ComboString(keys)
+	q := KeysQuestion(who, what, combo)
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ans, err := Ask(actx, b, q, chs...)

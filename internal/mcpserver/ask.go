@@ -172,16 +172,11 @@ func (s *Server) checkKeys(ctx context.Context, c *call, keys []desktop.Key) err
 	if err := s.keys.Check(keys); err != nil {
 		return err
 	}
-	combo, ok := s.keys.NeedsConfirm(keys)
-	if !ok {
-		return nil
-	}
-	shown := desktop.ComboString(keys)
 	who := "A tool call"
 	if c != nil && c.req != nil && c.req.Params != nil {
 		who = "A tool call (" + c.req.Params.Name + ")"
 	}
-	return ask.Confirm(ctx, s.opts.Questions, ask.KeysQuestion(who, shown, combo), s.askTimeout(), shown, askingOf(ctx).ch)
+	return ask.ConfirmKeys(ctx, s.opts.Questions, s.keys, keys, who, s.askTimeout(), askingOf(ctx).ch)
 }
 
 // askTimeout bounds the wait for one answer.
