@@ -114,8 +114,8 @@ func (t *jobTable) cancelSession(ss *mcp.ServerSession) {
 	}
 }
 
-// speaksRoundTrips reports whether ss's client declared elicitation and
-// speaks multi round-trip requests (protocol 2026-07-28 or later).
+// speaksRoundTrips reports whether ss's client speaks multi round-trip
+// requests (protocol 2026-07-28 or later).
 func speaksRoundTrips(ss *mcp.ServerSession) bool {
 	if ss == nil {
 		return false
@@ -139,10 +139,9 @@ func (s *Server) resumable(ctx context.Context, c *call, w work) (*mcp.CallToolR
 		j.deliver(c.req.Params.InputResponses)
 		return s.await(ctx, c, j)
 	}
-	ch := s.elicitorFor(c.ss)
-	m, _ := modesOf(c.ss)
-	if ch == nil || !speaksRoundTrips(c.ss) {
-		return w(ctx, ch, s.progressFunc(ctx, c.req))
+	m, elicits := modesOf(c.ss)
+	if !elicits || !speaksRoundTrips(c.ss) {
+		return w(ctx, s.elicitorFor(c.ss), s.progressFunc(ctx, c.req))
 	}
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	j := &job{token: newToken(), ss: c.ss, call: c, s: s, modes: m, cancel: cancel, asks: make(chan clientAsk),
