@@ -126,3 +126,66 @@ func abs(v int) int {
 	}
 	return v
 }
+
+// TestHostAppRequirementsMatchTheModule fails when testdata/hostapp's go.mod or
+// go.sum drifts from this module's: the hostapp builds offline (GOPROXY=off), so
+// a fresh machine has in its module cache exactly the versions this module's own
+// build downloaded, and the hostapp must ask for those and no others.
+func TestHostAppRequirementsMatchTheModule(t *testing.T) {
+	const fix = "run `go mod tidy` in testdata/hostapp after changing guiagent's dependencies"
+	need := map[string]string{} // module path -> version the public package builds with, on any OS
+	for _, goos := range []string{"linux", "windows", "darwin"} {
+		list := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}", ".")
+		list.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64")
+		out, err := list.Output()
+		if err != nil {
+			t.Fatalf("GOOS=%s go list -deps: %v", goos, err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if f := strings.Fields(line); len(f) == 2 {
+				need[f[0]] = f[1]
+			}
+		}
+	}
+	if len(need) == 0 {
+		t.Fatal("go list -deps named no module: the check would check nothing")
+	}
+	edit, err := exec.Command("go", "mod", "edit", "-json", "testdata/hostapp/go.mod").Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json testdata/hostapp/go.mod: %v", err)
+	}
+	var mod struct {
+		Require []struct{ Path, Version string }
+	}
+	if err := json.Unmarshal(edit, &mod); err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]string{}
+	for _, r := range mod.Require {
+		have[r.Path] = r.Version
+	}
+	for path, v := range need {
+		switch got, ok := have[path]; {
+		case !ok:
+			t.Errorf("testdata/hostapp/go.mod lacks %s %s: %s", path, v, fix)
+		case got != v:
+			t.Errorf("testdata/hostapp/go.mod requires %s %s, guiagent builds with %s: %s", path, got, v, fix)
+		}
+	}
+	for path, v := range have {
+		if _, ok := need[path]; !ok && path != "github.com/guiagent/guiagent" {
+			t.Errorf("testdata/hostapp/go.mod requires %s %s, which guiagent's public package does not use: %s", path, v, fix)
+		}
+	}
+	sum, err := os.ReadFile("testdata/hostapp/go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, v := range need {
+		for _, suffix := range []string{" ", "/go.mod "} {
+			if !bytes.Contains(sum, []byte(path+" "+v+suffix)) {
+				t.Errorf("testdata/hostapp/go.sum has no %q line for %s %s: %s", strings.TrimSpace(suffix+"h1"), path, v, fix)
+			}
+		}
+	}
+}
