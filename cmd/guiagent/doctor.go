@@ -64,7 +64,26 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		add("ok", "virtual display", "Xvfb available for --virtual-display and demo", "")
 	}
 
-	// Model.
+	checkModel(c, add)
+
+	tc := toolsCheck(c)
+	add(tc.level, tc.name, tc.detail, tc.fix)
+
+	checkSettings(c, add)
+
+	checkFiles(c, add)
+	printChecks(stdout, checks)
+	for _, ch := range checks {
+		if ch.level == "FAIL" {
+			return 1
+		}
+	}
+	return 0
+}
+
+// checkModel says which model, adapter and profile are configured, without
+// contacting the provider.
+func checkModel(c config.Config, add func(level, name, detail, fix string)) {
 	checkVision(c, add)
 	switch {
 	case !app.ModelConfigured(c):
@@ -102,13 +121,10 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 			add("ok", "grounding", "named targets are located by "+c.GroundingModel, "")
 		}
 	}
+}
 
-	tc := toolsCheck(c)
-	add(tc.level, tc.name, tc.detail, tc.fix)
-
-	checkSettings(c, add)
-
-	// Files.
+// checkFiles checks the runs folder and the kill switch.
+func checkFiles(c config.Config, add func(level, name, detail, fix string)) {
 	if err := os.MkdirAll(c.RunsDir, 0o700); err != nil {
 		add("FAIL", "runs folder", err.Error(), "set GUI_AGENT_RUNS_DIR to a writable folder")
 	} else if f, err := os.CreateTemp(c.RunsDir, ".doctor-*"); err != nil {
@@ -127,13 +143,6 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	} else {
 		add("warn", "kill switch", "none configured", "set GUI_AGENT_KILL_SWITCH_FILE, e.g. "+filepath.Join(os.TempDir(), "guiagent.stop"))
 	}
-	printChecks(stdout, checks)
-	for _, ch := range checks {
-		if ch.level == "FAIL" {
-			return 1
-		}
-	}
-	return 0
 }
 
 func checkDesktop(ctx context.Context, screen desktop.Screen, add func(level, name, detail, fix string)) {
