@@ -414,14 +414,29 @@ func (s *Server) Input() *desktop.Input { return s.input }
 
 // ServeStdio serves one session over stdin/stdout until the client disconnects
 // or ctx is done. Nothing but JSON-RPC is written to stdout. A message over
-// MaxStdioMessageBytes gets a JSON-RPC error and the session goes on. Whatever
+// MaxStdioMessageBytes, or one the SDK could not decode (messageVetter), gets
+// a JSON-RPC error and the session goes on. Whatever
 // input is held when it returns is released.
 func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.serveStdio(ctx, os.Stdin, os.Stdout)
+}
+
+// serveStdio is ServeStdio on the given input and output.
+func (s *Server) serveStdio(ctx context.Context, stdin io.ReadCloser, stdout io.Writer) error {
 	defer s.releaseAll()
 	s.log.Info("serving MCP over stdio", "tools", len(s.tools))
-	out := &lockedWriter{w: os.Stdout}
-	ended := &endReader{ReadCloser: os.Stdin, ended: make(chan struct{})}
+	out := &lockedWriter{w: stdout}
+	ended := &endReader{ReadCloser: stdin, ended: make(chan struct{})}
 	in := newLineLimiter(ended, out, MaxStdioMessageBytes, s.log)
+	in.written = out.flight.wait
+	vetter := newMessageVetter(func(b []byte) error { _, err := out.Write(append(b, '\n')); return err }, s.log)
+	in.vet = func(line []byte) (bool, error) {
+		pass, err := vetter.vet(line)
+		if pass {
+			out.flight.read(line)
+		}
+		return pass, err
+	}
 	// The limiter bounds every line, so the SDK's own limit (which ends the
 	// session) is off.
 	ss, err := s.mcp.Connect(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}, nil)

@@ -28,16 +28,25 @@ const (
 )
 
 // lockedWriter serializes writes to w: the SDK writes one message per Write
-// call, and lineLimiter writes its error responses through the same lock.
+// call, and lineLimiter writes its error responses through the same lock. It
+// also keeps the backpressure state (flight): the calls read and not yet
+// answered, and the writes under way.
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	flight
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.flight.writing(+1)
+	defer l.flight.writing(-1)
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	l.mu.Unlock()
+	if err == nil {
+		l.flight.answered(p)
+	}
+	return n, err
 }
 
 // Close does nothing: stdout stays open for the process.
@@ -57,6 +66,12 @@ type lineLimiter struct {
 	log     *slog.Logger
 	pending []byte // the rest of an accepted line not yet returned by Read
 	line    []byte // the buffer lines are assembled in
+	// vet, when set, sees each accepted line first and passes it on only
+	// when it returns true (messageVetter.vet).
+	vet func(line []byte) (bool, error)
+	// written, when set, is waited on before each new line is read: the
+	// output's writes under way must be done (flight.wait).
+	written func()
 }
 
 func newLineLimiter(r io.ReadCloser, out io.Writer, max int, log *slog.Logger) *lineLimiter {
@@ -69,7 +84,19 @@ func (l *lineLimiter) Close() error { return l.closer.Close() }
 // Read returns bytes of accepted lines, each with its newline.
 func (l *lineLimiter) Read(p []byte) (int, error) {
 	for len(l.pending) == 0 {
+		if l.written != nil {
+			l.written()
+		}
 		line, err := l.nextLine()
+		if len(line) > 0 && l.vet != nil {
+			pass, verr := l.vet(line)
+			if verr != nil {
+				return 0, verr
+			}
+			if !pass {
+				line = nil
+			}
+		}
 		if len(line) > 0 {
 			l.pending = line
 			break

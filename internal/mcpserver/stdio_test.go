@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLineLimiterAnswersOversizedLinesAndPassesTheRest(t *testing.T) {
@@ -103,4 +106,63 @@ func FuzzLineLimiter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A client that stops reading stdout stops the server reading requests: the
+// next line is not read while an answer waits to be written, and is once the
+// client reads again.
+func TestStdioReadsNoMoreRequestsWhileTheClientDoesNotRead(t *testing.T) {
+	outR, outW := io.Pipe() // nobody reads outR yet: a write blocks
+	out := &lockedWriter{w: outW}
+	input := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
+	l := newLineLimiter(io.NopCloser(strings.NewReader(input)), out, 1000, slog.New(slog.DiscardHandler))
+	l.written = out.flight.wait
+	buf := make([]byte, 4096)
+	if n, err := l.Read(buf); err != nil || !strings.Contains(string(buf[:n]), `"id":1`) {
+		t.Fatalf("first read: %q, %v", buf[:n], err)
+	}
+	writing := make(chan struct{})
+	go func() { close(writing); _, _ = out.Write([]byte("answer 1\n")) }() // blocks: the client does not read
+	<-writing
+	for out.pendingWrites() == 0 {
+		runtime.Gosched()
+	}
+	read := make(chan string, 1)
+	go func() { n, _ := l.Read(buf); read <- string(buf[:n]) }()
+	select {
+	case got := <-read:
+		t.Fatalf("read the next request %q while the answer before it could not be written", got)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if _, err := io.ReadFull(outR, make([]byte, len("answer 1\n"))); err != nil { // the client reads again
+		t.Fatal(err)
+	}
+	if got := <-read; !strings.Contains(got, `"id":2`) {
+		t.Fatalf("after the client read, the next request read was %q", got)
+	}
+}
+
+// At most maxCallsInFlight calls are read and unanswered; an answer or a
+// cancellation makes room, and the ids the SDK writes back (5.0 as 5) match.
+func TestStdioCallsInFlightAreCapped(t *testing.T) {
+	var f flight
+	for i := 0; i < maxCallsInFlight; i++ {
+		f.read(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d.0,"method":"tools/call"}`, i))
+	}
+	f.read([]byte(`{"jsonrpc":"2.0","method":"notifications/progress"}`)) // not a call
+	waited := make(chan struct{})
+	go func() { f.wait(); close(waited) }()
+	select {
+	case <-waited:
+		t.Fatal("a further request would be read with the cap of calls in flight reached")
+	case <-time.After(100 * time.Millisecond):
+	}
+	f.answered([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"id":3}}`)) // no answer
+	f.answered([]byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`))
+	<-waited
+	f.read([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call"}`))
+	waited = make(chan struct{})
+	go func() { f.wait(); close(waited) }()
+	f.read([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}`))
+	<-waited
 }

@@ -1,0 +1,171 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/guiagent/guiagent/internal/desktop/fake"
+)
+
+// stdioPeer is a client on the two ends of a pipe served by serveStdio.
+type stdioPeer struct {
+	t     *testing.T
+	in    io.WriteCloser
+	lines chan string
+	done  chan error
+}
+
+func startStdioPeer(t *testing.T, protocol string) *stdioPeer {
+	t.Helper()
+	srv, err := New(Options{Screen: fake.New(fake.Options{}), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &stdioPeer{t: t, in: inW, lines: make(chan string, 64), done: make(chan error, 1)}
+	go func() { p.done <- srv.serveStdio(context.Background(), inR, outW); outW.Close() }()
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	t.Cleanup(func() { inW.Close() })
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + protocol + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	p.expect(`"id":1,"result"`)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return p
+}
+
+func (p *stdioPeer) send(line string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		p.t.Fatalf("the server stopped reading: %v", err)
+	}
+}
+
+// expect returns the next line the server writes, which must contain want.
+func (p *stdioPeer) expect(want string) string {
+	p.t.Helper()
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			p.t.Fatalf("the server ended (%v) while %s was expected", <-p.done, want)
+		}
+		if !strings.Contains(l, want) {
+			p.t.Fatalf("the server wrote %s, want a line with %s", l, want)
+		}
+		return l
+	case <-time.After(20 * time.Second):
+		p.t.Fatalf("no answer with %s", want)
+	}
+	return ""
+}
+
+// TestMalformedStdioLinesAreAnsweredAndTheServerGoesOn: each line that used to
+// end the stdio session (and serve, with exit 1) gets a JSON-RPC error and the
+// next request is still answered.
+func TestMalformedStdioLinesAreAnsweredAndTheServerGoesOn(t *testing.T) {
+	deep := strings.Repeat("[", 100000)
+	cases := []struct {
+		name, line string
+		protocol   string
+		want       []string // parts of the one answer; nil: no answer
+	}{
+		{"empty batch", `[]`, "2025-06-18", []string{`"id":null`, `-32600`, "empty batch"}},
+		{"batch of numbers", `[1,2,3]`, "2025-06-18", []string{`[{`, `"id":null`, `a JSON-RPC message is an object`}},
+		{"batch without method or id", `[{"jsonrpc":"2.0"}]`, "2025-06-18", []string{`"id":null`, `needs the \"id\"`}},
+		{"version 1.0", `{"jsonrpc":"1.0","id":5,"method":"ping"}`, "2025-06-18", []string{`"id":5`, `-32600`, `must be \"2.0\"`}},
+		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, "2025-06-18", []string{`"id":null`, `must be a string or an integer`}},
+		{"1e999 id", `{"jsonrpc":"2.0","id":1e999,"method":"ping"}`, "2025-06-18", []string{`"id":null`, `must be a string or an integer`}},
+		{"id beyond 64 bits", `{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping"}`, "2025-06-18", []string{`"id":null`, `64 bits`}},
+		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\xff", "2025-06-18", []string{`"id":null`, `-32700`, "UTF-8"}},
+		{"NUL byte", "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"pi\x00ng\"}", "2025-06-18", []string{`"id":null`, `-32700`, "NUL"}},
+		{"100k-deep nesting", deep, "2025-06-18", []string{`"id":null`, `deeper than 512`}},
+		{"method not a string", `{"jsonrpc":"2.0","id":3,"method":5}`, "2025-06-18", []string{`"id":3`, `"method\" must be a string`}},
+		{"response without id", `{"jsonrpc":"2.0","result":{}}`, "2025-06-18", []string{`"id":null`, "response"}},
+		{"error not an object", `{"jsonrpc":"2.0","id":4,"error":5}`, "2025-06-18", []string{`"id":4`, `"error\" must be an object`}},
+		{"two-call batch under 2025-06-18", `[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":6,"method":"ping"}]`, "2025-06-18",
+			[]string{`"id":5`, `"id":6`, "batches are not supported"}},
+		{"batch with a duplicate id", `[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`, "2025-03-26", []string{"twice"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := startStdioPeer(t, c.protocol)
+			p.send(c.line)
+			if c.want != nil {
+				got := p.expect(c.want[0])
+				for _, w := range c.want[1:] {
+					if !strings.Contains(got, w) {
+						t.Errorf("answer %s lacks %s", got, w)
+					}
+				}
+				var v any
+				if err := json.Unmarshal([]byte(got), &v); err != nil {
+					t.Errorf("answer %s is not JSON: %v", got, err)
+				}
+			}
+			p.send(`{"jsonrpc":"2.0","id":99,"method":"ping"}`)
+			p.expect(`"id":99,"result"`)
+		})
+	}
+}
+
+// A batch stays a batch for the protocols that have them.
+func TestStdioBatchUnder20250326IsServed(t *testing.T) {
+	p := startStdioPeer(t, "2025-03-26")
+	p.send(`[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":6,"method":"ping"}]`)
+	got := p.expect(`"id":5,"result"`)
+	if !strings.Contains(got, `"id":6,"result"`) {
+		t.Errorf("batch answer %s lacks the second call's result", got)
+	}
+}
+
+// FuzzMessageVetter: whatever the line, vetting never panics, every answer it
+// writes is one JSON value, and a single message it passes on is one the
+// SDK decodes (a message the SDK cannot decode would end the session).
+func FuzzMessageVetter(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `[]`, `[1,2,3]`, `[{"jsonrpc":"2.0"}]`,
+		`{"jsonrpc":"1.0","id":5,"method":"ping"}`, `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1e999,"method":"ping"}`, "{\"a\":\"\xff\"}", "{\"a\":\"\x00\"}",
+		`{"jsonrpc":"2.0","id":"x","result":{}}`, `{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"gui_type","arguments":{"text":"${name}"}}}`,
+		`[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"}]`,
+	} {
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, line []byte, batches bool) {
+		var answers []string
+		v := newMessageVetter(func(b []byte) error { answers = append(answers, string(b)); return nil }, slog.New(slog.DiscardHandler))
+		v.batches = batches
+		pass, err := v.vet(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range answers {
+			if !json.Valid([]byte(a)) {
+				t.Fatalf("answer %q is not JSON", a)
+			}
+		}
+		if pass && len(answers) > 0 {
+			t.Fatalf("passed %q and also answered it: %v", line, answers)
+		}
+		if trimmed := strings.TrimSpace(string(line)); pass && strings.HasPrefix(trimmed, "{") {
+			if _, err := jsonrpc.DecodeMessage([]byte(trimmed)); err != nil {
+				t.Fatalf("passed %q, which the SDK refuses: %v", line, err)
+			}
+		}
+	})
+}
