@@ -377,3 +377,49 @@ func TestOptionsBuiltInGoRankAboveTheSettingsFile(t *testing.T) {
 		t.Errorf("the settings file after the change: %s", b)
 	}
 }
+
+// TestARefusedKeyIsNotLearned: a PUT whose api_key is refused (a word, or a
+// key sent with an invalid change) teaches the secret scrubber nothing: tool
+// results still decode, log words stay, and a refusal does not echo the key.
+func TestARefusedKeyIsNotLearned(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"HOME": dir, "GUI_AGENT_RUNS_DIR": filepath.Join(dir, "runs"), "GUI_AGENT_ADAPTER": "generic"}
+	var logs lockedBuffer
+	a, srv := startFromEnv(t, env, &logs)
+	for _, c := range []struct{ body, want string }{
+		{`{"api_key":"true"}`, "too short"},
+		{`{"api_key":"information"}`, "plain word"},
+		{`{"api_key":"sk live 0123456789"}`, "spaces"},
+		{`{"api_key":"sk-refused-0123456789","base_url":"ftp://x"}`, "base_url"},
+	} {
+		code, body := call(t, a, srv, "PUT", "/api/settings", c.body)
+		if code != 400 || !strings.Contains(body, c.want) {
+			t.Errorf("PUT %s: %d %s, want 400 naming %q", c.body, code, body, c.want)
+		}
+		if strings.Contains(body, "sk-refused") || strings.Contains(body, "information") {
+			t.Errorf("PUT %s: the refusal echoes the key: %s", c.body, body)
+		}
+	}
+	session := connectHTTP(t, a, srv, io.Discard)
+	res, err := session.CallTool(context.Background(), &mcp.CallToolParams{Name: "gui_list_displays", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("gui_list_displays after refused keys: %v %+v", err, res)
+	}
+	if b, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(b), `"primary":true`) {
+		t.Errorf("gui_list_displays answered %s", b)
+	}
+	set, err := session.CallTool(context.Background(), &mcp.CallToolParams{Name: "gui_clipboard", Arguments: map[string]any{"action": "set", "text": "information sk-refused-0123456789"}})
+	if err != nil || set.IsError {
+		t.Fatalf("gui_clipboard set: %v %+v", err, set)
+	}
+	got, err := session.CallTool(context.Background(), &mcp.CallToolParams{Name: "gui_clipboard", Arguments: map[string]any{"action": "get"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := got.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "information sk-refused-0123456789") {
+		t.Errorf("a refused key was learned as a secret: the clipboard reads back %q", text)
+	}
+	if strings.Contains(logs.String(), "[REDACTED]") {
+		t.Errorf("log words were redacted after refused keys:\n%s", logs.String())
+	}
+}

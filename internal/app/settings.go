@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/mcpserver"
+	"github.com/guiagent/guiagent/internal/secret"
 )
 
 // maxSettingsBody bounds a PUT /api/settings body.
@@ -75,6 +77,65 @@ func (a *App) Settings() SettingsView {
 	return v
 }
 
+// applyChanges returns the configuration with changes applied, the settings
+// that really change, and the new secret values among them (each checked to
+// look like a key). It changes nothing itself.
+func (a *App) applyChanges(changes map[string]string) (config.Config, []config.Setting, []string, error) {
+	next := a.cfg
+	next.Sources = nil
+	var changed []config.Setting
+	var keys []string
+	for _, name := range sortedKeys(changes) {
+		s, ok := config.SettingNamed(name)
+		if !ok {
+			return next, nil, nil, &SettingsError{http.StatusBadRequest, fmt.Errorf("unknown setting %q: want one of %s", name, strings.Join(config.SettingNames(), ", "))}
+		}
+		v := strings.TrimSpace(changes[name])
+		if v == s.Get(a.cfg) {
+			continue
+		}
+		if s.Secret {
+			if err := checkKey(name, v); err != nil {
+				return next, nil, nil, &SettingsError{http.StatusBadRequest, err}
+			}
+			keys = append(keys, v)
+		}
+		if src := a.sources.Of(s.Env); src.Locked() {
+			return next, nil, nil, &SettingsError{http.StatusConflict, fmt.Errorf("%s is set by the %s (GUI_AGENT_%s, its flag or the program's options), which takes precedence over the settings: unset it and restart guiagent to change it here", name, src, s.Env)}
+		}
+		s.Set(&next, v)
+		changed = append(changed, s)
+	}
+	return next, changed, keys, nil
+}
+
+// Limits of a secret set through the settings API.
+const (
+	minKeyLen = 8
+	maxKeyLen = 4096
+)
+
+// checkKey refuses a secret setting that cannot be a key: too short, too
+// long, with spaces or control characters, or a plain word ("true", "error"),
+// which the scrubber would then blank out of every log and record. The value
+// itself is never part of the error.
+func checkKey(name, v string) error {
+	if v == "" {
+		return nil // clears it
+	}
+	switch {
+	case len(v) < minKeyLen:
+		return fmt.Errorf("%s is %d characters, too short for a key (at least %d); leave it empty for a local server that needs no key", name, len(v), minKeyLen)
+	case len(v) > maxKeyLen:
+		return fmt.Errorf("%s is %d bytes, longer than any provider's key (at most %d)", name, len(v), maxKeyLen)
+	case strings.IndexFunc(v, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
+		return fmt.Errorf("%s holds spaces or control characters: paste the key alone", name)
+	case strings.IndexFunc(v, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 && len(v) < 24:
+		return fmt.Errorf("%s is a plain word, not a key: paste the provider's key (keys mix letters with digits or punctuation)", name)
+	}
+	return nil
+}
+
 // UpdateSettings validates changes (setting name -> new value; "" clears)
 // exactly as start-up does, builds the task runner they describe, saves them
 // to the settings file and makes them the settings of the next task. Nothing
@@ -82,38 +143,23 @@ func (a *App) Settings() SettingsView {
 func (a *App) UpdateSettings(ctx context.Context, changes map[string]string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	next := a.cfg
-	next.Sources = nil
-	var changed []config.Setting
-	for _, name := range sortedKeys(changes) {
-		s, ok := config.SettingNamed(name)
-		if !ok {
-			return &SettingsError{http.StatusBadRequest, fmt.Errorf("unknown setting %q: want one of %s", name, strings.Join(config.SettingNames(), ", "))}
-		}
-		v := strings.TrimSpace(changes[name])
-		if s.Secret {
-			// Known to every writer before anything can echo it (a refused
-			// key stays scrubbed: it was sent as a secret).
-			a.scrub.Add(v)
-		}
-		if v == s.Get(a.cfg) {
-			continue
-		}
-		if src := a.sources.Of(s.Env); src.Locked() {
-			return &SettingsError{http.StatusConflict, fmt.Errorf("%s is set by the %s (GUI_AGENT_%s, its flag or the program's options), which takes precedence over the settings: unset it and restart guiagent to change it here", name, src, s.Env)}
-		}
-		s.Set(&next, v)
-		changed = append(changed, s)
+	next, changed, keys, err := a.applyChanges(changes)
+	if err != nil || len(changed) == 0 {
+		return err
 	}
-	if len(changed) == 0 {
-		return nil
+	// A new key is not yet known to the writers, so a refusal is scrubbed
+	// of it here; it joins the shared scrubber only once accepted (a refused
+	// key would otherwise stay in it, and every writer would scrub it).
+	refuse := func(status int, err error) error {
+		return &SettingsError{status, errors.New(secret.NewScrubber(keys...).String(err.Error()))}
 	}
 	if err := next.Validate(); err != nil {
-		return &SettingsError{http.StatusBadRequest, nameSettings(err)}
+		return refuse(http.StatusBadRequest, nameSettings(err))
 	}
 	if err := a.checkDisplay(ctx, next.DisplayIndex); err != nil {
-		return &SettingsError{http.StatusBadRequest, err}
+		return refuse(http.StatusBadRequest, err)
 	}
+	a.scrub.Add(keys...) // accepted: known to every writer before anything can use it
 	var runner *agent.Runner
 	if modelConfigured(next) {
 		r, err := a.newRunner(next)

@@ -105,26 +105,88 @@ func (s *Scrubber) state() *scrubState {
 func (s *Scrubber) Empty() bool { return s.state() == nil }
 
 // Bytes returns b with every secret replaced; b itself when it holds none.
+// When b is a JSON text, only the contents of its strings are scrubbed: its
+// syntax (true, null, numbers, punctuation) stays, so it still decodes
+// whatever a secret looks like.
 func (s *Scrubber) Bytes(b []byte) []byte {
 	st := s.state()
-	if st == nil {
+	if st == nil || !st.holds(b) {
 		return b
 	}
-	for _, n := range st.needles {
-		if bytes.Contains(b, n) {
-			return []byte(st.r.Replace(string(b)))
-		}
+	if isJSON(b) {
+		return st.scrubJSON(b)
 	}
-	return b
+	return []byte(st.r.Replace(string(b)))
 }
 
-// String returns v with every secret replaced.
+// String returns v with every secret replaced, JSON texts as Bytes does.
 func (s *Scrubber) String(v string) string {
 	st := s.state()
-	if st == nil {
+	if st == nil || !st.holds([]byte(v)) {
 		return v
 	}
+	if isJSON([]byte(v)) {
+		return string(st.scrubJSON([]byte(v)))
+	}
 	return st.r.Replace(v)
+}
+
+func (st *scrubState) holds(b []byte) bool {
+	for _, n := range st.needles {
+		if bytes.Contains(b, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// isJSON reports whether b is one JSON object, array or string.
+func isJSON(b []byte) bool {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[' || t[0] == '"') && json.Valid(b)
+}
+
+// scrubJSON replaces secrets inside the string tokens (keys and values) of
+// the valid JSON text b, leaving everything else byte for byte.
+func (st *scrubState) scrubJSON(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		if b[i] != '"' {
+			out = append(out, b[i])
+			i++
+			continue
+		}
+		end := i + 1
+		for b[end] != '"' {
+			if b[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		out = append(out, st.scrubJSONString(b[i:end+1])...)
+		i = end + 1
+	}
+	return out
+}
+
+// scrubJSONString scrubs one JSON string token, re-encoding it only when a
+// secret was replaced (so an escape sequence is never cut in two).
+func (st *scrubState) scrubJSONString(tok []byte) []byte {
+	var v string
+	if json.Unmarshal(tok, &v) != nil {
+		return tok
+	}
+	clean := st.r.Replace(v)
+	if clean == v {
+		return tok
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(clean) != nil {
+		return tok
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // IsCredentialName reports whether a field name holds a credential: names

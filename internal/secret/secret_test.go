@@ -1,6 +1,7 @@
 package secret
 
 import (
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -133,4 +134,60 @@ func BenchmarkScrubberBytes(b *testing.B) {
 		}
 		sc.Bytes(line)
 	}
+}
+
+// A secret that is also JSON syntax ("true", "null", a number, "error") is
+// scrubbed inside strings only: every JSON text still decodes, and the
+// string values that held it no longer do.
+func TestScrubbingJSONKeepsItsSyntax(t *testing.T) {
+	for _, key := range []string{"true", "null", "1234", "error", `"},{`, `ab\cd`} {
+		s := NewScrubber(key)
+		doc := map[string]any{"ok": true, "n": nil, "count": 1234, "text": "an error: key=" + key, "list": []any{key, false}}
+		b, _ := json.Marshal(doc)
+		pretty, _ := json.MarshalIndent(doc, "", "  ")
+		for _, in := range [][]byte{b, pretty} {
+			out := s.Bytes(in)
+			var back map[string]any
+			if err := json.Unmarshal(out, &back); err != nil {
+				t.Fatalf("key %q: scrubbed JSON %s does not decode: %v", key, out, err)
+			}
+			if back["ok"] != true || back["n"] != nil || back["count"] != float64(1234) {
+				t.Errorf("key %q: JSON syntax was scrubbed: %s", key, out)
+			}
+			if strings.Contains(back["text"].(string), key) || back["list"].([]any)[0] != Marker {
+				t.Errorf("key %q: a string still holds the secret: %s", key, out)
+			}
+			if string(s.String(string(in))) != string(out) {
+				t.Errorf("key %q: String and Bytes differ", key)
+			}
+		}
+	}
+	// Layout survives: an indented record stays indented.
+	s := NewScrubber("sk-secret-123")
+	in := "{\n  \"key\": \"sk-secret-123\",\n  \"n\": 1\n}"
+	if got, want := s.String(in), "{\n  \"key\": \"[REDACTED]\",\n  \"n\": 1\n}"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// Text that is not JSON is scrubbed as before.
+	if got := s.String("key=sk-secret-123 ["); got != "key=[REDACTED] [" {
+		t.Errorf("plain text: %q", got)
+	}
+}
+
+// FuzzScrubJSON: scrubbing a JSON object, array or string with any secret
+// leaves a JSON text. (A bare number or literal is scrubbed as text: the
+// secret may be all of it.)
+func FuzzScrubJSON(f *testing.F) {
+	f.Add(`{"a":"true","b":true,"c":[1,"x\"y"]}`, "true")
+	f.Add(`["\u00e9l\u00e8ve", "\\n1234"]`, "n1234")
+	f.Fuzz(func(t *testing.T, doc, key string) {
+		t0 := strings.TrimLeft(doc, " \t\r\n")
+		if !json.Valid([]byte(doc)) || t0 == "" || !strings.ContainsRune("{[\"", rune(t0[0])) {
+			return
+		}
+		out := NewScrubber(key).Bytes([]byte(doc))
+		if !json.Valid(out) {
+			t.Fatalf("scrubbing %q with %q gave invalid JSON %q", doc, key, out)
+		}
+	})
 }
