@@ -92,9 +92,9 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdo
 	if len(rest) > 0 {
 		return fmt.Errorf("run: unexpected argument %q (%s)", rest[0], runUsage)
 	}
-	text, err := os.ReadFile(ra.path)
+	text, err := readFlow(ra.path)
 	if err != nil {
-		return fmt.Errorf("run: read the flow: %w", err)
+		return err
 	}
 	f, err := flow.Parse(text, ra.vars)
 	if err != nil {
@@ -148,3 +148,21 @@ func printFlowResult(w io.Writer, res flow.Result) {
 
 // runSeer, when set, replaces the configured vision model of flows (tests).
 var runSeer vision.Seer
+
+// readFlow reads a flow file of at most flow.MaxBytes: a larger file (or a
+// device such as /dev/zero) is refused after that many bytes, not read whole.
+func readFlow(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("run: read the flow: %w", err)
+	}
+	defer f.Close()
+	text, err := io.ReadAll(io.LimitReader(f, flow.MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("run: read the flow: %w", err)
+	}
+	if len(text) > flow.MaxBytes {
+		return nil, fmt.Errorf("run: %s is larger than a flow may be (%d bytes, 1 MiB): split it into smaller flows", path, flow.MaxBytes)
+	}
+	return text, nil
+}

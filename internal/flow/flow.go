@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/guiagent/guiagent/internal/desktop"
 )
@@ -176,6 +177,22 @@ func Expand(s string, vars map[string]string) (string, error) {
 		return "", fmt.Errorf("variable %s is not defined: pass --var %s=VALUE or save it with save_as in an earlier step", strings.Join(missing, ", "), missing[0])
 	}
 	return out, nil
+}
+
+// checkExpanded refuses the i-th of a step's texts (texts) when its ${vars}
+// made it longer than that field's limit.
+func checkExpanded(k Kind, i int, v string) error {
+	max, what := MaxTargetChars, "target"
+	switch {
+	case i == 0 && k == Type:
+		max, what = MaxTextChars, "text"
+	case i == 0:
+		max, what = MaxDescriptionChars, "text"
+	}
+	if n := utf8.RuneCountInString(v); n > max {
+		return fmt.Errorf("the step's %s is %d characters once its ${variables} are expanded, more than the limit of %d: use shorter variables", what, n, max)
+	}
+	return nil
 }
 
 // texts returns pointers to the step's fields that may hold ${name}.

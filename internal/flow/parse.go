@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -20,6 +21,9 @@ import (
 // the save_as names of earlier steps. The error lists every problem found,
 // each with its line and column.
 func Parse(text []byte, vars map[string]string) (*Flow, error) {
+	if err := checkSize(text, vars); err != nil {
+		return nil, err
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(text, &doc); err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrInvalid, syntaxError(text, err))
@@ -33,9 +37,50 @@ func Parse(text []byte, vars map[string]string) (*Flow, error) {
 	}
 	f := p.flow(doc.Content[0])
 	if len(p.errs) > 0 {
-		return nil, fmt.Errorf("%w:\n  %s", ErrInvalid, strings.Join(p.errs, "\n  "))
+		errs := p.errs
+		if len(errs) > maxErrors {
+			errs = append(errs[:maxErrors:maxErrors], fmt.Sprintf("... and %d more problems", len(p.errs)-maxErrors))
+		}
+		return nil, fmt.Errorf("%w:\n  %s", ErrInvalid, strings.Join(errs, "\n  "))
 	}
 	return f, nil
+}
+
+// Limits of a flow, each named in the error that refuses it.
+const (
+	// MaxBytes is the largest flow text.
+	MaxBytes = 1 << 20
+	// MaxSteps is the most steps a flow may have.
+	MaxSteps = 1000
+	// MaxVars is the most --var values a run may have; MaxVarChars the
+	// longest one.
+	MaxVars     = 256
+	MaxVarChars = MaxTextChars
+	// MaxTextChars is the longest text a step may type once its ${vars}
+	// are expanded (gui_type's cap); MaxDescriptionChars the longest
+	// act goal, assertion, condition or question (gui_execute_task's cap on
+	// a task), and MaxTargetChars the longest description of an element.
+	MaxTextChars        = 100_000
+	MaxDescriptionChars = 32 << 10
+	MaxTargetChars      = 4096
+	// maxErrors is how many problems an error lists.
+	maxErrors = 20
+)
+
+// checkSize refuses a flow or variables beyond the limits before parsing.
+func checkSize(text []byte, vars map[string]string) error {
+	if len(text) > MaxBytes {
+		return fmt.Errorf("%w: the flow is %d bytes, more than the limit of %d (1 MiB): split it into smaller flows", ErrInvalid, len(text), MaxBytes)
+	}
+	if len(vars) > MaxVars {
+		return fmt.Errorf("%w: %d variables, more than the limit of %d", ErrInvalid, len(vars), MaxVars)
+	}
+	for k, v := range vars {
+		if n := utf8.RuneCountInString(v); n > MaxVarChars {
+			return fmt.Errorf("%w: variable %s is %d characters, more than the limit of %d", ErrInvalid, k, n, MaxVarChars)
+		}
+	}
+	return nil
 }
 
 type parser struct {
@@ -84,6 +129,10 @@ func (p *parser) flow(n *yaml.Node) *Flow {
 			where = steps
 		}
 		p.errf(where, "steps must be a non-empty list of steps such as - click: the OK button")
+		return f
+	}
+	if n := len(steps.Content); n > MaxSteps {
+		p.errf(steps, "the flow has %d steps, more than the limit of %d: split it into smaller flows", n, MaxSteps)
 		return f
 	}
 	for i, sn := range steps.Content {
@@ -358,6 +407,9 @@ func (p *parser) boolean(n *yaml.Node, what string) bool {
 	return b
 }
 
+// countParses is called for each parse syntaxError makes (tests count them).
+var countParses = func() {}
+
 var yamlLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
 // syntaxError turns a YAML syntax error into "line L, column C: problem".
@@ -376,6 +428,7 @@ func syntaxError(text []byte, err error) string {
 		return err.Error()
 	}
 	same := func(prefix string) bool {
+		countParses()
 		var n yaml.Node
 		e := yaml.Unmarshal([]byte(prefix), &n)
 		return e != nil && e.Error() == err.Error()
@@ -385,11 +438,11 @@ func syntaxError(text []byte, err error) string {
 	if m[1] != "" {
 		line, _ = strconv.Atoi(m[1])
 	}
-	for l := 1; l <= len(lines); l++ {
-		if same(strings.Join(lines[:l], "\n")) {
-			line = l
-			break
-		}
+	// The first failing prefix is found by bisection (a prefix that fails
+	// with the error keeps failing with it as it grows), so a long flow costs
+	// a few dozen parses, not one per line.
+	if l := firstTrue(len(lines), func(l int) bool { return same(strings.Join(lines[:l], "\n")) }); l > 0 {
+		line = l
 	}
 	if line >= 1 && line <= len(lines) {
 		before := strings.Join(lines[:line-1], "\n")
@@ -398,11 +451,8 @@ func syntaxError(text []byte, err error) string {
 		}
 		l := lines[line-1]
 		col = len(l) - len(strings.TrimLeft(l, " \t")) + 1
-		for c := 1; c <= len(l); c++ {
-			if same(before + l[:c]) {
-				col = c
-				break
-			}
+		if c := firstTrue(len(l), func(c int) bool { return same(before + l[:c]) }); c > 0 {
+			col = c
 		}
 	}
 	hint := "fix the YAML syntax there"
@@ -410,4 +460,22 @@ func syntaxError(text []byte, err error) string {
 		hint += `; inside {...} put text that contains "?" in quotes`
 	}
 	return fmt.Sprintf("line %d, column %d: %s (%s)", line, col, m[2], hint)
+}
+
+// firstTrue is the smallest i in 1..n with ok(i), for ok false up to some
+// point and true from there on, or 0 when ok(n) is false.
+func firstTrue(n int, ok func(int) bool) int {
+	if n < 1 || !ok(n) {
+		return 0
+	}
+	lo, hi := 1, n // ok(hi) holds
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
 }

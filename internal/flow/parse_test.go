@@ -114,3 +114,56 @@ func TestExpand(t *testing.T) {
 		t.Errorf("missing variable: %v", err)
 	}
 }
+
+// TestFlowLimits: a flow's size, step count, variables and the size of its
+// texts once ${vars} are expanded are bounded, each refused with an error
+// that names the limit, and a long flow's syntax error is placed in a few
+// parses rather than one per line.
+func TestFlowLimits(t *testing.T) {
+	big := "name: x\nsteps:\n" + strings.Repeat("  - sleep: 0\n", MaxBytes/13+1)
+	if _, err := Parse([]byte(big), nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "more than the limit of 1048576") {
+		t.Errorf("a %d-byte flow: %v", len(big), err)
+	}
+	many := "name: x\nsteps:\n" + strings.Repeat("  - sleep: 0\n", MaxSteps+1)
+	if _, err := Parse([]byte(many), nil); err == nil || !strings.Contains(err.Error(), "1001 steps, more than the limit of 1000") {
+		t.Errorf("a flow of %d steps: %v", MaxSteps+1, err)
+	}
+	unknown := "name: x\nsteps:\n" + strings.Repeat("  - tap: a\n", 900)
+	if _, err := Parse([]byte(unknown), nil); err == nil || !strings.Contains(err.Error(), "... and 880 more problems") || len(err.Error()) > 8000 {
+		t.Errorf("900 unknown steps: an error of %d bytes: %.300v", len(err.Error()), err)
+	}
+	if _, err := Parse([]byte(issueFlow), map[string]string{"name": strings.Repeat("x", MaxVarChars+1)}); err == nil || !strings.Contains(err.Error(), "variable name is 100001 characters") {
+		t.Errorf("an oversized variable: %v", err)
+	}
+	// 20,000 lines with an error at the end are placed exactly.
+	long := "name: x\nsteps:\n" + strings.Repeat("  - sleep: 0\n", 20000) + "  - click: a\n   - click: b\n"
+	var parses int
+	countParses = func() { parses++ }
+	defer func() { countParses = func() {} }()
+	_, err := Parse([]byte(long), nil)
+	if err == nil || !strings.Contains(err.Error(), "line 20004, column 4:") {
+		t.Errorf("syntax error of a long flow: %v", err)
+	}
+	if parses > 64 {
+		t.Errorf("placing the syntax error took %d parses, want a bisection's few dozen", parses)
+	}
+}
+
+func TestExpandedTextsAreBounded(t *testing.T) {
+	for i, c := range []struct {
+		kind Kind
+		text string
+		ok   bool
+	}{
+		{Type, strings.Repeat("a", MaxTextChars), true},
+		{Type, strings.Repeat("a", MaxTextChars+1), false},
+		{Act, strings.Repeat("a", MaxDescriptionChars+1), false},
+	} {
+		if err := checkExpanded(c.kind, 0, c.text); (err == nil) != c.ok {
+			t.Errorf("case %d: %v", i, err)
+		}
+	}
+	if err := checkExpanded(Click, 1, strings.Repeat("a", MaxTargetChars+1)); err == nil || !strings.Contains(err.Error(), "target is 4097 characters") {
+		t.Errorf("an oversized target: %v", err)
+	}
+}

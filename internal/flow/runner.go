@@ -225,8 +225,11 @@ func (ru *run) step(st Step) StepResult {
 	sr := StepResult{Step: st.Index, Kind: st.Kind, Status: Passed}
 	x := st
 	var err error
-	for _, p := range x.texts() {
+	for i, p := range x.texts() {
 		if *p, err = Expand(*p, ru.vars); err != nil {
+			break
+		}
+		if err = checkExpanded(x.Kind, i, *p); err != nil {
 			break
 		}
 	}

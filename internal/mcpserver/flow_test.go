@@ -85,3 +85,17 @@ func TestRunFlowToolErrors(t *testing.T) {
 		t.Errorf("an invalid flow typed %q", e.desk.Typed())
 	}
 }
+
+// The README's sign-up flow (over 256 characters, the default cap of a
+// string argument) is accepted by gui_run_flow's schema; a flow over the
+// flow size limit is refused by it.
+func TestRunFlowAcceptsAFlowOfReadmeSize(t *testing.T) {
+	e, _, _ := flowEnv(t)
+	yaml := "name: sign-up\nsteps:\n" + strings.Repeat("  - sleep: 1   # a comment to make the flow longer than 256 characters\n", 6)
+	var res flow.Result
+	jsonOf(t, callTool(t, e.cs, "gui_run_flow", map[string]any{"yaml": yaml}), &res)
+	if res.Status != flow.Passed || len(res.Steps) != 6 {
+		t.Fatalf("a %d-character flow: %+v", len(yaml), res)
+	}
+	fails(t, e.cs, "gui_run_flow", map[string]any{"yaml": strings.Repeat("#", flow.MaxBytes+1)}, "yaml", "maxLength")
+}

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/guiagent/guiagent/internal/flow"
 )
 
 // Argument caps. Every string and array argument of every tool carries one in
@@ -40,6 +42,7 @@ const dataURLPrefix = 64
 var argCaps = map[string]map[string]int{
 	"gui_clipboard":    {"text": MaxClipboardChars},
 	"gui_execute_task": {"task": MaxTaskChars},
+	"gui_run_flow":     {"yaml": flow.MaxBytes},
 	"gui_find_image":   {"template": base64.StdEncoding.EncodedLen(MaxTemplateBytes) + dataURLPrefix},
 	"gui_type":         {"text": MaxTypeChars, "target": MaxDescriptionChars},
 	"gui_locate":       {"target": MaxDescriptionChars},
