@@ -159,8 +159,13 @@ func (ru *run) findActTarget(ca CachedAction, a action.Action) (*imaging.Shot, g
 		return nil, geom.ImagePoint{}, false
 	}
 	r := image.Rect(ca.FingerprintRect[0], ca.FingerprintRect[1], ca.FingerprintRect[2], ca.FingerprintRect[3])
+	if !image.Pt(int(a.At.X), int(a.At.Y)).In(r) { // the action must act where the fingerprint is verified
+		ru.r.o.Logger.Warn("flow cache action ignored: its point is not within its fingerprint", "at", fmt.Sprintf("%g,%g", a.At.X, a.At.Y), "fingerprint", r)
+		return nil, geom.ImagePoint{}, false
+	}
 	fp, err := decodeFingerprint(ca.Fingerprint, r)
 	if err != nil {
+		ru.r.o.Logger.Warn("flow cache action ignored", "error", err)
 		return nil, geom.ImagePoint{}, false
 	}
 	ru.settle()

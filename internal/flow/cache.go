@@ -188,9 +188,19 @@ func (c *Cache) Save(flowName string) error {
 	return nil
 }
 
-// fingerprint decodes the entry's fingerprint.
+// fingerprint decodes the entry's fingerprint. Replay acts on the entry's
+// box, so the box must lie within the fingerprint's place (on the screen):
+// a box edited to point elsewhere would be acted on unverified.
 func (e *CacheEntry) fingerprint() (fingerprint, error) {
 	r := image.Rect(e.FingerprintRect[0], e.FingerprintRect[1], e.FingerprintRect[2], e.FingerprintRect[3])
+	var w, h int
+	if _, err := fmt.Sscanf(e.DisplaySize, "%dx%d", &w, &h); err != nil {
+		return fingerprint{}, fmt.Errorf("display size %q is not WIDTHxHEIGHT", e.DisplaySize)
+	}
+	b := image.Rect(int(e.Box.X1), int(e.Box.Y1), int(e.Box.X2+0.999), int(e.Box.Y2+0.999)).Intersect(image.Rect(0, 0, w, h))
+	if b.Empty() || !b.In(r) {
+		return fingerprint{}, fmt.Errorf("box (%g,%g)-(%g,%g) is not within its fingerprint %v: replay would act where it did not verify", e.Box.X1, e.Box.Y1, e.Box.X2, e.Box.Y2, r)
+	}
 	return decodeFingerprint(e.Fingerprint, r)
 }
 

@@ -67,9 +67,14 @@ func decodeFingerprint(s string, r image.Rectangle) (fingerprint, error) {
 	if err != nil {
 		return fingerprint{}, fmt.Errorf("fingerprint is not base64: %w", err)
 	}
-	img, err := png.Decode(bytes.NewReader(b))
+	if r.Dx() <= 0 || r.Dy() <= 0 || r.Dx() > imaging.MaxDecodeSide || r.Dy() > imaging.MaxDecodeSide {
+		return fingerprint{}, fmt.Errorf("fingerprint place %v is not a crop of a screenshot", r)
+	}
+	// The header is read first: a PNG announcing more pixels than its place
+	// (a decompression bomb edited into the cache) is refused unallocated.
+	img, err := imaging.DecodeLimited(b, r.Dx(), r.Dy())
 	if err != nil {
-		return fingerprint{}, fmt.Errorf("fingerprint is not a PNG: %w", err)
+		return fingerprint{}, fmt.Errorf("fingerprint is not a PNG of its place %v: %w", r, err)
 	}
 	m := imaging.ToRGBA(img)
 	if m.Rect.Dx() != r.Dx() || m.Rect.Dy() != r.Dy() {

@@ -1,12 +1,17 @@
 package flow
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"image/color"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -276,4 +281,88 @@ func TestConfirmBeforeKeys(t *testing.T) {
 			t.Errorf("the refusal is not in the summary: %q", res.Summary)
 		}
 	}
+}
+
+// TestReplayActsOnlyWhereItVerified holds the flow cache's promise that
+// replay never acts blindly: a box edited away from its fingerprint, or a
+// fingerprint that is a decompression bomb, makes the step ask the model
+// (and click where the element really is) instead of acting on the cache.
+func TestReplayActsOnlyWhereItVerified(t *testing.T) {
+	for _, edit := range []struct {
+		name string
+		do   func(e *CacheEntry)
+	}{
+		{"box moved off its fingerprint", func(e *CacheEntry) { e.Box.X1, e.Box.X2 = e.Box.X1+600, e.Box.X2+600 }},
+		{"fingerprint a PNG bomb", func(e *CacheEntry) { e.Fingerprint = base64.StdEncoding.EncodeToString(pngBomb(31000, 31000)) }},
+	} {
+		t.Run(edit.name, func(t *testing.T) {
+			b := fakeDesk(t)
+			f := mustParse(t, "name: s\nsteps:\n  - click: the Submit button\n", nil)
+			path := filepath.Join(t.TempDir(), "s.cache.yaml")
+			r := fakeRunner(t, b, &flowtest.ColorSeer{}, nil, nil)
+			c, _ := OpenCache(path, ReadWrite)
+			if res := r.Run(context.Background(), f, nil, c); res.Status != Passed {
+				t.Fatalf("first run: %+v", res)
+			}
+			c, _ = OpenCache(path, ReadWrite)
+			edit.do(c.file.Entries[0])
+			c.dirty = true
+			if err := c.Save("s"); err != nil {
+				t.Fatal(err)
+			}
+			c, _ = OpenCache(path, ReadWrite)
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			res := r.Run(context.Background(), f, nil, c)
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			if res.Status != Passed || res.ModelCalls != 1 || res.Steps[0].Cache != CacheMiss {
+				t.Fatalf("replay of the edited cache: status %s, %d model calls, cache %q; want the model asked", res.Status, res.ModelCalls, res.Steps[0].Cache)
+			}
+			if ev := lastButtonDown(t, b); ev.At != (geom.GlobalPoint{X: 460, Y: 502}) {
+				t.Errorf("clicked at %v, want the Submit button's centre (460,502)", ev.At)
+			}
+			if grown := after.TotalAlloc - before.TotalAlloc; grown > 256<<20 {
+				t.Errorf("the replay allocated %d MB", grown>>20)
+			}
+		})
+	}
+}
+
+func lastButtonDown(t *testing.T, b *fake.Backend) fake.Event {
+	t.Helper()
+	var last *fake.Event
+	for _, ev := range b.Events() {
+		if ev.Op == fake.OpButtonDown {
+			last = &ev
+		}
+	}
+	if last == nil {
+		t.Fatal("no click")
+	}
+	return *last
+}
+
+// pngBomb is a PNG whose header announces w x h pixels and carries almost no
+// data.
+func pngBomb(w, h uint32) []byte {
+	var b bytes.Buffer
+	b.WriteString("\x89PNG\r\n\x1a\n")
+	chunk := func(typ string, data []byte) {
+		_ = binary.Write(&b, binary.BigEndian, uint32(len(data)))
+		crc := crc32.NewIEEE()
+		crc.Write([]byte(typ))
+		crc.Write(data)
+		b.WriteString(typ)
+		b.Write(data)
+		_ = binary.Write(&b, binary.BigEndian, crc.Sum32())
+	}
+	ihdr := make([]byte, 13)
+	binary.BigEndian.PutUint32(ihdr[0:], w)
+	binary.BigEndian.PutUint32(ihdr[4:], h)
+	ihdr[8], ihdr[9] = 8, 0 // 8-bit gray
+	chunk("IHDR", ihdr)
+	chunk("IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01})
+	chunk("IEND", nil)
+	return b.Bytes()
 }
