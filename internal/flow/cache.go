@@ -3,6 +3,7 @@ package flow
 import (
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"image"
 	"io/fs"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -48,10 +50,7 @@ func (s Strategy) writes() bool { return s == ReadWrite || s == WriteOnly }
 func CachePath(flowPath, flowName, dir string) string {
 	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(flowPath), ".yaml"), ".yml")
 	if flowPath == "" {
-		base = safeName.ReplaceAllString(strings.ToLower(flowName), "-")
-		if base == "" {
-			base = "flow"
-		}
+		base = cacheName(flowName)
 	}
 	if dir == "" {
 		dir = filepath.Dir(flowPath)
@@ -59,7 +58,31 @@ func CachePath(flowPath, flowName, dir string) string {
 	return filepath.Join(dir, base+".cache.yaml")
 }
 
-var safeName = regexp.MustCompile(`[^a-z0-9_.-]+`)
+// unsafeRun is a run of characters a cache file's name does not keep.
+var unsafeRun = regexp.MustCompile(`[^\p{L}\p{N}_.-]+`)
+
+// cacheName is the file name (without .cache.yaml) of a flow known only by
+// its name: its letters and digits in any script, lower-cased, other runs of
+// characters as "-"; a name with none gets "flow-" and a hash of the name, so
+// two such flows do not share a cache.
+func cacheName(flowName string) string {
+	base := strings.Trim(unsafeRun.ReplaceAllString(strings.ToLower(flowName), "-"), "-.")
+	sum := fmt.Sprintf("%08x", crc32.ChecksumIEEE([]byte(flowName)))
+	if base == "" {
+		return "flow-" + sum
+	}
+	if len(base) > maxCacheName { // file names are at most 255 bytes
+		cut := maxCacheName
+		for cut > 0 && !utf8.RuneStart(base[cut]) {
+			cut--
+		}
+		return base[:cut] + "-" + sum
+	}
+	return base
+}
+
+// maxCacheName is the longest flow name kept whole in a cache file's name.
+const maxCacheName = 120
 
 // CacheFile is the cache file's content: human-readable YAML.
 type CacheFile struct {
@@ -87,8 +110,31 @@ type CacheEntry struct {
 	Fingerprint string `yaml:"fingerprint,omitempty"`
 	// Actions are what an act step executed, in order (act steps only).
 	Actions []CachedAction `yaml:"actions,omitempty"`
-	Updated time.Time      `yaml:"updated"`
+	Updated CacheTime      `yaml:"updated"`
 }
+
+// CacheTime is when an entry was stored. It reads the timestamps other YAML
+// tools write when they re-save the file (PyYAML's "2026-12-01 21:17:10+00:00",
+// with a space and an offset) as well as RFC 3339, and writes RFC 3339.
+type CacheTime struct{ time.Time }
+
+// cacheTimeLayouts are the timestamp forms CacheTime reads.
+var cacheTimeLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999", "2006-01-02t15:04:05.999999999Z07:00", "2006-01-02"}
+
+// UnmarshalYAML reads any of cacheTimeLayouts.
+func (t *CacheTime) UnmarshalYAML(n *yaml.Node) error {
+	v := strings.TrimSpace(n.Value)
+	for _, layout := range cacheTimeLayouts {
+		if p, err := time.Parse(layout, v); err == nil {
+			t.Time = p.UTC()
+			return nil
+		}
+	}
+	return fmt.Errorf("line %d: updated %q is not a timestamp (use 2006-01-02T15:04:05Z)", n.Line, v)
+}
+
+// MarshalYAML writes RFC 3339.
+func (t CacheTime) MarshalYAML() (any, error) { return t.UTC(), nil }
 
 // Cache holds one flow's cache file in memory.
 type Cache struct {

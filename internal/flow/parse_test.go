@@ -2,6 +2,7 @@ package flow
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -165,5 +166,30 @@ func TestExpandedTextsAreBounded(t *testing.T) {
 	}
 	if err := checkExpanded(Click, 1, strings.Repeat("a", MaxTargetChars+1)); err == nil || !strings.Contains(err.Error(), "target is 4097 characters") {
 		t.Errorf("an oversized target: %v", err)
+	}
+}
+
+func TestCacheNamesKeepEveryScript(t *testing.T) {
+	names := map[string]string{}
+	for name, want := range map[string]string{
+		"Send It":       "send-it",
+		"注文を送る":         "注文を送る",
+		"Ünïcödé flow!": "ünïcödé-flow",
+		"заказ":         "заказ",
+		"!!!":           "",
+		"???":           "",
+	} {
+		got := strings.TrimSuffix(filepath.Base(CachePath("", name, "/c")), ".cache.yaml")
+		if want != "" && got != want {
+			t.Errorf("cache of %q is %q, want %q", name, got, want)
+		}
+		if other, ok := names[got]; ok {
+			t.Errorf("%q and %q share the cache %s", name, other, got)
+		}
+		names[got] = name
+	}
+	long := CachePath("", strings.Repeat("é", 300), "/c")
+	if n := len(filepath.Base(long)); n > 255 {
+		t.Errorf("a long name's cache file name is %d bytes", n)
 	}
 }

@@ -310,7 +310,7 @@ func (ru *run) act(st Step, sr *StepResult) error {
 	defer w.mu.Unlock()
 	if w.runID != "" && !w.unsafe {
 		ru.cache.store(&CacheEntry{Step: st.Index, Kind: Act, Description: st.Text, Model: ru.r.o.Model,
-			Actions: append(slices.Clone(done), w.actions...), Updated: time.Now().UTC().Truncate(time.Second)})
+			Actions: append(slices.Clone(done), w.actions...), Updated: CacheTime{time.Now().UTC().Truncate(time.Second)}})
 	}
 	return nil
 }

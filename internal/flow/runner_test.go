@@ -10,7 +10,9 @@ import (
 	"image/color"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -365,4 +367,34 @@ func pngBomb(w, h uint32) []byte {
 	chunk("IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01})
 	chunk("IEND", nil)
 	return b.Bytes()
+}
+
+// A cache re-saved by PyYAML (which writes its timestamps as
+// "2026-12-01 21:17:10+00:00") still opens and replays.
+func TestCacheResavedByPyYAMLReplays(t *testing.T) {
+	b := fakeDesk(t)
+	f := mustParse(t, "name: s\nsteps:\n  - click: the Submit button\n", nil)
+	path := filepath.Join(t.TempDir(), "s.cache.yaml")
+	r := fakeRunner(t, b, &flowtest.ColorSeer{}, nil, nil)
+	c, _ := OpenCache(path, ReadWrite)
+	if res := r.Run(context.Background(), f, nil, c); res.Status != Passed {
+		t.Fatalf("first run: %+v", res)
+	}
+	py := exec.Command("/usr/bin/python3", "-c", `import sys, yaml
+p = sys.argv[1]
+d = yaml.safe_load(open(p))
+open(p, "w").write(yaml.safe_dump(d, allow_unicode=True))`, path)
+	if out, err := py.CombinedOutput(); err != nil {
+		t.Fatalf("PyYAML (python3-yaml, in scripts/debian-packages.sh) re-saving the cache: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(path); !regexp.MustCompile(`updated: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\+00:00`).Match(b) {
+		t.Fatalf("PyYAML did not write its timestamp form:\n%s", b)
+	}
+	c, err := OpenCache(path, ReadWrite)
+	if err != nil {
+		t.Fatalf("a cache re-saved by PyYAML: %v", err)
+	}
+	if res := r.Run(context.Background(), f, nil, c); res.ModelCalls != 0 || res.Steps[0].Cache != CacheHit {
+		t.Errorf("replay of the re-saved cache: %d model calls, cache %q", res.ModelCalls, res.Steps[0].Cache)
+	}
 }

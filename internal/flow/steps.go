@@ -133,7 +133,7 @@ func (ru *run) remember(st Step, role, desc string, shot *imaging.Shot, box visi
 	ru.cache.store(&CacheEntry{
 		Step: st.Index, Kind: st.Kind, Role: role, Description: desc, DisplaySize: sizeString(sz.W, sz.H),
 		Model: ru.r.o.Model, Box: box, FingerprintRect: [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y},
-		Fingerprint: fp.encode(), Updated: time.Now().UTC().Truncate(time.Second),
+		Fingerprint: fp.encode(), Updated: CacheTime{time.Now().UTC().Truncate(time.Second)},
 	})
 }
 

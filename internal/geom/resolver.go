@@ -14,6 +14,11 @@ var ErrOffDisplay = errors.New("point is off every display")
 // onto the display instead of rejecting it.
 const AnyDistance = -1.0
 
+// MaxCoordinate bounds every coordinate ResolveIn reads, in any space: far
+// beyond any desktop, and small enough that rounding to a pixel cannot
+// overflow.
+const MaxCoordinate = 1_000_000
+
 // ResolveIn is the resolver: it maps a point given as named x and y in space sp
 // to a global pixel. It is the one function through which every caller (the MCP
 // tools, the agent's actions) turns a point into a place for input.
@@ -29,6 +34,9 @@ const AnyDistance = -1.0
 func ResolveIn(sp Space, x, y float64, f Frame, ds []Display, slack float64) (Resolved, error) {
 	if !finite(x) || !finite(y) {
 		return Resolved{}, fmt.Errorf("%w: coordinates (%v,%v) are not finite numbers", ErrOutside, x, y)
+	}
+	if math.Abs(x) > MaxCoordinate || math.Abs(y) > MaxCoordinate {
+		return Resolved{}, fmt.Errorf("%w: coordinates (%g,%g) are far off any screen (at most %g either way in any space)", ErrOffDisplay, x, y, float64(MaxCoordinate))
 	}
 	if !sp.Valid() {
 		return Resolved{}, fmt.Errorf("unknown coordinate space %q", sp)

@@ -97,3 +97,15 @@ func TestZoomRegion(t *testing.T) {
 		t.Fatalf("too small: %v", err)
 	}
 }
+
+// A huge coordinate is refused naming the numbers given, in every space
+// (1e308 in screen space used to print as -9223372036854775808).
+func TestResolveInRefusesHugeCoordinates(t *testing.T) {
+	f := Frame{ID: "f1", Display: Display{ID: "0", Bounds: Rect{W: 640, H: 480}, Scale: 1}, Region: Rect{W: 640, H: 480}, Content: Size{W: 640, H: 480}}
+	for _, sp := range []Space{SpaceScreen, SpaceImage, "normalized-1000"} {
+		_, err := ResolveIn(sp, 1e308, 5, f, []Display{f.Display}, 0)
+		if err == nil || !strings.Contains(err.Error(), "(1e+308,5) are far off any screen") || strings.Contains(err.Error(), "922337") {
+			t.Errorf("space %s: %v", sp, err)
+		}
+	}
+}
