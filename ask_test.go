@@ -2,9 +2,13 @@ package guiagent_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent"
 	"github.com/guiagent/guiagent/internal/action"
@@ -68,5 +72,51 @@ func TestAskSettingsLoad(t *testing.T) {
 	}
 	if len(o.ConfirmHotkeys) != 2 || o.ConfirmHotkeys[1] != "ctrl+shift+delete" || o.AskTimeout != 42*time.Second {
 		t.Fatalf("options: confirm %q, ask timeout %v", o.ConfirmHotkeys, o.AskTimeout)
+	}
+}
+
+// TestNoDashboardUntilTheHandlerServes: an Agent served over stdio (or any
+// transport but its Handler) has no dashboard to answer questions, so
+// gui://status says so and a question fails at once instead of waiting out
+// the ask timeout; once the Handler serves a request, the dashboard counts.
+func TestNoDashboardUntilTheHandlerServes(t *testing.T) {
+	ctx := context.Background()
+	a, err := guiagent.New(ctx, guiagent.Options{
+		VirtualDisplay: guiagent.Size{Width: 800, Height: 600}, AlwaysVirtualDisplay: true, RunsDir: t.TempDir(), Log: io.Discard,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	serverSide, clientSide := mcp.NewInMemoryTransports()
+	if _, err := a.MCPServer().Connect(ctx, serverSide, nil); err != nil {
+		t.Fatal(err)
+	}
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "host"}, nil).Connect(ctx, clientSide, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	dashboard := func() bool {
+		res, err := session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "gui://status"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Questions struct {
+				Dashboard bool `json:"dashboard"`
+			} `json:"questions"`
+		}
+		if err := json.Unmarshal([]byte(res.Contents[0].Text), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Questions.Dashboard
+	}
+	if dashboard() {
+		t.Error("gui://status says a dashboard is served, but only the MCP server is")
+	}
+	a.Handler().ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/healthz", nil))
+	if !dashboard() {
+		t.Error("gui://status says no dashboard after the Handler served a request")
 	}
 }

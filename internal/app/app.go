@@ -345,13 +345,24 @@ func (a *App) ServeStdio(ctx context.Context) error { return a.server.ServeStdio
 // dashboard (and the settings API) mounted at "/".
 func (a *App) HTTPOptions() mcpserver.HTTPOptions {
 	c := a.Config()
-	a.questions.SetDashboard(true) // served with the dashboard, which answers questions
 	return mcpserver.HTTPOptions{Addr: c.HTTPAddr, Token: a.token, AllowRemote: c.AllowRemote, Dashboard: a.Dashboard(),
 		Metrics: a.metrics.Handler(), MetricsPublic: c.MetricsPublic}
 }
 
 // Handler is the HTTP handler: /mcp, the dashboard and the settings API.
-func (a *App) Handler() (http.Handler, error) { return a.server.NewHTTPHandler(a.HTTPOptions()) }
+// Building it serves nothing: the dashboard counts as served (a place where
+// questions can be answered) from the first request the handler gets.
+func (a *App) Handler() (http.Handler, error) {
+	h, err := a.server.NewHTTPHandler(a.HTTPOptions())
+	if err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { a.questions.SetDashboard(true) })
+		h.ServeHTTP(w, r)
+	}), nil
+}
 
 // ListenAndServe serves HTTP on the configured address until ctx ends;
 // onListen gets the bound address first, and an error from it stops the server.

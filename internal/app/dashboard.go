@@ -80,6 +80,7 @@ func (a *App) listening(onListen func(net.Addr) error) func(net.Addr) error {
 	return func(addr net.Addr) error {
 		f := func() string { _, login := a.LoginURL(addr); return login }
 		a.link.mint.Store(&f)
+		a.questions.SetDashboard(true) // listening: the dashboard answers questions
 		if onListen != nil {
 			return onListen(addr)
 		}
