@@ -201,7 +201,7 @@ type Server struct {
 	started time.Time
 	frames  *frameStore
 	frameN  atomic.Uint64
-	watched sync.Map // *mcp.ServerSession -> struct{}: sessions whose end is awaited
+	watched sync.Map // *mcp.ServerSession -> *sync.Once of its endSession: sessions whose end is awaited
 	jobs    jobTable // tool calls waiting for a client's retry with an answer (rounds.go)
 	// localIDs names sessions whose transport gives no id (stdio): *mcp.ServerSession -> string.
 	localIDs sync.Map
@@ -445,6 +445,7 @@ func (s *Server) serveStdio(ctx context.Context, stdin io.ReadCloser, stdout io.
 	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
+	defer s.flushSession(ss) // the last calls are recorded before serve exits
 	select {
 	case <-ctx.Done():
 		_ = ss.Close()
@@ -511,11 +512,23 @@ func (s *Server) watchSession(ss *mcp.ServerSession) {
 	if ss == nil {
 		return
 	}
-	if _, seen := s.watched.LoadOrStore(ss, struct{}{}); seen {
+	if _, seen := s.watched.LoadOrStore(ss, &sync.Once{}); seen {
 		return
 	}
 	go func() {
 		_ = ss.Wait()
+		s.endSession(ss)
+	}()
+}
+
+// endSession forgets an ended session and closes its run record (writing its
+// calls and report), once; a second caller waits for the first to finish.
+func (s *Server) endSession(ss *mcp.ServerSession) {
+	once, ok := s.watched.Load(ss)
+	if !ok {
+		return
+	}
+	once.(*sync.Once).Do(func() {
 		s.jobs.cancelSession(ss)
 		s.frames.forget(ss)
 		if s.opts.Records != nil {
@@ -527,7 +540,23 @@ func (s *Server) watchSession(ss *mcp.ServerSession) {
 		}
 		s.localIDs.Delete(ss)
 		s.watched.Delete(ss)
-	}()
+	})
+}
+
+// StdioFlush bounds how long a stdio server, once its client has gone,
+// waits for the session's record (its last calls and report) to be written.
+const StdioFlush = 5 * time.Second
+
+// flushSession closes ss's record before the process may exit, waiting at
+// most StdioFlush.
+func (s *Server) flushSession(ss *mcp.ServerSession) {
+	done := make(chan struct{})
+	go func() { s.endSession(ss); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(StdioFlush):
+		s.log.Warn("the session record was not written in time; its last calls may be missing", "after", StdioFlush)
+	}
 }
 
 func (s *Server) nextFrameID() string { return fmt.Sprintf("f%d", s.frameN.Add(1)) }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/guiagent/guiagent/internal/desktop/fake"
+	"github.com/guiagent/guiagent/internal/trace"
 )
 
 // stdioPeer is a client on the two ends of a pipe served by serveStdio.
@@ -23,9 +25,14 @@ type stdioPeer struct {
 	done  chan error
 }
 
-func startStdioPeer(t *testing.T, protocol string) *stdioPeer {
+func startStdioPeer(t *testing.T, protocol string, opts ...Options) *stdioPeer {
 	t.Helper()
-	srv, err := New(Options{Screen: fake.New(fake.Options{}), Logger: slog.New(slog.DiscardHandler)})
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	o.Screen, o.Logger = fake.New(fake.Options{}), slog.New(slog.DiscardHandler)
+	srv, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,4 +175,35 @@ func FuzzMessageVetter(f *testing.F) {
 			}
 		}
 	})
+}
+
+
+// TestStdioRecordsEveryCallBeforeItEnds: a client that closes stdin right
+// after its last answer (as the TypeScript SDK's client does) finds all its
+// calls in the session record, and the record finished, by the time the
+// stdio server returns and the process would exit.
+func TestStdioRecordsEveryCallBeforeItEnds(t *testing.T) {
+	store := trace.NewStore(trace.Options{Dir: t.TempDir()})
+	defer store.Close()
+	p := startStdioPeer(t, "2025-06-18", Options{Records: func(id string) ToolRecorder { return store.Session(id) }})
+	calls := []string{
+		`{"name":"gui_screenshot","arguments":{}}`, `{"name":"gui_screenshot","arguments":{}}`, `{"name":"gui_screenshot","arguments":{}}`,
+		`{"name":"gui_click","arguments":{"x":10,"y":10}}`, `{"name":"gui_click","arguments":{"x":99999,"y":10}}`,
+		`{"name":"gui_hotkey","arguments":{"keys":["alt","f4"]}}`,
+	}
+	for i, c := range calls {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, 10+i, c))
+		p.expect(fmt.Sprintf(`"id":%d,"result"`, 10+i))
+	}
+	p.in.Close()
+	if err := <-p.done; err != nil {
+		t.Fatal(err)
+	}
+	runs, err := store.List()
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+	if runs[0].Status != trace.StatusRecorded || runs[0].Steps != len(calls) {
+		t.Errorf("the session record is %q with %d calls when serve returns, want %q with %d", runs[0].Status, runs[0].Steps, trace.StatusRecorded, len(calls))
+	}
 }
