@@ -177,7 +177,6 @@ func FuzzMessageVetter(f *testing.F) {
 	})
 }
 
-
 // TestStdioRecordsEveryCallBeforeItEnds: a client that closes stdin right
 // after its last answer (as the TypeScript SDK's client does) finds all its
 // calls in the session record, and the record finished, by the time the
