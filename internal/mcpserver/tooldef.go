@@ -269,4 +269,3 @@ func between(s *jsonschema.Schema, name string, lo, hi float64) {
 	p := prop(s, name)
 	p.Minimum, p.Maximum = &lo, &hi
 }
-

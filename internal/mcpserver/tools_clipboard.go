@@ -50,4 +50,3 @@ func (s *Server) clipboardTool() toolDef {
 			return nil, fmt.Errorf("unknown clipboard action %q: use get or set", in.Action)
 		})
 }
-

@@ -170,4 +170,3 @@ func (s *Server) waitTool() toolDef {
 			return textResult("waited %d ms%s", d.Milliseconds(), capped), nil
 		})
 }
-

@@ -199,7 +199,9 @@ type Result struct {
 }
 
 // Traces are Prep followed by Trace.
-func (r Result) Traces() []action.Trace { return append(append([]action.Trace(nil), r.Prep...), r.Trace) }
+func (r Result) Traces() []action.Trace {
+	return append(append([]action.Trace(nil), r.Prep...), r.Trace)
+}
 
 // Executed reports whether the action ran (ok or failed while running),
 // rather than being refused or impossible.
