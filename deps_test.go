@@ -3,6 +3,7 @@ package guiagent_test
 import (
 	"go/ast"
 	"go/parser"
+	"go/printer"
 	"go/token"
 	"io/fs"
 	"os/exec"
@@ -173,7 +174,8 @@ var layers = [][]string{
 		"internal/llm", "internal/sampleapp", "internal/trace/browsertest", "internal/config", "internal/ask"},
 	// 3: implementations: backends and the platform that picks one, model
 	// providers and their scripted fakes.
-	{"internal/backend/", "internal/platform", "internal/llm/", "internal/vision"},
+	// The action executor, which every front end performs input through.
+	{"internal/backend/", "internal/platform", "internal/llm/", "internal/vision", "internal/operate"},
 	// 4: the task loop.
 	{"internal/agent"},
 	// 5: run records of tasks and MCP sessions; flows, which run steps and
@@ -270,6 +272,61 @@ func TestMCPServerUsesAgentOnlyForTasks(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// inputActions are desktop.Input's action methods: only internal/operate
+// (and what it builds on) calls them.
+var inputActions = map[string]bool{"Click": true, "Move": true, "MouseDown": true, "MouseUp": true, "Drag": true,
+	"Scroll": true, "Hotkey": true, "PressKey": true, "KeyDown": true, "KeyUp": true, "Type": true}
+
+// TestOnlyTheExecutorDrivesInput: the four front ends (the agent loop,
+// flows, the MCP tools, the public Go API) perform input through
+// operate.Executor, never by calling desktop.Input's actions themselves, so
+// the key policy, confirmations, waits and the release ledger are the same
+// on every path.
+func TestOnlyTheExecutorDrivesInput(t *testing.T) {
+	fset := token.NewFileSet()
+	inOperate := 0 // the executor's own calls: proof that the check recognises one
+	for _, dir := range []string{"internal/operate", "internal/agent", "internal/flow", "internal/mcpserver", "internal/app", "."} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || !inputActions[sel.Sel.Name] {
+					return true
+				}
+				var recv strings.Builder
+				_ = printer.Fprint(&recv, fset, sel.X)
+				r := recv.String()
+				direct := strings.HasSuffix(r, "nput") || strings.HasSuffix(r, "nput()") || r == "in" || strings.HasSuffix(r, ".in")
+				switch {
+				case !direct:
+				case dir == "internal/operate":
+					inOperate++
+				default:
+					t.Errorf("%s: %s.%s drives desktop.Input directly: perform the action through operate.Executor.Do", fset.Position(sel.Pos()), r, sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+	if inOperate < 5 {
+		t.Fatalf("the check saw %d of the executor's own calls of desktop.Input: it does not recognise one", inOperate)
 	}
 }
 

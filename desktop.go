@@ -16,6 +16,7 @@ import (
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/operate"
 	"github.com/guiagent/guiagent/internal/safety"
 )
 
@@ -273,7 +274,7 @@ func (a *Agent) Move(ctx context.Context, p Point) (err error) {
 	if err != nil {
 		return err
 	}
-	return a.app.Input().Move(ctx, g)
+	return a.do(ctx, "Move", action.Action{Kind: action.Move}, &g, nil)
 }
 
 // Click moves to p and clicks.
@@ -290,7 +291,7 @@ func (a *Agent) Click(ctx context.Context, p Point, o ClickOptions) (err error) 
 	if count < 1 || count > action.MaxClicks {
 		return fmt.Errorf("guiagent: click count %d: want 1, 2 or 3", o.Count)
 	}
-	mods, err := a.keys(o.Modifiers, false)
+	mods, err := a.keys(o.Modifiers)
 	if err != nil {
 		return err
 	}
@@ -298,7 +299,7 @@ func (a *Agent) Click(ctx context.Context, p Point, o ClickOptions) (err error) 
 	if err != nil {
 		return err
 	}
-	return a.app.Input().Click(ctx, &g, b, count, mods)
+	return a.do(ctx, "Click", action.Action{Kind: action.Click, Button: b, Count: count, Keys: mods}, &g, nil)
 }
 
 // MouseDown moves to p and presses the button ("" is left), leaving it held
@@ -313,7 +314,7 @@ func (a *Agent) MouseDown(ctx context.Context, p Point, b Button) (err error) {
 	if err != nil {
 		return err
 	}
-	return a.app.Input().MouseDown(ctx, &g, db)
+	return a.do(ctx, "MouseDown", action.Action{Kind: action.MouseDown, Button: db}, &g, nil)
 }
 
 // MouseUp moves to p and releases the button ("" is left).
@@ -327,7 +328,7 @@ func (a *Agent) MouseUp(ctx context.Context, p Point, b Button) (err error) {
 	if err != nil {
 		return err
 	}
-	return a.app.Input().MouseUp(ctx, &g, db)
+	return a.do(ctx, "MouseUp", action.Action{Kind: action.MouseUp, Button: db}, &g, nil)
 }
 
 // Drag presses the left button at from, moves to to and releases it.
@@ -341,7 +342,7 @@ func (a *Agent) Drag(ctx context.Context, from, to Point) (err error) {
 	if err != nil {
 		return err
 	}
-	return a.app.Input().Drag(ctx, f, nil, t, desktop.Left)
+	return a.do(ctx, "Drag", action.Action{Kind: action.Drag, Button: desktop.Left}, &f, &t)
 }
 
 // Direction is a scroll direction.
@@ -369,27 +370,29 @@ func (a *Agent) Scroll(ctx context.Context, p Point, direction Direction, notche
 	if err != nil {
 		return err
 	}
-	return a.app.Input().Scroll(ctx, &g, d, notches, nil)
+	return a.do(ctx, "Scroll", action.Action{Kind: action.Scroll, Direction: d, Amount: notches}, &g, nil)
 }
 
 // Type enters text exactly, whatever the keyboard layout.
 func (a *Agent) Type(ctx context.Context, text string) (err error) {
 	defer a.audit("type", map[string]any{"text": text}, time.Now(), &err)
-	return a.app.Input().Type(ctx, text)
+	return a.do(ctx, "Type", action.Action{Kind: action.TypeText, Text: text}, nil, nil)
 }
 
 // Hotkey presses keys together, e.g. Hotkey(ctx, "ctrl", "s"), and releases
-// them. Combinations the hotkey policy blocks are refused with an error.
+// them. Combinations the hotkey policy blocks are refused with an error; one
+// that GUI_AGENT_CONFIRM_HOTKEYS lists is pressed only after a person says
+// yes on the dashboard (WithAsk answers tasks' questions, not these).
 func (a *Agent) Hotkey(ctx context.Context, keys ...string) (err error) {
 	defer a.audit("hotkey", map[string]any{"keys": keys}, time.Now(), &err)
 	if len(keys) == 0 {
 		return errors.New(`guiagent: Hotkey needs at least one key, e.g. Hotkey(ctx, "ctrl", "s")`)
 	}
-	ks, err := a.keys(keys, true)
+	ks, err := a.keys(keys)
 	if err != nil {
 		return err
 	}
-	return a.app.Input().Hotkey(ctx, ks)
+	return a.do(ctx, "Hotkey", action.Action{Kind: action.KeyPress, Keys: ks}, nil, nil)
 }
 
 // PressKey taps key (such as "enter", "tab", "f5") repeat times (1-100).
@@ -398,11 +401,11 @@ func (a *Agent) PressKey(ctx context.Context, key string, repeat int) (err error
 	if repeat < 1 || repeat > action.MaxKeyRepeat {
 		return fmt.Errorf("guiagent: key repeat %d: want 1 to %d", repeat, action.MaxKeyRepeat)
 	}
-	ks, err := a.keys([]string{key}, true)
+	ks, err := a.keys([]string{key})
 	if err != nil {
 		return err
 	}
-	return a.app.Input().PressKey(ctx, ks[0], repeat, nil)
+	return a.do(ctx, "PressKey", action.Action{Kind: action.KeyPress, Keys: ks[:1], Amount: repeat}, nil, nil)
 }
 
 // ReadClipboard returns the clipboard's text.
@@ -434,8 +437,8 @@ func (a *Agent) audit(name string, args map[string]any, start time.Time, err *er
 	a.app.Audit().Record(e, args)
 }
 
-// keys parses key names; a combination (checked) goes through the hotkey policy.
-func (a *Agent) keys(names []string, checked bool) ([]desktop.Key, error) {
+// keys parses key names (the executor checks them against the hotkey policy).
+func (a *Agent) keys(names []string) ([]desktop.Key, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -443,12 +446,28 @@ func (a *Agent) keys(names []string, checked bool) ([]desktop.Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("guiagent: keys %s: %w", strings.Join(names, "+"), err)
 	}
-	if checked {
-		if err := a.app.Keys().Check(ks); err != nil {
-			return nil, fmt.Errorf("guiagent: %w", err)
-		}
-	}
 	return ks, nil
+}
+
+// do performs one action at the resolved points through the executor the
+// MCP tools, tasks and flows use too: the hotkey policy,
+// GUI_AGENT_CONFIRM_HOTKEYS (asked on the dashboard), the release ledger.
+// A refusal says "guiagent:"; an input error is returned as it is.
+func (a *Agent) do(ctx context.Context, method string, act action.Action, at, to *geom.GlobalPoint) error {
+	op := operate.Op{Action: act, Who: "A Go call (" + method + ")"}
+	if at != nil {
+		op.At = &operate.Place{Global: *at}
+	}
+	if to != nil {
+		op.To = &operate.Place{Global: *to}
+	}
+	_, err := a.app.Exec().Do(ctx, op)
+	var pe *operate.PolicyError
+	var re *operate.RefusedError
+	if errors.As(err, &pe) || errors.As(err, &re) {
+		return fmt.Errorf("guiagent: %w", err)
+	}
+	return err
 }
 
 // CursorPosition is where the pointer is, as a screen point.

@@ -221,6 +221,10 @@ type Trace struct {
 	// ImageTo and GlobalTo are the same for To (a drag's end, a zoom's corner).
 	ImageTo  *geom.ImagePoint  `json:"image_to,omitempty"`
 	GlobalTo *geom.GlobalPoint `json:"global_to,omitempty"`
+	// LocatedBy says how a point named by a target was found ("vision",
+	// "grounding", "cache"; later "ref", "accessibility", "ocr"); empty for
+	// coordinates the caller gave.
+	LocatedBy string `json:"located_by,omitempty"`
 	// Answer is a person's answer to an ask_user (for a secret, only its
 	// length: "<typed N chars>"); AnsweredBy names the channel it came from
 	// ("client" for MCP elicitation, "dashboard").

@@ -10,6 +10,7 @@ import (
 	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/operate"
 )
 
 // DefaultAskTimeout bounds the wait for one answer when Options.AskTimeout is zero.
@@ -49,7 +50,7 @@ func (ru *run) askUser(step int, p *planned) (halt *ending) {
 	text := ans.Value
 	if a.Secret {
 		p.trace.Answer = ask.Masked(ans.Value)
-		if err := ru.o.Input.Type(ru.ctx, ans.Value); err != nil {
+		if _, err := ru.o.Executor.Do(ru.ctx, operate.Op{Action: action.Action{Kind: action.TypeText, Text: ans.Value}}); err != nil {
 			p.trace.Error = "typing the answer failed: " + err.Error()
 			return &ending{status: Failed, summary: "typing the user's secret answer into the focused field failed: " + err.Error()}
 		}
@@ -65,14 +66,9 @@ func (ru *run) askUser(step int, p *planned) (halt *ending) {
 // pressed. asked is the question as an ask_user trace of the step (nil when
 // none was needed); refused is an error for the action when they say no;
 // halt ends the run when nobody answers.
-func (ru *run) confirmKeys(step int, keys []desktop.Key) (asked *action.Trace, halt *ending, refused error) {
-	if ru.o.Confirm == nil || len(keys) == 0 {
-		return nil, nil, nil
-	}
-	combo, ok := ru.o.Confirm.NeedsConfirm(keys)
-	if !ok {
-		return nil, nil, nil
-	}
+// The executor calls it (operate.Op.Confirm) for keys its key policy lists
+// as combo.
+func (ru *run) confirmKeys(step int, keys []desktop.Key, combo string) (asked *action.Trace, halt *ending, refused error) {
 	text := ask.KeysQuestion("The agent", desktop.ComboString(keys), combo).Text
 	q := ru.question(step, text, action.AskConfirm, nil, false)
 	start := time.Now()

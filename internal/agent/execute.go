@@ -12,6 +12,7 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/operate"
 )
 
 // planned is one action of a decision, resolved against the step's screenshot.
@@ -24,15 +25,6 @@ type planned struct {
 	// not executed and the rest of the batch is skipped.
 	err error
 }
-
-// policyError is a key combination refused by the key policy.
-type policyError struct{ err error }
-
-func (e *policyError) Error() string { return e.err.Error() }
-func (e *policyError) Unwrap() error { return e.err }
-
-// errInterrupted ends a wait or hold early; stopEnding says why.
-var errInterrupted = errors.New("interrupted")
 
 // frames are the two frames a step's points are read over: the one the model
 // says it saw (its declared image size, or the image sent) and the one sent.
@@ -67,6 +59,7 @@ func (ru *run) resolve(d *llm.Decision, shot *imaging.Shot, img llm.Image) []pla
 			switch {
 			case ok:
 				a.At, atFrame = &g, fs.sent
+				p.trace.LocatedBy = operate.ByGrounding
 			case groundErr != nil:
 				p.err = groundErr
 				continue
@@ -216,7 +209,7 @@ func (ru *run) executePlan(step int, plan []planned) (acts []action.Trace, halt 
 		if e := ru.stopEnding(); e != nil {
 			return acts, e, failed
 		}
-		var pe *policyError
+		var pe *operate.PolicyError
 		switch {
 		case errors.As(err, &pe):
 			return acts, &ending{status: Blocked, blockReason: ReasonPolicy,
@@ -224,7 +217,7 @@ func (ru *run) executePlan(step int, plan []planned) (acts []action.Trace, halt 
 				next:    "press the combination yourself if it is intended, or allow it in the key policy configuration"}, failed
 		case errors.Is(err, desktop.ErrUnsupported):
 			return acts, &ending{status: Failed, summary: "the desktop backend cannot do this: " + err.Error()}, failed
-		case errors.Is(err, errInterrupted), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		case errors.Is(err, operate.ErrInterrupted), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 			return acts, &ending{status: Cancelled, summary: "interrupted: " + err.Error()}, failed
 		}
 		return acts, nil, failed + "; the remaining actions were skipped"
@@ -238,128 +231,53 @@ func (ru *run) actionDone(step int, t action.Trace) action.Trace {
 	return t
 }
 
-// checkKeys checks keys against the key policy.
-func (ru *run) checkKeys(keys []desktop.Key) error {
-	if ru.o.Policy != nil && len(keys) > 0 {
-		if err := ru.o.Policy.Check(keys); err != nil {
-			return &policyError{err}
-		}
-	}
-	return nil
-}
-
 // performOrAsk executes one resolved action: an ask_user puts its question to
-// the person, a combination that needs confirming is confirmed first (asked
-// is that confirmation's trace), and the rest go to perform. halt ends the
-// run when a question got no answer.
+// the person, a zoom captures its region, and the rest go to the executor,
+// which checks the key policy and has a combination that needs confirming
+// confirmed first through confirmKeys (asked is that confirmation's trace).
+// halt ends the run when a question got no answer.
 func (ru *run) performOrAsk(step int, p *planned) (asked *action.Trace, halt *ending, err error) {
 	a := p.trace.Action
-	if a.Kind == action.AskUser {
-		return nil, ru.askUser(step, p), nil
-	}
-	if err := ru.checkKeys(a.Keys); err != nil {
-		return nil, nil, err
-	}
-	asked, halt, refused := ru.confirmKeys(step, a.Keys)
-	if refused != nil || halt != nil {
-		return asked, halt, refused
-	}
-	return asked, nil, ru.perform(step, p)
-}
-
-// perform executes one resolved action through Input.
-func (ru *run) perform(step int, p *planned) error {
-	in, ctx, a := ru.o.Input, ru.ctx, p.trace.Action
-	if err := ru.checkKeys(a.Keys); err != nil {
-		return err
-	}
-	btn := a.ButtonOrLeft()
 	switch a.Kind {
-	case action.Click, action.DoubleClick, action.TripleClick:
-		return in.Click(ctx, p.at, btn, a.Clicks(), a.Keys)
-	case action.Move:
-		if p.at == nil {
-			return errors.New("move needs a position")
-		}
-		return in.Move(ctx, *p.at)
-	case action.Drag:
-		if p.at == nil || p.to == nil {
-			return errors.New("drag needs a start and an end position")
-		}
-		return in.Drag(ctx, *p.at, p.path, *p.to, btn)
-	case action.Scroll:
-		return in.Scroll(ctx, p.at, a.Direction, a.Notches(), a.Keys)
-	case action.TypeText:
-		return in.Type(ctx, a.Text)
-	case action.KeyPress:
-		return ru.pressKeys(a.Keys, a.Repeats())
-	case action.HoldKey:
-		return ru.holdKeys(a.Keys, a.Duration)
-	case action.MouseDown:
-		return in.MouseDown(ctx, p.at, btn)
-	case action.MouseUp:
-		return in.MouseUp(ctx, p.at, btn)
-	case action.Wait:
-		return ru.pause(a.WaitFor(ru.o.MaxWaitAction))
+	case action.AskUser:
+		return nil, ru.askUser(step, p), nil
 	case action.Zoom:
-		return ru.zoom(step, p)
+		return nil, nil, ru.zoom(step, p)
 	}
-	return fmt.Errorf("action %q is not supported", a.Kind)
+	op := operate.Op{Action: a, At: placeOf(p.at, p.trace.Image, p.trace.LocatedBy), To: placeOf(p.to, p.trace.ImageTo, ""),
+		Who: "The agent", Stop: ru.stopErr,
+		Confirm: func(_ context.Context, keys []desktop.Key, combo string) error {
+			var refused error
+			asked, halt, refused = ru.confirmKeys(step, keys, combo)
+			if halt != nil {
+				return errors.New(halt.summary)
+			}
+			return refused
+		}}
+	for _, g := range p.path {
+		op.Path = append(op.Path, operate.Place{Global: g})
+	}
+	_, err = ru.o.Executor.Do(ru.ctx, op)
+	if halt != nil {
+		return asked, halt, nil
+	}
+	return asked, nil, err
 }
 
-// pressKeys presses a combination repeat times: the last key with the others
-// held, or (all modifiers) the whole combination as a hotkey.
-func (ru *run) pressKeys(keys []desktop.Key, repeat int) error {
-	in, ctx := ru.o.Input, ru.ctx
-	last := keys[len(keys)-1]
-	if !last.IsModifier() {
-		return in.PressKey(ctx, last, repeat, keys[:len(keys)-1])
+// placeOf is a resolved point as the executor takes it (nil for none).
+func placeOf(g *geom.GlobalPoint, img *geom.ImagePoint, by string) *operate.Place {
+	if g == nil {
+		return nil
 	}
-	for range repeat {
-		if err := in.Hotkey(ctx, keys); err != nil {
-			return err
-		}
+	return &operate.Place{Global: *g, Image: img, LocatedBy: by}
+}
+
+// stopErr is stopEnding as an error, for the executor's waits and holds.
+func (ru *run) stopErr() error {
+	if e := ru.stopEnding(); e != nil {
+		return errors.New(e.summary)
 	}
 	return nil
-}
-
-// holdKeys presses keys, holds them for d (bounded, interruptible) and
-// releases them in reverse order, whatever happens.
-func (ru *run) holdKeys(keys []desktop.Key, d time.Duration) (err error) {
-	in := ru.o.Input
-	var pressed []desktop.Key
-	defer func() {
-		rel := context.WithoutCancel(ru.ctx)
-		for i := len(pressed) - 1; i >= 0; i-- {
-			if uerr := in.KeyUp(rel, pressed[i]); uerr != nil && err == nil {
-				err = uerr
-			}
-		}
-	}()
-	for _, k := range keys {
-		if err := in.KeyDown(ru.ctx, k); err != nil {
-			return err
-		}
-		pressed = append(pressed, k)
-	}
-	return ru.pause(min(d, ru.o.MaxWaitAction))
-}
-
-// pause waits d, checking every 100 ms for anything that must stop the run.
-func (ru *run) pause(d time.Duration) error {
-	end := time.Now().Add(d)
-	for {
-		left := time.Until(end)
-		if left <= 0 {
-			return nil
-		}
-		if !sleepCtx(ru.ctx, min(left, 100*time.Millisecond)) {
-			return fmt.Errorf("%w: %v", errInterrupted, context.Cause(ru.ctx))
-		}
-		if e := ru.stopEnding(); e != nil {
-			return fmt.Errorf("%w: %s", errInterrupted, e.summary)
-		}
-	}
 }
 
 // zoom captures the action's region for the next observation.

@@ -139,7 +139,7 @@ func (ru *run) execute() (res Result) {
 	end := ru.loopSafely()
 
 	// Every exit path releases what input holds.
-	if err := ru.o.Input.ReleaseAll(); err != nil {
+	if err := ru.o.Executor.ReleaseAll(); err != nil {
 		ru.warnings = append(ru.warnings, "releasing held keys/buttons failed: "+err.Error())
 	}
 	if ru.watcher != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/operate"
 )
 
 // OnBusy values: what a task does when another one is running.
@@ -33,6 +34,26 @@ type KeyPolicy interface {
 type ConfirmPolicy interface {
 	// NeedsConfirm returns the configured combination keys contain, if any.
 	NeedsConfirm(keys []desktop.Key) (combo string, ok bool)
+}
+
+// keyPolicy is Policy and Confirm as the executor's one key policy.
+type keyPolicy struct {
+	check   KeyPolicy
+	confirm ConfirmPolicy
+}
+
+func (k keyPolicy) Check(keys []desktop.Key) error {
+	if k.check == nil {
+		return nil
+	}
+	return k.check.Check(keys)
+}
+
+func (k keyPolicy) NeedsConfirm(keys []desktop.Key) (string, bool) {
+	if k.confirm == nil {
+		return "", false
+	}
+	return k.confirm.NeedsConfirm(keys)
 }
 
 // KillSwitch reports whether all input must stop (safety.KillSwitch).
@@ -68,9 +89,14 @@ type Stuck struct {
 
 // Options configure a Runner. Zero values are documented per field.
 type Options struct {
-	// Input performs every input action; required. Its Gate is where the kill
-	// switch plugs in (set it before New).
+	// Input is the desktop's input layer; required unless Executor is given.
+	// Its Gate is where the kill switch plugs in (set it before New).
 	Input *desktop.Input
+	// Executor performs every action (the one shared with the MCP tools,
+	// flows and the Go API); nil = one over Input with Policy, Confirm,
+	// KillSwitch and MaxWaitAction. With it, Policy and Confirm only say
+	// whether the run asks (the executor's own key policy decides).
+	Executor *operate.Executor
 	// Screen captures screenshots; nil = Input.Screen().
 	Screen desktop.Screen
 	// Shots encodes screenshots; nil = a new imaging.Pipeline.
@@ -162,6 +188,9 @@ type Recorder interface {
 // withDefaults returns o with zero values replaced and checks what is required.
 func (o Options) withDefaults() (Options, error) {
 	var errs []error
+	if o.Input == nil && o.Executor != nil {
+		o.Input = o.Executor.Input()
+	}
 	if o.Input == nil {
 		errs = append(errs, errors.New("agent: Options.Input is nil: pass desktop.NewInput(screen)"))
 	}
@@ -226,6 +255,13 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Executor == nil {
+		eo := operate.Options{Keys: keyPolicy{o.Policy, o.Confirm}, MaxWait: o.MaxWaitAction, Logger: o.Logger}
+		if o.KillSwitch != nil {
+			eo.KillSwitch = o.KillSwitch
+		}
+		o.Executor = operate.New(o.Input, eo)
 	}
 	return o, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/mcpserver"
+	"github.com/guiagent/guiagent/internal/operate"
 	"github.com/guiagent/guiagent/internal/platform"
 	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/secret"
@@ -52,6 +53,7 @@ type App struct {
 	log    *slog.Logger
 	screen desktop.Screen
 	input  *desktop.Input
+	exec   *operate.Executor // the one executor of a.input: MCP tools, tasks, flows and the Go API
 	shots  *imaging.Pipeline
 	kill   *safety.KillSwitch
 	keys   *safety.KeyPolicy
@@ -169,8 +171,14 @@ func (a *App) openShared(c config.Config) error {
 	return nil
 }
 
-// openServer builds the task switch and the MCP server on a.screen and a.input.
+// openServer builds the executor, the task switch and the MCP server on
+// a.screen and a.input.
 func (a *App) openServer(c config.Config, x Extra) error {
+	eo := operate.Options{Keys: a.keys, Questions: a.questions, AskTimeout: c.AskTimeout, Logger: a.log}
+	if a.kill != nil {
+		eo.KillSwitch = a.kill
+	}
+	a.exec = operate.New(a.input, eo)
 	a.tasks = newTaskSwitch(c.OnBusy, a.scrub)
 	if modelConfigured(c) {
 		r, err := a.newRunner(c)
@@ -181,7 +189,7 @@ func (a *App) openServer(c config.Config, x Extra) error {
 	}
 	opts := mcpserver.Options{
 		Tools:  ToolSelection(c),
-		Screen: a.screen, Input: a.input, Shots: a.shots, Shot: shotOptions(c),
+		Screen: a.screen, Input: a.input, Executor: a.exec, Shots: a.shots, Shot: shotOptions(c),
 		CoordinateMode: c.CoordinateMode, DefaultDisplay: c.DisplayIndex,
 		CurrentDisplay:        func() string { return a.Config().DisplayIndex },
 		ScreenshotAfterAction: c.ScreenshotAfterAction,
@@ -245,7 +253,7 @@ func (a *App) newRunner(c config.Config) (*agent.Runner, error) {
 		return nil, fmt.Errorf("GUI_AGENT_GROUNDING_MODEL: %w", err)
 	}
 	o := agent.Options{
-		Input: a.input, Screen: a.screen, Shots: a.shots, Shot: shotOptions(c), Adapter: adapter,
+		Input: a.input, Executor: a.exec, Screen: a.screen, Shots: a.shots, Shot: shotOptions(c), Adapter: adapter,
 		Grounder: ground, Policy: a.keys, Confirm: a.keys, Questions: a.questions, AskTimeout: c.AskTimeout,
 		MaxSteps: c.MaxSteps, Timeout: c.TaskTimeout, TokenBudget: c.TokenBudget, StepDelay: c.StepDelay,
 		KeepImages: c.KeepImages, OnBusy: c.OnBusy, DisableHumanOverride: !c.HumanOverride, Logger: log,
@@ -287,6 +295,9 @@ func (a *App) Screen() desktop.Screen { return a.screen }
 // Input is the serialized input layer with its ledger and kill switch gate.
 func (a *App) Input() *desktop.Input { return a.input }
 
+// Exec is the action executor every front end performs input through.
+func (a *App) Exec() *operate.Executor { return a.exec }
+
 // Shots is the screenshot pipeline.
 func (a *App) Shots() *imaging.Pipeline { return a.shots }
 
@@ -327,6 +338,9 @@ func (a *App) Close() error {
 	var errs []error
 	if a.tasks != nil {
 		a.tasks.cancel("guiagent is closing")
+	}
+	if a.exec != nil {
+		a.exec.Close()
 	}
 	if a.input != nil {
 		errs = append(errs, a.input.ReleaseAll())

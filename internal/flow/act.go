@@ -5,13 +5,13 @@ import (
 	"image"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/operate"
 	"github.com/guiagent/guiagent/internal/vision"
 )
 
@@ -185,51 +185,18 @@ func (ru *run) findActTarget(ca CachedAction, a action.Action) (*imaging.Shot, g
 	return nil, geom.ImagePoint{}, false
 }
 
-// execute performs one replayed action through desktop.Input; p is where a
+// execute performs one replayed action through the executor; p is where a
 // point action acts.
 func (ru *run) execute(a action.Action, p *actPoint, sr *StepResult) error {
-	in := ru.r.o.Input
-	t0 := time.Now()
-	var ip *geom.ImagePoint
-	var gp *geom.GlobalPoint
+	op := operate.Op{Action: a}
 	if p != nil {
 		r, err := (action.Point{Space: geom.SpaceImage, X: p.image.X, Y: p.image.Y}).Resolve(p.shot.Frame, []geom.Display{ru.display}, 0)
 		if err != nil {
 			return err
 		}
-		ip, gp = &p.image, &r.Global
+		ip := p.image
+		op.At = &operate.Place{Global: r.Global, Image: &ip, LocatedBy: operate.ByCache}
 	}
-	if err := ru.vetKeys(a.Keys); err != nil {
-		sr.Actions = append(sr.Actions, traceOf(a, ip, gp, t0, err))
-		return err
-	}
-	var err error
-	switch a.Kind {
-	case action.Click, action.DoubleClick, action.TripleClick:
-		err = in.Click(ru.ctx, gp, a.ButtonOrLeft(), a.Clicks(), a.Keys)
-	case action.Move:
-		if gp != nil {
-			err = in.Move(ru.ctx, *gp)
-		}
-	case action.Scroll:
-		err = in.Scroll(ru.ctx, gp, a.Direction, a.Notches(), a.Keys)
-	case action.MouseDown:
-		err = in.MouseDown(ru.ctx, gp, a.ButtonOrLeft())
-	case action.MouseUp:
-		err = in.MouseUp(ru.ctx, gp, a.ButtonOrLeft())
-	case action.TypeText:
-		err = in.Type(ru.ctx, a.Text)
-	case action.KeyPress:
-		for range a.Repeats() {
-			if err = in.Hotkey(ru.ctx, a.Keys); err != nil {
-				break
-			}
-		}
-	case action.Wait:
-		err = sleep(ru.ctx, a.WaitFor(10*time.Second))
-	default:
-		err = fmt.Errorf("a cached %s action cannot be replayed", a.Kind)
-	}
-	sr.Actions = append(sr.Actions, traceOf(a, ip, gp, t0, err))
+	_, err := ru.do(op, sr)
 	return err
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/operate"
 	"github.com/guiagent/guiagent/internal/vision"
 )
 
@@ -29,8 +30,11 @@ type TaskRunner interface {
 
 // Options configure a Runner. Zero values are documented per field.
 type Options struct {
-	// Input performs every input action; required.
+	// Input is the desktop's input layer; required unless Executor is given.
 	Input *desktop.Input
+	// Executor performs every input action (the one shared with the agent,
+	// the MCP tools and the Go API); nil = one over Input with Keys and Confirm.
+	Executor *operate.Executor
 	// Screen captures screenshots; nil = Input.Screen().
 	Screen desktop.Screen
 	// Shots encodes screenshots; nil = a new imaging.Pipeline.
@@ -49,11 +53,12 @@ type Options struct {
 	Model string
 	// Tasks runs act steps; nil = act steps fail.
 	Tasks TaskRunner
-	// Keys vets key combinations; nil = none is blocked.
+	// Keys vets key combinations when Executor is nil (the executor's own
+	// policy decides otherwise); nil = none is blocked.
 	Keys agent.KeyPolicy
-	// Confirm, when set, is asked before a combination is pressed (after
-	// Keys): nil lets it go, an error refuses it (GUI_AGENT_CONFIRM_HOTKEYS:
-	// a person's yes is needed).
+	// Confirm, when set, is asked before a combination is pressed that the
+	// key policy says needs a yes (without Executor: every combination):
+	// nil lets it go, an error refuses it (GUI_AGENT_CONFIRM_HOTKEYS).
 	Confirm func(ctx context.Context, keys []desktop.Key) error
 	// NewRecorder, when set, records each flow run the way task runs are
 	// recorded (trace.Store.Begin).
@@ -73,6 +78,9 @@ type Runner struct {
 
 // NewRunner checks o and returns a Runner; it has no side effects.
 func NewRunner(o Options) (*Runner, error) {
+	if o.Input == nil && o.Executor != nil {
+		o.Input = o.Executor.Input()
+	}
 	if o.Input == nil {
 		return nil, errors.New("flow: Options.Input is nil: pass desktop.NewInput(screen)")
 	}
@@ -158,6 +166,10 @@ type run struct {
 	rec     agent.Recorder
 	display geom.Display
 	res     Result
+	ex      *operate.Executor
+	// held is the release ledger of this run: what its actions leave held
+	// (a replayed mouse_down) is released when it ends, however it ends.
+	held *operate.Scope
 	// shift is how far the last element found moved went (image pixels).
 	shift image.Point
 }
@@ -175,8 +187,13 @@ func (r *Runner) Run(ctx context.Context, f *Flow, vars map[string]string, cache
 	if cache != nil && cache.Strategy() != CacheOff {
 		ru.res.Cache = cache.Path()
 	}
+	ru.ex = r.executor()
+	ru.held = ru.ex.NewScope()
 	ru.begin()
 	ru.steps()
+	if err := ru.held.Release(); err != nil {
+		r.o.Logger.Warn("releasing what the flow left held failed", "flow", f.Name, "err", err)
+	}
 	if err := cache.Save(f.Name); err != nil {
 		ru.res.Status, ru.res.Summary = Failed, err.Error()
 	}
@@ -315,31 +332,44 @@ func (ru *run) act(st Step, sr *StepResult) error {
 	return nil
 }
 
-// vetKeys checks keys against the key policy, then asks for a person's yes
-// when they need one.
-func (ru *run) vetKeys(keys []desktop.Key) error {
-	if len(keys) == 0 {
+// executor is Options.Executor, else one over Options.Input that vets keys
+// with Options.Keys and has every combination confirmed by Options.Confirm.
+func (r *Runner) executor() *operate.Executor {
+	if r.o.Executor != nil {
+		return r.o.Executor
+	}
+	return operate.New(r.o.Input, operate.Options{Keys: flowKeys{r.o.Keys, r.o.Confirm != nil}, Logger: r.o.Logger})
+}
+
+// flowKeys is Options.Keys as an executor's key policy.
+type flowKeys struct {
+	check   agent.KeyPolicy
+	confirm bool
+}
+
+func (k flowKeys) Check(keys []desktop.Key) error {
+	if k.check == nil {
 		return nil
 	}
-	if ru.r.o.Keys != nil {
-		if err := ru.r.o.Keys.Check(keys); err != nil {
-			return err
-		}
+	return k.check.Check(keys)
+}
+
+func (k flowKeys) NeedsConfirm([]desktop.Key) (string, bool) { return "", k.confirm }
+
+// do performs op through the executor as a step of this run and adds what
+// it did to sr.
+func (ru *run) do(op operate.Op, sr *StepResult) (operate.Result, error) {
+	op.Scope, op.Who = ru.held, "A flow step"
+	if c := ru.r.o.Confirm; c != nil {
+		op.Confirm = func(ctx context.Context, keys []desktop.Key, _ string) error { return c(ctx, keys) }
 	}
-	if ru.r.o.Confirm != nil {
-		return ru.r.o.Confirm(ru.ctx, keys)
-	}
-	return nil
+	res, err := ru.ex.Do(ru.ctx, op)
+	sr.Actions = append(sr.Actions, res.Traces()...)
+	return res, err
 }
 
 func (ru *run) keys(st Step, sr *StepResult) error {
-	if err := ru.vetKeys(st.Keys); err != nil {
-		return err
-	}
-	a := action.Action{Kind: action.KeyPress, Keys: st.Keys}
-	t0 := time.Now()
-	err := ru.r.o.Input.Hotkey(ru.ctx, st.Keys)
-	sr.Actions = append(sr.Actions, traceOf(a, nil, nil, t0, err))
+	_, err := ru.do(operate.Op{Action: action.Action{Kind: action.KeyPress, Keys: st.Keys}}, sr)
 	return err
 }
 
@@ -352,15 +382,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// traceOf is the record of one executed action.
-func traceOf(a action.Action, ip *geom.ImagePoint, gp *geom.GlobalPoint, t0 time.Time, err error) action.Trace {
-	t := action.Trace{Action: a, Image: ip, Global: gp, Outcome: action.OutcomeOK, Millis: time.Since(t0).Milliseconds()}
-	if err != nil {
-		t.Outcome, t.Error = action.OutcomeFailed, err.Error()
-	}
-	return t
 }
 
 // newRunID returns a sortable, unique run id like the agent's, marked as a flow.

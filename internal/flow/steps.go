@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/action"
-	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/operate"
 	"github.com/guiagent/guiagent/internal/vision"
 )
 
@@ -142,56 +142,58 @@ func (ru *run) addUsage(u llm.Usage) {
 	ru.res.Usage.OutputTokens += u.OutputTokens
 }
 
-// resolve maps the centre of box (image pixels of shot) to the screen
-// through the one resolver.
-func (ru *run) resolve(shot *imaging.Shot, box vision.Box) (geom.ImagePoint, geom.GlobalPoint, error) {
+// resolve places the centre of box (image pixels of shot) on the screen
+// through the one resolver; cache says how the box was found (a hit or a
+// move of the cache, else the model).
+func (ru *run) resolve(shot *imaging.Shot, box vision.Box, cache string) (*operate.Place, error) {
 	c := box.Center()
 	p := action.Point{Space: geom.SpaceImage, X: c.X, Y: c.Y}
 	r, err := p.Resolve(shot.Frame, []geom.Display{ru.display}, 0)
 	if err != nil {
-		return c, geom.GlobalPoint{}, err
+		return nil, err
 	}
-	return c, r.Global, nil
+	by := operate.ByVision
+	if cache == CacheHit || cache == CacheMoved {
+		by = operate.ByCache
+	}
+	return &operate.Place{Global: r.Global, Image: &c, FrameID: shot.Frame.ID, Display: ru.display, LocatedBy: by}, nil
 }
 
 // pointStep runs click, scroll, drag and locate steps.
 func (ru *run) pointStep(st Step, sr *StepResult) (*imaging.Shot, error) {
 	if st.Kind == Scroll && st.Target == "" {
-		a := action.Action{Kind: action.Scroll, Direction: st.Direction, Amount: st.Amount}
-		t0 := time.Now()
-		err := ru.r.o.Input.Scroll(ru.ctx, nil, st.Direction, st.Amount, nil)
-		sr.Actions = append(sr.Actions, traceOf(a, nil, nil, t0, err))
+		_, err := ru.do(operate.Op{Action: action.Action{Kind: action.Scroll, Direction: st.Direction, Amount: st.Amount}}, sr)
 		return nil, err
 	}
 	if st.Kind == Click {
 		return ru.pointStepClick(st, sr)
 	}
-	shot, ip, gp, err := ru.locateTarget(st, sr)
+	shot, at, err := ru.locateTarget(st, sr)
 	if err != nil {
 		return shot, err
 	}
-	t0 := time.Now()
-	var a action.Action
 	switch st.Kind {
 	case Locate:
-		sr.Value = fmt.Sprintf("%d,%d", gp.X, gp.Y)
+		sr.Value = fmt.Sprintf("%d,%d", at.Global.X, at.Global.Y)
 		if st.SaveAs != "" {
 			ru.vars[st.SaveAs] = sr.Value
 		}
 		return shot, nil
-	case Scroll:
-		a = action.Action{Kind: action.Scroll, Target: st.Target, Direction: st.Direction, Amount: st.Amount}
-		err = ru.r.o.Input.Scroll(ru.ctx, &gp, st.Direction, st.Amount, nil)
 	case Drag:
-		return shot, ru.drag(st, sr, shot, ip, gp)
+		return shot, ru.drag(st, sr, shot, at)
 	}
-	a.At = &action.Point{Space: geom.SpaceImage, X: ip.X, Y: ip.Y}
-	sr.Actions = append(sr.Actions, traceOf(a, &ip, &gp, t0, err))
+	a := action.Action{Kind: action.Scroll, Target: st.Target, Direction: st.Direction, Amount: st.Amount, At: imagePoint(at)}
+	_, err = ru.do(operate.Op{Action: a, At: at}, sr)
 	return shot, err
 }
 
+// imagePoint is a placed point's image pixels as an action's point.
+func imagePoint(p *operate.Place) *action.Point {
+	return &action.Point{Space: geom.SpaceImage, X: p.Image.X, Y: p.Image.Y}
+}
+
 // drag locates the drag's end on the same screen and drags there.
-func (ru *run) drag(st Step, sr *StepResult, shot *imaging.Shot, ip geom.ImagePoint, gp geom.GlobalPoint) error {
+func (ru *run) drag(st Step, sr *StepResult, shot *imaging.Shot, from *operate.Place) error {
 	cache := sr.Cache
 	_, toBox, err := ru.locate(st, "to", st.To, sr)
 	if cache == CacheMiss || sr.Cache == "" {
@@ -200,22 +202,17 @@ func (ru *run) drag(st Step, sr *StepResult, shot *imaging.Shot, ip geom.ImagePo
 	if err != nil {
 		return err
 	}
-	ipTo, gpTo, err := ru.resolve(shot, toBox)
+	to, err := ru.resolve(shot, toBox, sr.Cache)
 	if err != nil {
 		return err
 	}
-	a := action.Action{Kind: action.Drag, Target: st.Target, At: &action.Point{Space: geom.SpaceImage, X: ip.X, Y: ip.Y},
-		To: &action.Point{Space: geom.SpaceImage, X: ipTo.X, Y: ipTo.Y}}
-	t0 := time.Now()
-	err = ru.r.o.Input.Drag(ru.ctx, gp, nil, gpTo, desktop.Left)
-	tr := traceOf(a, &ip, &gp, t0, err)
-	tr.ImageTo, tr.GlobalTo = &ipTo, &gpTo
-	sr.Actions = append(sr.Actions, tr)
+	a := action.Action{Kind: action.Drag, Target: st.Target, At: imagePoint(from), To: imagePoint(to)}
+	_, err = ru.do(operate.Op{Action: a, At: from, To: to}, sr)
 	return err
 }
 
-// typeText clicks the target (when there is one), clears or goes to the end
-// per the mode, and types.
+// typeText clicks the target (when there is one) and types, after the
+// executor has cleared the field or gone to its end per the mode.
 func (ru *run) typeText(st Step, sr *StepResult) (*imaging.Shot, error) {
 	var shot *imaging.Shot
 	if st.Target != "" {
@@ -224,61 +221,35 @@ func (ru *run) typeText(st Step, sr *StepResult) (*imaging.Shot, error) {
 			return shot, err
 		}
 	}
-	var prep []desktop.Key
-	switch st.Mode {
-	case ModeReplace:
-		prep = selectAll
-	case ModeAppend:
-		prep = goToEnd
+	mode, err := operate.ParseTypeMode(st.Mode)
+	if err != nil {
+		return shot, err
 	}
-	if prep != nil {
-		t0 := time.Now()
-		err := ru.r.o.Input.Hotkey(ru.ctx, prep)
-		sr.Actions = append(sr.Actions, traceOf(action.Action{Kind: action.KeyPress, Keys: prep}, nil, nil, t0, err))
-		if err != nil {
-			return shot, err
-		}
-	}
-	t0 := time.Now()
-	err := ru.r.o.Input.Type(ru.ctx, st.Text)
-	sr.Actions = append(sr.Actions, traceOf(action.Action{Kind: action.TypeText, Text: st.Text}, nil, nil, t0, err))
+	_, err = ru.do(operate.Op{Action: action.Action{Kind: action.TypeText, Text: st.Text}, Mode: mode}, sr)
 	return shot, err
 }
 
-// The keys of the type modes: select all (replace), go to the end (append).
-var selectAll, goToEnd = mustCombo("ctrl+a"), mustCombo("End")
-
-func mustCombo(s string) []desktop.Key {
-	k, err := desktop.ParseCombo(s)
-	if err != nil {
-		panic(err)
-	}
-	return k
-}
-
-// locateTarget locates st.Target, records its box in sr and resolves the
-// box's centre to image and screen pixels.
-func (ru *run) locateTarget(st Step, sr *StepResult) (*imaging.Shot, geom.ImagePoint, geom.GlobalPoint, error) {
+// locateTarget locates st.Target, records its box in sr and places the
+// box's centre on the screen.
+func (ru *run) locateTarget(st Step, sr *StepResult) (*imaging.Shot, *operate.Place, error) {
 	shot, box, err := ru.locate(st, "", st.Target, sr)
 	if err != nil {
-		return shot, geom.ImagePoint{}, geom.GlobalPoint{}, err
+		return shot, nil, err
 	}
 	sr.Box = &box
-	ip, gp, err := ru.resolve(shot, box)
-	return shot, ip, gp, err
+	at, err := ru.resolve(shot, box, sr.Cache)
+	return shot, at, err
 }
 
 // pointStepClick locates st.Target and clicks it (a click step, or the
 // first half of a type step).
 func (ru *run) pointStepClick(st Step, sr *StepResult) (*imaging.Shot, error) {
-	shot, ip, gp, err := ru.locateTarget(st, sr)
+	shot, at, err := ru.locateTarget(st, sr)
 	if err != nil {
 		return shot, err
 	}
-	t0 := time.Now()
-	err = ru.r.o.Input.Click(ru.ctx, &gp, desktop.Left, 1, nil)
-	a := action.Action{Kind: action.Click, Target: st.Target, At: &action.Point{Space: geom.SpaceImage, X: ip.X, Y: ip.Y}}
-	sr.Actions = append(sr.Actions, traceOf(a, &ip, &gp, t0, err))
+	a := action.Action{Kind: action.Click, Target: st.Target, At: imagePoint(at)}
+	_, err = ru.do(operate.Op{Action: a, At: at}, sr)
 	return shot, err
 }
 

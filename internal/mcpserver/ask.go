@@ -10,7 +10,6 @@ import (
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/ask"
-	"github.com/guiagent/guiagent/internal/desktop"
 )
 
 // Field names of the forms a question is asked with.
@@ -159,24 +158,6 @@ func formOf(q ask.Question) map[string]any {
 		"properties": map[string]any{name: prop},
 		"required":   []string{name},
 	}
-}
-
-// checkKeys checks keys (a combination, or modifiers held) against the key
-// policy, and asks a person before a combination listed in
-// GUI_AGENT_CONFIRM_HOTKEYS is sent: the calling client through elicitation
-// and the dashboard, whichever answers first. The blocklist stays absolute.
-func (s *Server) checkKeys(ctx context.Context, c *call, keys []desktop.Key) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	if err := s.keys.Check(keys); err != nil {
-		return err
-	}
-	who := "A tool call"
-	if c != nil && c.req != nil && c.req.Params != nil {
-		who = "A tool call (" + c.req.Params.Name + ")"
-	}
-	return ask.ConfirmKeys(ctx, s.opts.Questions, s.keys, keys, who, s.askTimeout(), askingOf(ctx).ch)
 }
 
 // askTimeout bounds the wait for one answer.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -188,32 +187,6 @@ func (s *Server) space(v string) (geom.Space, error) {
 	return sp.Named(), err
 }
 
-// actionPoint is where a pointer action with an optional point happens.
-type actionPoint struct {
-	at      *geom.GlobalPoint // nil: at the current pointer position
-	t       *target           // the resolved point; nil with at
-	where   string            // for the result text: "at <point>" or "at the current pointer position"
-	display geom.Display      // the display to show after the action
-}
-
-// optPoint resolves an action's optional point. With the point the action
-// happens there, on its display; without it the action happens at the current
-// pointer position and display (or the default one) is shown after it.
-func (s *Server) optPoint(ctx context.Context, ss *mcp.ServerSession, w Where, p *action.Point) (actionPoint, error) {
-	if p == nil {
-		d, _, err := s.displayFor(ctx, w)
-		if err != nil && (w.Display != "" || w.FrameID != "") {
-			return actionPoint{}, err // a display the caller named must exist
-		}
-		return actionPoint{where: "at the current pointer position", display: d}, nil
-	}
-	t, err := s.resolve(ctx, ss, w, *p)
-	if err != nil {
-		return actionPoint{}, err
-	}
-	return actionPoint{at: &t.Global, t: &t, where: "at " + t.String() + warn(t), display: t.Display}, nil
-}
-
 // imageOf expresses global point g in frame frameID, else in the latest frame
 // of the display containing it (or of display id when given).
 func (s *Server) imageOf(ctx context.Context, ss *mcp.ServerSession, id, frameID string, g geom.GlobalPoint) (geom.ImagePoint, geom.Frame, bool, error) {
@@ -247,20 +220,15 @@ func (s *Server) imageOf(ctx context.Context, ss *mcp.ServerSession, id, frameID
 	return ip, f, in, nil
 }
 
-// noteAction adds one input action to the call's session record: a as the
-// client asked for it (points in its space), at and to the resolved points
-// (nil when the action has none), d the display acted on, start when the input
-// began and err its error. Image points are given in the session's latest
-// image of the display, which becomes the call's frame for the overlay;
-// without a point the action is shown on that image's legend.
-func (s *Server) noteAction(c *call, a action.Action, d geom.Display, at, to *target, start time.Time, err error) {
-	tr := action.Trace{Action: a, Outcome: action.OutcomeOK, Millis: time.Since(start).Milliseconds()}
-	if err != nil {
-		tr.Outcome, tr.Error = action.OutcomeFailed, err.Error()
-	}
-	if at != nil {
-		tr.Warning = at.Warning
-	}
+// noteAction adds one executed action to the call's session record: tr is
+// the executor's trace (the action as the client asked for it, points in its
+// space; outcome, error, duration, located_by), at and to the resolved
+// points (nil when the action has none), d the display acted on. Image
+// points are given in the session's latest image of the display, which
+// becomes the call's frame for the overlay; without a point the action is
+// shown on that image's legend.
+func (s *Server) noteAction(c *call, tr action.Trace, d geom.Display, at, to *target) {
+	tr.Global, tr.Image, tr.GlobalTo, tr.ImageTo = nil, nil, nil, nil
 	var frame *imaging.Shot
 	tr.Global, tr.Image, frame = s.seenAt(c.ss, at)
 	if c.frame == nil {

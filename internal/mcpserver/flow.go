@@ -18,14 +18,14 @@ type FlowRunner interface {
 
 // RunFlowArgs are gui_run_flow's arguments.
 type RunFlowArgs struct {
-	YAML  string            `json:"yaml" jsonschema:"the flow as YAML text (never a path): name, optional display, and steps such as - click: the OK button; step kinds: act, click, type, key, hotkey, scroll, drag, wait_for, assert, query, locate, sleep; text may use ${name}"`
-	Vars  map[string]string `json:"vars,omitempty" jsonschema:"values of the ${name} variables the flow uses"`
-	Cache string            `json:"cache,omitempty" jsonschema:"how the cache of located elements is used: read-write (default), read-only, write-only or off; cached elements are verified on the screen before acting"`
+	YAML  string            `json:"yaml" jsonschema:"the flow as YAML text, not a path: name, display, steps (act, click, type, key, hotkey, scroll, drag, wait_for, assert, query, locate, sleep); ${name} reads vars"`
+	Vars  map[string]string `json:"vars,omitempty"`
+	Cache string            `json:"cache,omitempty" jsonschema:"use of the cache of located elements; default read-write"`
 }
 
 func (s *Server) runFlowTool() toolDef {
-	return newTool(s, "gui_run_flow", "Run a YAML flow",
-		"Run a flow of steps on the desktop: act steps hand a goal to the vision agent; click, type, scroll, drag and locate find their element by description, replayed from a cache (verified by a fingerprint of its pixels, searched for when it moved) so that a repeated flow needs no model calls; wait_for, assert and query ask the vision model. The whole flow is validated before any step runs. Returns status (passed or failed), summary, each step (status, cache use, located box, actions), variables, model calls, and the run's report.",
+	return newTool(s, GroupFlows, "gui_run_flow", "Run a YAML flow",
+		"Run a YAML flow: act hands a goal to the agent; click, type, scroll, drag and locate find elements by description, replayed from a cache verified on the screen so repeats need no model; wait_for, assert and query ask the vision model. Returns status, summary, steps, variables, model calls, report.",
 		changesDesk,
 		func(sc *jsonschema.Schema) {
 			prop(sc, "yaml").MinLength = new(1)

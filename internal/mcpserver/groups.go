@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Tool groups that Options.Tools (--tools, GUI_AGENT_TOOLS) selects by name.
@@ -18,33 +19,19 @@ const (
 // groupOrder lists the groups in the order help and errors show them.
 var groupOrder = []string{GroupObserve, GroupInput, GroupClipboard, GroupTask, GroupFlows}
 
-// toolGroups is the one table of which group each tool belongs to. A new tool
-// joins a group by adding its row here; New panics for a tool without one.
-var toolGroups = []struct{ tool, group string }{
-	{"gui_list_displays", GroupObserve},
-	{"gui_screenshot", GroupObserve},
-	{"gui_zoom", GroupObserve},
-	{"gui_cursor_position", GroupObserve},
-	{"gui_find_image", GroupObserve},
-	{"gui_wait", GroupObserve},
-	{"gui_locate", GroupObserve},
-	{"gui_query", GroupObserve},
-	{"gui_assert", GroupObserve},
-	{"gui_wait_for", GroupObserve},
-	{"gui_move", GroupInput},
-	{"gui_click", GroupInput},
-	{"gui_double_click", GroupInput},
-	{"gui_mouse_down", GroupInput},
-	{"gui_mouse_up", GroupInput},
-	{"gui_drag", GroupInput},
-	{"gui_scroll", GroupInput},
-	{"gui_type", GroupInput},
-	{"gui_press_key", GroupInput},
-	{"gui_hotkey", GroupInput},
-	{"gui_clipboard", GroupClipboard},
-	{"gui_execute_task", GroupTask},
-	{"gui_run_flow", GroupFlows},
-}
+// toolRow is one tool and the group its definition declares.
+type toolRow struct{ tool, group string }
+
+// toolGroups lists every tool of the catalogue with the group its
+// constructor declares (newTool's group argument), in catalogue order. It
+// builds the definitions on a server with no desktop; nothing is registered.
+var toolGroups = sync.OnceValue(func() []toolRow {
+	var rows []toolRow
+	for _, t := range (&Server{}).catalogue() {
+		rows = append(rows, toolRow{t.name, t.group})
+	}
+	return rows
+})
 
 // ToolGroup is a group of tools --tools can select by its name.
 type ToolGroup struct {
@@ -57,7 +44,7 @@ func ToolGroups() []ToolGroup {
 	var out []ToolGroup
 	for _, g := range groupOrder {
 		tg := ToolGroup{Name: g}
-		for _, r := range toolGroups {
+		for _, r := range toolGroups() {
 			if r.group == g {
 				tg.Tools = append(tg.Tools, r.tool)
 			}
@@ -68,7 +55,7 @@ func ToolGroups() []ToolGroup {
 }
 
 func groupOf(tool string) (string, bool) {
-	for _, r := range toolGroups {
+	for _, r := range toolGroups() {
 		if r.tool == tool {
 			return r.group, true
 		}
@@ -89,7 +76,7 @@ func selectTools(names []string) (toolSelection, error) {
 	for _, n := range names {
 		n = strings.TrimSpace(n)
 		if slices.Contains(groupOrder, n) {
-			for _, r := range toolGroups {
+			for _, r := range toolGroups() {
 				if r.group == n {
 					sel[r.tool] = true
 				}
@@ -115,7 +102,7 @@ func ResolveTools(names []string) ([]string, error) {
 		return nil, err
 	}
 	var out []string
-	for _, r := range toolGroups {
+	for _, r := range toolGroups() {
 		if sel.has(r.tool) {
 			out = append(out, r.tool)
 		}
@@ -124,8 +111,8 @@ func ResolveTools(names []string) ([]string, error) {
 }
 
 func allToolNames() []string {
-	names := make([]string, len(toolGroups))
-	for i, r := range toolGroups {
+	names := make([]string, len(toolGroups()))
+	for i, r := range toolGroups() {
 		names[i] = r.tool
 	}
 	return names

@@ -39,6 +39,7 @@ import (
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/operate"
 	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/secret"
 	"github.com/guiagent/guiagent/internal/trace"
@@ -80,6 +81,10 @@ type Options struct {
 	// Input performs all input; nil means desktop.NewInput(Screen) with its Gate
 	// set to KillSwitch.Gate. When given, the caller sets its Gate.
 	Input *desktop.Input
+	// Executor performs every input tool's action (the one the agent, flows
+	// and the Go API share); nil means one over Input with Keys, Questions,
+	// AskTimeout and KillSwitch.
+	Executor *operate.Executor
 	// Shots captures and encodes screenshots; nil means imaging.NewPipeline().
 	Shots *imaging.Pipeline
 	// Shot holds the default screenshot options (long edge, format, quality,
@@ -190,6 +195,7 @@ type Server struct {
 	mcp     *mcp.Server
 	screen  desktop.Screen
 	input   *desktop.Input
+	exec    *operate.Executor
 	shots   *imaging.Pipeline
 	keys    *safety.KeyPolicy
 	kill    *safety.KillSwitch
@@ -242,6 +248,10 @@ func New(opts Options) (*Server, error) {
 			s.input.Gate = s.kill.Gate
 		}
 	}
+	s.exec = opts.Executor
+	if s.exec != nil && opts.Input == nil {
+		s.input = s.exec.Input()
+	}
 	s.shots = opts.Shots
 	if s.shots == nil {
 		s.shots = imaging.NewPipeline()
@@ -262,6 +272,13 @@ func New(opts Options) (*Server, error) {
 		s.audit = safety.NewAudit(safety.DefaultAuditSize, opts.Scrubber)
 	}
 	s.scrub = opts.Scrubber
+	if s.exec == nil {
+		eo := operate.Options{Keys: s.keys, Questions: opts.Questions, AskTimeout: s.askTimeout(), Logger: s.log}
+		if s.kill != nil {
+			eo.KillSwitch = s.kill
+		}
+		s.exec = operate.New(s.input, eo)
+	}
 	mode, err := geom.ParseSpace(opts.CoordinateMode, geom.SpaceImage)
 	if err != nil {
 		return nil, fmt.Errorf("GUI_AGENT_COORDINATE_MODE: %w", err)
@@ -309,8 +326,8 @@ func (s *Server) registerTools() error {
 	s.sel, s.tasks = sel, s.opts.Tasks
 	s.vision = visionModel{s.opts.Vision, s.opts.VisionProfile, s.opts.LocateProfile}
 	for _, t := range s.toolList() {
-		if _, ok := groupOf(t.name); !ok {
-			panic("mcpserver: tool " + t.name + " has no row in toolGroups")
+		if !slices.Contains(groupOrder, t.group) {
+			panic("mcpserver: tool " + t.name + " declares no group of groupOrder: give newTool its group")
 		}
 		if sel.has(t.name) {
 			t.add(s.mcp)
@@ -328,9 +345,14 @@ func (s *Server) registerTools() error {
 }
 
 const instructions = `guiagent controls this computer's screen, mouse and keyboard.
-Take gui_screenshot first; give coordinates in pixels of the latest screenshot (or gui_zoom) image of that display,
-or pass the frame_id of the image they refer to (from any session of this server).
-Use gui_execute_task (when available) to hand over a whole goal.`
+Take gui_screenshot first. display is an id from gui_list_displays (default: the primary display); buttons
+default to left. Points (x, y) are read in a space: image (the default) is pixels of the latest
+gui_screenshot or gui_zoom image of the display, fractions allowed; screen is global logical pixels;
+normalized-1000, normalized-999, normalized-0-1 and yx-normalized-1000 are fractions of that image.
+frame_id (from any session of this server, which keeps the 32 most recent) names the image the points refer to
+instead of the latest; each result names the frame it used.
+Use gui_execute_task (when offered) to hand over a whole goal; with a vision model, input tools also take target,
+an element in words, which the model locates on a new screenshot.`
 
 // MCP returns the underlying go-sdk server (to connect custom transports).
 func (s *Server) MCP() *mcp.Server { return s.mcp }
@@ -389,6 +411,19 @@ func (s *Server) SetVision(seer vision.Seer, ask, locate geom.Profile) {
 	case seer == nil && had:
 		s.mcp.RemoveTools(visionTools...)
 		s.tools = slices.DeleteFunc(s.tools, func(n string) bool { return slices.Contains(visionTools, n) })
+	}
+	if (seer != nil) != had {
+		s.reregisterInput() // their target properties come or go with the model
+	}
+}
+
+// reregisterInput registers the offered input tools again, so that their
+// schemas follow s.vision (target only with a model). Callers hold toolsMu.
+func (s *Server) reregisterInput() {
+	for _, t := range s.catalogue() {
+		if t.group == GroupInput && slices.Contains(s.tools, t.name) {
+			t.add(s.mcp) // replaces the tool of that name; clients are told the list changed
+		}
 	}
 }
 

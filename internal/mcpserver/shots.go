@@ -122,9 +122,9 @@ func (s *Server) done(ctx context.Context, c *call, d geom.Display, format strin
 
 // FindImageArgs are gui_find_image's arguments.
 type FindImageArgs struct {
-	Template  string  `json:"template" jsonschema:"the image to look for: a PNG (or JPEG), base64-encoded, cut from a screenshot of the same size as the latest one"`
-	Threshold float64 `json:"threshold,omitempty" jsonschema:"minimum match score 0-1; default 0.9"`
-	Display   string  `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+	Template  string  `json:"template" jsonschema:"base64 PNG or JPEG, cut from a screenshot the size of the latest"`
+	Threshold float64 `json:"threshold,omitempty" jsonschema:"minimum score; default 0.9"`
+	Display   string  `json:"display,omitempty"`
 }
 
 // Match is one place gui_find_image found the template.
@@ -142,8 +142,8 @@ type Match struct {
 }
 
 func (s *Server) findImageTool() toolDef {
-	return newTool(s, "gui_find_image", "Find an image on screen",
-		"Find where a small image (an icon, a button) appears on a display. Takes a new screenshot at the size of the latest one (it becomes the latest frame) and returns matches: centre x, y in its image pixels, size, score (1 = identical), and global pixels; best first.",
+	return newTool(s, GroupObserve, "gui_find_image", "Find an image on screen",
+		"Find a small image (an icon, a button) on a new screenshot the size of the latest (it becomes the latest frame). Returns matches, best first: centre x, y in its pixels, size, score (1 = identical), screen pixels.",
 		readOnly,
 		func(sc *jsonschema.Schema) {
 			between(sc, "threshold", 0, 1)

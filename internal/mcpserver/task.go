@@ -17,13 +17,13 @@ import (
 // ExecuteTaskArgs are gui_execute_task's arguments.
 type ExecuteTaskArgs struct {
 	Task     string `json:"task" jsonschema:"the goal in plain words, with any details needed (what to open, what to type, when it is done)"`
-	Display  string `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+	Display  string `json:"display,omitempty"`
 	MaxSteps int    `json:"max_steps,omitempty" jsonschema:"step budget, 1-500; default from the server configuration"`
 	TimeoutS int    `json:"timeout_s,omitempty" jsonschema:"time budget in seconds, 1-86400; default from the server configuration"`
 }
 
 func (s *Server) executeTaskTool() toolDef {
-	return newTool(s, "gui_execute_task", "Do a task on the desktop",
+	return newTool(s, GroupTask, "gui_execute_task", "Do a task on the desktop",
 		"Hand a whole goal to guiagent's own vision agent, which looks at the screen and uses mouse and keyboard until the goal is done, blocked or failed. Returns status (completed, blocked, failed, cancelled, timeout, superseded), summary, result, memory, warnings, steps and usage. Progress is reported while it runs. When the agent needs the user (a question, a safety check, a hotkey to confirm) it asks through elicitation if the client supports it, and on the dashboard; with no answer the task ends blocked with next_user_action.",
 		changesDesk,
 		func(sc *jsonschema.Schema) {

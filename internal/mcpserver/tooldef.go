@@ -23,9 +23,11 @@ import (
 
 // toolDef is one tool, built by a constructor and registered by the list in toolList.
 type toolDef struct {
-	name string
-	tool *mcp.Tool
-	add  func(*mcp.Server)
+	name  string
+	group string // the --tools group it belongs to (GroupObserve, GroupInput, ...)
+	need  need   // what it needs before it is offered (set by the catalogue)
+	tool  *mcp.Tool
+	add   func(*mcp.Server)
 }
 
 // effect classifies a tool for its annotations.
@@ -39,7 +41,7 @@ const (
 
 func annotations(title string, e effect) *mcp.ToolAnnotations {
 	t, f := true, false
-	a := &mcp.ToolAnnotations{Title: title}
+	a := &mcp.ToolAnnotations{Title: title} // for clients before Tool.Title (2025-03-26)
 	switch e {
 	case readOnly:
 		a.ReadOnlyHint, a.IdempotentHint = true, true
@@ -75,7 +77,7 @@ type handlerFunc[In any] func(ctx context.Context, c *call, in In) (*mcp.CallToo
 // property descriptions) refined by patch (enums, ranges, defaults). Every call
 // is timed, audited, logged and recorded; an error or a panic becomes a tool
 // result with IsError set.
-func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*jsonschema.Schema), h handlerFunc[In]) toolDef {
+func newTool[In any](s *Server, group, name, title, desc string, e effect, patch func(*jsonschema.Schema), h handlerFunc[In]) toolDef {
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
@@ -85,6 +87,9 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 	}
 	portableSchema(name, schema)
 	capArguments(name, schema)
+	if group == GroupInput {
+		s.withoutTargets(name, schema)
+	}
 	t := &mcp.Tool{Name: name, Title: title, Description: desc, InputSchema: schema, Annotations: annotations(title, e)}
 	handler := func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		start := time.Now()
@@ -144,7 +149,7 @@ func newTool[In any](s *Server, name, title, desc string, e effect, patch func(*
 		}
 		return res, nil, nil
 	}
-	return toolDef{name: name, tool: t, add: func(srv *mcp.Server) { mcp.AddTool(srv, t, handler) }}
+	return toolDef{name: name, group: group, tool: t, add: func(srv *mcp.Server) { mcp.AddTool(srv, t, handler) }}
 }
 
 // scrubResult replaces every configured secret in res's text and structured
@@ -264,6 +269,3 @@ func between(s *jsonschema.Schema, name string, lo, hi float64) {
 	p := prop(s, name)
 	p.Minimum, p.Maximum = &lo, &hi
 }
-
-// coordinateDoc is appended to the descriptions of tools taking coordinates.
-const coordinateDoc = " Coordinates are pixels of the latest gui_screenshot/gui_zoom image of the display (fractions allowed), or of the image frame_id names, unless space says otherwise. The result names the frame used."

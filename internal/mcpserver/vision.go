@@ -15,6 +15,7 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/operate"
 	"github.com/guiagent/guiagent/internal/vision"
 )
 
@@ -62,6 +63,13 @@ func (s *Server) visionOrErr() (visionModel, error) {
 	return v, nil
 }
 
+// notFound is a target the model did not find (operate.ErrNotFound, so a
+// locate chain asks its next step).
+type notFound struct{ msg string }
+
+func (e notFound) Error() string        { return e.msg }
+func (e notFound) Is(target error) bool { return target == operate.ErrNotFound }
+
 // located is a target description found on the screen.
 type located struct {
 	words string
@@ -97,7 +105,7 @@ func (s *Server) locateTarget(ctx context.Context, c *call, display, words strin
 		return located{}, fmt.Errorf("locating %q: %w", words, err)
 	}
 	if !loc.Found {
-		return located{}, fmt.Errorf("could not find %q on display %s: %s; nothing was done", words, d.ID, loc.Reason)
+		return located{}, notFound{fmt.Sprintf("could not find %q on display %s: %s; nothing was done", words, d.ID, loc.Reason)}
 	}
 	ctr := loc.Box.Center()
 	r, err := action.Point{Space: geom.SpaceImage, X: ctr.X, Y: ctr.Y}.Resolve(img.Frame, ds, imageTolerancePx)
@@ -107,44 +115,26 @@ func (s *Server) locateTarget(ctx context.Context, c *call, display, words strin
 	return located{words: words, loc: loc, t: target{Image: r.Image, Global: r.Global, Display: d, FrameID: img.Frame.ID, Warning: r.Warning}}, nil
 }
 
-// pointOrTarget reads an input tool's point: x and y (in space), or a target
-// to locate, never both. It returns the numbers and space to parse, the
-// located target (nil for coordinates) and, when neither is given, nil
-// numbers (an error unless optional).
-func (s *Server) pointOrTarget(ctx context.Context, c *call, x, y *float64, words, space, display, name string, optional bool) ([]float64, string, *located, error) {
-	words = strings.TrimSpace(words)
-	xy, err := optXY(x, y)
-	switch {
-	case words != "" && (x != nil || y != nil):
-		return nil, "", nil, fmt.Errorf("give either coordinates or %s, not both", name)
-	case words == "" && err != nil:
-		return nil, "", nil, err
-	case words == "" && xy == nil && !optional:
-		return nil, "", nil, fmt.Errorf("give the point as coordinates, or describe the element in %s", name)
-	case words == "":
-		return xy, space, nil, nil
-	}
-	l, err := s.locateTarget(ctx, c, display, words)
+// visionLocator is the vision model as the executor's locate step, for
+// one call: the screenshot it locates on becomes the session's latest frame.
+type visionLocator struct {
+	s *Server
+	c *call
+}
+
+// locator is the locate step of the call's input (operate.Op.Locate).
+func (s *Server) locator(c *call) operate.Locator { return visionLocator{s, c} }
+
+func (v visionLocator) By() string { return operate.ByVision }
+
+func (v visionLocator) Locate(ctx context.Context, t operate.Target) (operate.Place, error) {
+	l, err := v.s.locateTarget(ctx, v.c, t.Display, t.Words)
 	if err != nil {
-		return nil, "", nil, err
+		return operate.Place{}, err
 	}
-	return []float64{l.t.Image.X, l.t.Image.Y}, string(geom.SpaceImage), &l, nil
-}
-
-// resolveAt is s.resolve, or the located target's point when there is one.
-func (s *Server) resolveAt(ctx context.Context, c *call, w Where, p action.Point, l *located) (target, error) {
-	if l != nil {
-		return l.t, nil
-	}
-	return s.resolve(ctx, c.ss, w, p)
-}
-
-// locatedText is l's description followed by "; ", or "" without l.
-func locatedText(l *located) string {
-	if l == nil {
-		return ""
-	}
-	return l.String() + "; "
+	p := l.t.place()
+	p.LocatedBy, p.Note = operate.ByVision, l.String()
+	return *p, nil
 }
 
 // The vision tools.
@@ -152,7 +142,7 @@ func locatedText(l *located) string {
 // LocateArgs are gui_locate's arguments.
 type LocateArgs struct {
 	Target  string `json:"target" jsonschema:"the element in words, e.g. the Submit button, or the search field at the top"`
-	Display string `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+	Display string `json:"display,omitempty"`
 }
 
 // ImageBox is a rectangle in image pixels of a frame.
@@ -182,7 +172,7 @@ type LocateResult struct {
 }
 
 func (s *Server) locateTool() toolDef {
-	return newTool(s, "gui_locate", "Locate an element",
+	return newTool(s, GroupObserve, "gui_locate", "Locate an element",
 		"Find an element described in words on a display, with the vision model. Takes a new screenshot (it becomes the display's latest frame, so x/y of other tools may use the centre directly) and returns found, box {x1,y1,x2,y2} and center {x,y} in pixels of that frame's image, frame_id and the model's reason. found false with a reason is a normal answer.",
 		readOnly, func(sc *jsonschema.Schema) { prop(sc, "target").MinLength = new(1) },
 		func(ctx context.Context, c *call, in LocateArgs) (*mcp.CallToolResult, error) {
@@ -220,7 +210,7 @@ func (s *Server) locateTool() toolDef {
 type QueryArgs struct {
 	Question string         `json:"question" jsonschema:"what to read from the screen, e.g. What is the order total?"`
 	Schema   map[string]any `json:"schema,omitempty" jsonschema:"JSON Schema of the answer's data, e.g. {\"type\": \"number\"}; default {\"type\": \"string\"}"`
-	Display  string         `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+	Display  string         `json:"display,omitempty"`
 	Region   *QueryRegion   `json:"region,omitempty" jsonschema:"ask about this part of the display only: corners in pixels of the latest screenshot image of the display (or in space)"`
 }
 
@@ -241,7 +231,7 @@ type QueryResult struct {
 }
 
 func (s *Server) queryTool() toolDef {
-	return newTool(s, "gui_query", "Read the screen",
+	return newTool(s, GroupObserve, "gui_query", "Read the screen",
 		"Ask the vision model a question about what a display shows and get the answer as data valid against your JSON Schema (default: a string), with the model's reason.",
 		readOnly, func(sc *jsonschema.Schema) {
 			prop(sc, "question").MinLength = new(1)
@@ -311,7 +301,7 @@ func (s *Server) queryRegion(ctx context.Context, c *call, in QueryArgs) (geom.D
 // AssertArgs are gui_assert's arguments.
 type AssertArgs struct {
 	Assertion string `json:"assertion" jsonschema:"a statement about the screen, e.g. The dialog says Saved"`
-	Display   string `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+	Display   string `json:"display,omitempty"`
 }
 
 // AssertResult is gui_assert's answer.
@@ -322,7 +312,7 @@ type AssertResult struct {
 }
 
 func (s *Server) assertTool() toolDef {
-	return newTool(s, "gui_assert", "Check the screen",
+	return newTool(s, GroupObserve, "gui_assert", "Check the screen",
 		"Ask the vision model whether a statement about a display is true now: pass (true or false) and the model's reason. pass false is a normal answer.",
 		readOnly, func(sc *jsonschema.Schema) { prop(sc, "assertion").MinLength = new(1) },
 		func(ctx context.Context, c *call, in AssertArgs) (*mcp.CallToolResult, error) {
@@ -351,7 +341,7 @@ type WaitForArgs struct {
 	Condition  string  `json:"condition" jsonschema:"what the screen should show, e.g. the Saved banner is visible"`
 	TimeoutS   float64 `json:"timeout_s,omitempty" jsonschema:"give up after this many seconds, at most 300; default 15"`
 	IntervalMS int     `json:"interval_ms,omitempty" jsonschema:"look at the screen this often, at least 250 ms; default 1000"`
-	Display    string  `json:"display,omitempty" jsonschema:"display id from gui_list_displays; default: the primary display"`
+	Display    string  `json:"display,omitempty"`
 }
 
 // WaitForResult is gui_wait_for's answer.
@@ -364,7 +354,7 @@ type WaitForResult struct {
 }
 
 func (s *Server) waitForTool() toolDef {
-	return newTool(s, "gui_wait_for", "Wait for a condition",
+	return newTool(s, GroupObserve, "gui_wait_for", "Wait for a condition",
 		"Wait until a statement about a display is true, asking the vision model; the model is asked again only when the screen has changed since its last answer. Returns met, elapsed_ms, checks (looks at the screen), model_calls and the model's last reason. met false at the timeout is a normal answer.",
 		readOnly, func(sc *jsonschema.Schema) {
 			prop(sc, "condition").MinLength = new(1)
@@ -432,9 +422,6 @@ func (s *Server) waitFor(ctx context.Context, c *call, d geom.Display, condition
 	r, err := vision.WaitFor(ctx, vm.seer, look, condition, timeout, every)
 	return WaitForResult{Met: r.Met, ElapsedMS: r.Elapsed.Milliseconds(), Checks: r.Checks, ModelCalls: r.ModelCalls, Reason: r.Reason}, err
 }
-
-// targetDoc is appended to the descriptions of input tools taking a target.
-const targetDoc = " Instead of x and y, target may describe the element in words; the vision model locates it on a new screenshot (the display's latest frame after the call) and the result says what was located and where."
 
 // singleXY gives optional coordinate properties the one type number.
 func singleXY(sc *jsonschema.Schema, names ...string) {

@@ -16,6 +16,8 @@ const (
 	ksISOLeftTab  = 0xfe20
 	ksDelete      = 0xffff
 	ksEscape      = 0xff1b
+	ksHome        = 0xff50
+	ksEnd         = 0xff57
 	ksKP0         = 0xffb0
 	ksKP9         = 0xffb9
 	ksEuroSign    = 0x20ac

@@ -5,7 +5,8 @@
 //
 // Scenes:
 //   - "form": Name, Email and City fields and a Submit button. Clicking a field
-//     focuses it; typing fills it; BackSpace deletes; ctrl+a selects all;
+//     focuses it; typing fills it; BackSpace deletes; ctrl+a selects all, and
+//     so do Home then shift+End (Home alone puts the caret before the text);
 //     ctrl+v pastes the CLIPBOARD; Tab and shift+Tab move focus; Submit (or
 //     Return) reports {"event":"submit","fields":{...}}.
 //   - "dialog": a Next button; clicking it shows OK and Cancel; OK reports

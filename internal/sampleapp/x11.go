@@ -42,7 +42,8 @@ type ui struct {
 	dialogScreen           int
 	focus                  string
 	values                 map[string]string
-	selected               bool // ctrl+a selected the focused field's text
+	selected               bool // ctrl+a, or Home then shift+End, selected the focused field's text
+	caret                  int  // where typing inserts, in bytes of the focused value; -1: at its end
 	status                 string
 	labels                 map[string]string // Options.Labels
 }
@@ -69,7 +70,7 @@ func run(ctx context.Context, o Options, a *App) error {
 		case <-stop:
 		}
 	}()
-	u := &ui{c: c, scene: scene, out: o.Out, app: a, values: map[string]string{}, dialogScreen: 1}
+	u := &ui{c: c, scene: scene, out: o.Out, app: a, values: map[string]string{}, dialogScreen: 1, caret: -1}
 	if err := u.init(o); err != nil {
 		return err
 	}
@@ -342,7 +343,7 @@ func (u *ui) button(e xproto.ButtonPressEvent) {
 }
 
 func (u *ui) setFocus(name string) {
-	u.selected = false
+	u.selected, u.caret = false, -1
 	if u.focus == name {
 		u.redraw()
 		return
@@ -379,6 +380,8 @@ func (u *ui) key(e xproto.KeyPressEvent) {
 			u.selected = true
 			u.redraw()
 		}
+	case ks == ksHome || ks == ksEnd:
+		u.caretKey(ks, e.State&xproto.ModMaskShift != 0)
 	case ctrl && (ks == 'v' || ks == 'V'):
 		if u.focus != "" {
 			xproto.ConvertSelection(u.c, u.win, u.atomClipboard, u.atomUTF8, u.atomPaste, e.Time)
@@ -412,10 +415,16 @@ func (u *ui) key(e xproto.KeyPressEvent) {
 			return
 		}
 		v := u.values[u.focus]
-		if u.selected {
-			v = ""
-		} else if _, n := utf8.DecodeLastRuneInString(v); n > 0 {
-			v = v[:len(v)-n]
+		switch {
+		case u.selected:
+			v, u.caret = "", -1
+		case u.caret > 0 && u.caret <= len(v):
+			_, n := utf8.DecodeLastRuneInString(v[:u.caret])
+			v, u.caret = v[:u.caret-n]+v[u.caret:], u.caret-n
+		case u.caret < 0:
+			if _, n := utf8.DecodeLastRuneInString(v); n > 0 {
+				v = v[:len(v)-n]
+			}
 		}
 		u.selected = false
 		u.set(v)
@@ -429,14 +438,37 @@ func (u *ui) key(e xproto.KeyPressEvent) {
 	}
 }
 
-// insert adds s to the focused field, replacing a selection.
+// caretKey moves the caret as a one-line field does: Home (with ctrl too)
+// to the start, End to the end; with shift, End from the start selects all.
+func (u *ui) caretKey(ks xproto.Keysym, shift bool) {
+	if u.focus == "" {
+		return
+	}
+	switch {
+	case ks == ksHome && !shift:
+		u.caret, u.selected = 0, false
+	case ks == ksEnd && shift:
+		u.selected = u.selected || u.caret == 0
+		u.caret = -1
+	case ks == ksEnd:
+		u.caret, u.selected = -1, false
+	}
+	u.redraw()
+}
+
+// insert adds s at the caret of the focused field, replacing a selection.
 func (u *ui) insert(s string) {
 	if u.focus == "" || s == "" {
 		return
 	}
-	v := u.values[u.focus] + s
-	if u.selected {
-		v = s
+	old := u.values[u.focus]
+	v := old + s
+	switch {
+	case u.selected:
+		v, u.caret = s, -1
+	case u.caret >= 0 && u.caret <= len(old):
+		v = old[:u.caret] + s + old[u.caret:]
+		u.caret += len(s)
 	}
 	u.selected = false
 	u.set(v)

@@ -1,0 +1,118 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/flow"
+	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/vision"
+)
+
+// toolsListBudget is what tools/list may cost a host: every tool a
+// configuration offers, as the client receives it.
+const toolsListBudget = 12 << 10
+
+// toolsListBudgetWithModel bounds tools/list when a model adds the vision
+// tools, gui_execute_task and the target properties.
+const toolsListBudgetWithModel = 19 << 10
+
+type nopTasks struct{}
+
+func (nopTasks) Run(context.Context, agent.Task, func(agent.Event)) agent.Result {
+	return agent.Result{Status: agent.Failed}
+}
+
+type nopFlows struct{}
+
+func (nopFlows) Run(context.Context, *flow.Flow, map[string]string, *flow.Cache) flow.Result {
+	return flow.Result{}
+}
+
+type nopSeer struct{ vision.Seer }
+
+func (nopSeer) Locate(context.Context, llm.Image, string) (vision.Location, llm.Usage, error) {
+	return vision.Location{}, llm.Usage{}, nil
+}
+
+func toolsListBytes(t *testing.T, cs *mcp.ClientSession) ([]byte, []*mcp.Tool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, res.Tools
+}
+
+// targetTools are the input tools that take an element in words.
+var targetTools = map[string]bool{"gui_move": true, "gui_click": true, "gui_double_click": true, "gui_mouse_down": true,
+	"gui_drag": true, "gui_scroll": true, "gui_type": true}
+
+// TestToolsListBudget: tools/list stays within toolsListBudget bytes with
+// every tool the default configuration offers (no model: 18 tools), and
+// within toolsListBudgetWithModel with every tool; `target` is advertised
+// only when a vision model can serve it, and the shared concepts (space,
+// frame_id, display) are explained once, in the server's instructions, with
+// one short phrase on each tool.
+func TestToolsListBudget(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		opts   Options
+		budget int
+		target bool
+	}{
+		{"default (no model)", Options{Flows: nopFlows{}}, toolsListBudget, false},
+		{"with a model", Options{Flows: nopFlows{}, Tasks: nopTasks{}, Vision: nopSeer{}}, toolsListBudgetWithModel, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, twoDisplays, c.opts)
+			b, tools := toolsListBytes(t, e.cs)
+			t.Logf("%d tools, %d bytes of tools/list", len(tools), len(b))
+			if len(b) > c.budget {
+				t.Errorf("tools/list is %d bytes for %d tools, over the %d-byte budget", len(b), len(tools), c.budget)
+			}
+			for _, tool := range tools {
+				sc, _ := json.Marshal(tool.InputSchema)
+				var schema struct {
+					Properties map[string]struct {
+						Description string `json:"description"`
+					} `json:"properties"`
+				}
+				if err := json.Unmarshal(sc, &schema); err != nil {
+					t.Fatal(err)
+				}
+				_, hasTarget := schema.Properties["target"]
+				_, hasFrom := schema.Properties["from_target"]
+				if targetTools[tool.Name] && (hasTarget || hasFrom) != c.target {
+					t.Errorf("%s advertises target: %v, want %v", tool.Name, hasTarget || hasFrom, c.target)
+				}
+				if !targetTools[tool.Name] && tool.Name != "gui_locate" && (hasTarget || hasFrom) {
+					t.Errorf("%s advertises target", tool.Name)
+				}
+				for _, shared := range []string{"space", "frame_id", "display"} {
+					if p, ok := schema.Properties[shared]; ok && len(p.Description) > 80 {
+						t.Errorf("%s explains %s again (%d bytes: %q); the server's instructions say it once", tool.Name, shared, len(p.Description), p.Description)
+					}
+				}
+			}
+			instr := e.cs.InitializeResult().Instructions
+			for _, want := range []string{"frame_id", "normalized-1000", "screen", "32", "gui_list_displays"} {
+				if !strings.Contains(instr, want) {
+					t.Errorf("the server's instructions do not explain %q: %s", want, instr)
+				}
+			}
+		})
+	}
+}

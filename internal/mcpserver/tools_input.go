@@ -1,0 +1,417 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/operate"
+	"github.com/guiagent/guiagent/internal/safety"
+)
+
+// The input group: mouse and keyboard. Every handler reads its arguments
+// into an action and its points, and hands them to act, which performs them
+// through the one executor (operate) and records them.
+
+// MoveArgs are gui_move's arguments.
+type MoveArgs struct {
+	X      *float64 `json:"x,omitempty"`
+	Y      *float64 `json:"y,omitempty"`
+	Target string   `json:"target,omitempty" jsonschema:"the element in words, instead of x and y"`
+	Where
+}
+
+func (s *Server) moveTool() toolDef {
+	return newTool(s, GroupInput, "gui_move", "Move the pointer",
+		"Move the mouse pointer to a point without clicking.",
+		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); singleXY(sc, "x", "y") },
+		func(ctx context.Context, c *call, in MoveArgs) (*mcp.CallToolResult, error) {
+			at, err := s.pointArg(ctx, c, in.X, in.Y, in.Target, "target", in.Where, false)
+			if err != nil {
+				return nil, err
+			}
+			a, err := s.parse(action.Raw{Kind: action.Move, At: at.nums, Target: at.words}, at.space)
+			if err != nil {
+				return nil, err
+			}
+			res, err := s.act(ctx, c, operate.Op{Action: a, At: at.place, Display: in.Display}, "move")
+			if err != nil {
+				return nil, err
+			}
+			t := at.shown(res.At)
+			return s.done(ctx, c, t.Display, "%smoved the pointer to %s%s", note(res.At), t, warn(t))
+		})
+}
+
+// ClickArgs are gui_click's arguments.
+type ClickArgs struct {
+	X         *float64 `json:"x,omitempty"`
+	Y         *float64 `json:"y,omitempty"`
+	Target    string   `json:"target,omitempty" jsonschema:"the element in words, instead of x and y"`
+	Button    string   `json:"button,omitempty"`
+	Clicks    int      `json:"clicks,omitempty" jsonschema:"default 1"`
+	Modifiers []string `json:"modifiers,omitempty" jsonschema:"keys held, e.g. [\"ctrl\"]"`
+	Where
+}
+
+func buttonEnum(sc *jsonschema.Schema) { enum(sc, "button", "left", "right", "middle") }
+
+func (s *Server) clickTool() toolDef {
+	return newTool(s, GroupInput, "gui_click", "Click",
+		"Click at a point, with any button, count and modifiers.",
+		changesDesk,
+		func(sc *jsonschema.Schema) {
+			s.pointSchema(sc)
+			singleXY(sc, "x", "y")
+			buttonEnum(sc)
+			between(sc, "clicks", 1, action.MaxClicks)
+		},
+		func(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToolResult, error) {
+			return s.click(ctx, c, in)
+		})
+}
+
+func (s *Server) click(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToolResult, error) {
+	// Check what needs no point first: a bad button or modifier is reported before a locate.
+	if _, err := s.parse(action.Raw{Kind: action.Click, At: []float64{0, 0}, Button: in.Button, Clicks: in.Clicks, Keys: in.Modifiers}, ""); err != nil {
+		return nil, err
+	}
+	at, err := s.pointArg(ctx, c, in.X, in.Y, in.Target, "target", in.Where, false)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.parse(action.Raw{Kind: action.Click, At: at.nums, Target: at.words, Button: in.Button, Clicks: in.Clicks, Keys: in.Modifiers}, at.space)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.act(ctx, c, operate.Op{Action: a, At: at.place, Display: in.Display}, "click")
+	if err != nil {
+		return nil, err
+	}
+	t, n := at.shown(res.At), a.Clicks()
+	what := map[int]string{1: "clicked", 2: "double-clicked", 3: "triple-clicked"}[n]
+	return s.done(ctx, c, t.Display, "%s%s %s%s at %s%s", note(res.At), what, a.ButtonOrLeft(), withMods(a.Keys), t, warn(t))
+}
+
+// DoubleClickArgs are gui_double_click's arguments.
+type DoubleClickArgs struct {
+	X      *float64 `json:"x,omitempty"`
+	Y      *float64 `json:"y,omitempty"`
+	Target string   `json:"target,omitempty" jsonschema:"the element in words, instead of x and y"`
+	Where
+}
+
+func (s *Server) doubleClickTool() toolDef {
+	return newTool(s, GroupInput, "gui_double_click", "Double-click",
+		"Double-click the left mouse button at a point.",
+		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); singleXY(sc, "x", "y") },
+		func(ctx context.Context, c *call, in DoubleClickArgs) (*mcp.CallToolResult, error) {
+			return s.click(ctx, c, ClickArgs{X: in.X, Y: in.Y, Target: in.Target, Clicks: 2, Where: in.Where})
+		})
+}
+
+// ButtonArgs are gui_mouse_down's and gui_mouse_up's arguments.
+type ButtonArgs struct {
+	X      *float64 `json:"x,omitempty"`
+	Y      *float64 `json:"y,omitempty"`
+	Button string   `json:"button,omitempty"`
+	Where
+}
+
+// MouseDownArgs are gui_mouse_down's arguments.
+type MouseDownArgs struct {
+	X      *float64 `json:"x,omitempty"`
+	Y      *float64 `json:"y,omitempty"`
+	Target string   `json:"target,omitempty" jsonschema:"the element in words, instead of x and y"`
+	Button string   `json:"button,omitempty"`
+	Where
+}
+
+func (s *Server) mouseDownTool() toolDef {
+	return newTool(s, GroupInput, "gui_mouse_down", "Press a mouse button",
+		"Press and hold a mouse button, optionally at a point, until gui_mouse_up (or the kill switch).",
+		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); buttonEnum(sc); singleXY(sc, "x", "y") },
+		func(ctx context.Context, c *call, in MouseDownArgs) (*mcp.CallToolResult, error) {
+			return s.button(ctx, c, ButtonArgs{X: in.X, Y: in.Y, Button: in.Button, Where: in.Where}, in.Target, true)
+		})
+}
+
+func (s *Server) mouseUpTool() toolDef {
+	return newTool(s, GroupInput, "gui_mouse_up", "Release a mouse button",
+		"Release a mouse button, optionally at a point.",
+		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); buttonEnum(sc); singleXY(sc, "x", "y") },
+		func(ctx context.Context, c *call, in ButtonArgs) (*mcp.CallToolResult, error) {
+			return s.button(ctx, c, in, "", false)
+		})
+}
+
+func (s *Server) button(ctx context.Context, c *call, in ButtonArgs, words string, down bool) (*mcp.CallToolResult, error) {
+	verb, kind := "released", action.MouseUp
+	if down {
+		verb, kind = "pressed", action.MouseDown
+	}
+	at, err := s.pointArg(ctx, c, in.X, in.Y, words, "target", in.Where, true)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.parse(action.Raw{Kind: kind, At: at.nums, Target: at.words, Button: in.Button}, at.space)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.act(ctx, c, operate.Op{Action: a, At: at.place, Display: in.Display}, "mouse "+map[bool]string{true: "down", false: "up"}[down])
+	if err != nil {
+		return nil, err
+	}
+	where, d := "at the current pointer position", at.display
+	if res.At != nil {
+		t := at.shown(res.At)
+		where, d = "at "+t.String()+warn(t), t.Display
+	}
+	return s.done(ctx, c, d, "%s%s the %s button %s", note(res.At), verb, a.ButtonOrLeft(), where)
+}
+
+// DragArgs are gui_drag's arguments.
+type DragArgs struct {
+	FromX      *float64 `json:"from_x,omitempty"`
+	FromY      *float64 `json:"from_y,omitempty"`
+	ToX        *float64 `json:"to_x,omitempty"`
+	ToY        *float64 `json:"to_y,omitempty"`
+	FromTarget string   `json:"from_target,omitempty" jsonschema:"the start element in words, instead of from_x and from_y"`
+	ToTarget   string   `json:"to_target,omitempty" jsonschema:"the end element in words, instead of to_x and to_y"`
+	Button     string   `json:"button,omitempty"`
+	Where
+}
+
+func (s *Server) dragTool() toolDef {
+	return newTool(s, GroupInput, "gui_drag", "Drag",
+		"Press a mouse button at one point, move to another and release it.",
+		changesDesk, func(sc *jsonschema.Schema) {
+			s.pointSchema(sc)
+			buttonEnum(sc)
+			singleXY(sc, "from_x", "from_y", "to_x", "to_y")
+		},
+		func(ctx context.Context, c *call, in DragArgs) (*mcp.CallToolResult, error) {
+			return s.drag(ctx, c, in)
+		})
+}
+
+func (s *Server) drag(ctx context.Context, c *call, in DragArgs) (*mcp.CallToolResult, error) {
+	a, err := s.parse(action.Raw{Kind: action.Drag, At: []float64{0, 0}, To: []float64{0, 0}, Button: in.Button}, string(geom.SpaceImage))
+	if err != nil {
+		return nil, err
+	}
+	from, err := s.dragEnd(ctx, c, in.FromX, in.FromY, in.FromTarget, in, "from_target")
+	if err != nil {
+		return nil, fmt.Errorf("drag start: %w", err)
+	}
+	to, err := s.dragEnd(ctx, c, in.ToX, in.ToY, in.ToTarget, in, "to_target")
+	if err != nil {
+		return nil, fmt.Errorf("drag end: %w", err)
+	}
+	a.At, a.To = &from.p, &to.p
+	_, err = s.act(ctx, c, operate.Op{Action: a, At: from.place, To: to.place}, "drag")
+	if err != nil {
+		return nil, err
+	}
+	f, t := from.at.shown(from.place), to.at.shown(to.place)
+	return s.done(ctx, c, t.Display, "%s%sdragged with the %s button from %s to %s%s%s",
+		note(from.place), note(to.place), a.ButtonOrLeft(), f, t, warn(f), warn(t))
+}
+
+// dragPoint is one end of a drag: the point as given (or located), placed.
+type dragPoint struct {
+	p     action.Point
+	place *operate.Place
+	at    point
+}
+
+// dragEnd reads one end of a drag: coordinates in in.Space, or words, which
+// are located at once (a drag acts at both ends, so both are placed before it).
+func (s *Server) dragEnd(ctx context.Context, c *call, x, y *float64, words string, in DragArgs, name string) (dragPoint, error) {
+	at, err := s.pointArg(ctx, c, x, y, words, name, in.Where, false)
+	if err != nil {
+		return dragPoint{}, err
+	}
+	if at.place == nil {
+		p, err := s.locator(c).Locate(ctx, operate.Target{Words: at.words, Display: in.Display})
+		if err != nil {
+			return dragPoint{}, err
+		}
+		at.place = &p
+		return dragPoint{action.Point{Space: geom.SpaceImage, X: p.Image.X, Y: p.Image.Y}, at.place, at}, nil
+	}
+	mv, err := s.parse(action.Raw{Kind: action.Move, At: at.nums}, at.space)
+	if err != nil {
+		return dragPoint{}, err
+	}
+	return dragPoint{*mv.At, at.place, at}, nil
+}
+
+// ScrollArgs are gui_scroll's arguments.
+type ScrollArgs struct {
+	X         *float64 `json:"x,omitempty"`
+	Y         *float64 `json:"y,omitempty"`
+	Target    string   `json:"target,omitempty" jsonschema:"the element in words, instead of x and y"`
+	Direction string   `json:"direction"`
+	Amount    int      `json:"amount,omitempty" jsonschema:"wheel notches; default 3"`
+	Modifiers []string `json:"modifiers,omitempty" jsonschema:"keys held, e.g. [\"ctrl\"] to zoom"`
+	Where
+}
+
+func (s *Server) scrollTool() toolDef {
+	return newTool(s, GroupInput, "gui_scroll", "Scroll",
+		"Turn the mouse wheel, optionally at a point.",
+		changesDesk,
+		func(sc *jsonschema.Schema) {
+			s.pointSchema(sc)
+			singleXY(sc, "x", "y")
+			enum(sc, "direction", "up", "down", "left", "right")
+			between(sc, "amount", 1, action.MaxScrollNotches)
+		},
+		func(ctx context.Context, c *call, in ScrollArgs) (*mcp.CallToolResult, error) {
+			if in.Amount < 0 || in.Amount > action.MaxScrollNotches {
+				return nil, fmt.Errorf("amount must be 1 to %d wheel notches, got %d", action.MaxScrollNotches, in.Amount)
+			}
+			if _, err := s.parse(action.Raw{Kind: action.Scroll, Direction: in.Direction, Amount: in.Amount, Keys: in.Modifiers}, in.Space); err != nil {
+				return nil, err
+			}
+			at, err := s.pointArg(ctx, c, in.X, in.Y, in.Target, "target", in.Where, true)
+			if err != nil {
+				return nil, err
+			}
+			a, err := s.parse(action.Raw{Kind: action.Scroll, At: at.nums, Target: at.words, Direction: in.Direction, Amount: in.Amount, Keys: in.Modifiers}, at.space)
+			if err != nil {
+				return nil, err
+			}
+			res, err := s.act(ctx, c, operate.Op{Action: a, At: at.place, Display: in.Display}, "scroll")
+			if err != nil {
+				return nil, err
+			}
+			where, d := "at the current pointer position", at.display
+			if res.At != nil {
+				t := at.shown(res.At)
+				where, d = "at "+t.String()+warn(t), t.Display
+			}
+			return s.done(ctx, c, d, "%sscrolled %s %d notches%s %s", note(res.At), a.Direction, a.Notches(), withMods(a.Keys), where)
+		})
+}
+
+// TypeArgs are gui_type's arguments.
+type TypeArgs struct {
+	Text    string `json:"text" jsonschema:"typed exactly, any Unicode; keys go to gui_press_key"`
+	Target  string `json:"target,omitempty" jsonschema:"the field in words, clicked first; default: the focused element"`
+	Mode    string `json:"mode,omitempty" jsonschema:"replace: select the field's text and type over it; append: go to its end; type (default): at the caret"`
+	Display string `json:"display,omitempty" jsonschema:"display of target"`
+}
+
+func (s *Server) typeTool() toolDef {
+	return newTool(s, GroupInput, "gui_type", "Type text",
+		"Type text into the focused element exactly as given: any language, symbols, emoji.",
+		changesDesk, func(sc *jsonschema.Schema) {
+			prop(sc, "text").MinLength = new(1)
+			enum(sc, "mode", "replace", "append", "type")
+		},
+		func(ctx context.Context, c *call, in TypeArgs) (*mcp.CallToolResult, error) {
+			return s.typeText(ctx, c, in)
+		})
+}
+
+func (s *Server) typeText(ctx context.Context, c *call, in TypeArgs) (*mcp.CallToolResult, error) {
+	if in.Text == "" {
+		return nil, fmt.Errorf("text is empty: give the text to type")
+	}
+	a, err := s.parse(action.Raw{Kind: action.TypeText, Text: in.Text}, "")
+	if err != nil {
+		return nil, err
+	}
+	mode, err := operate.ParseTypeMode(in.Mode)
+	if err != nil {
+		return nil, err
+	}
+	d, _, err := s.display(ctx, in.Display)
+	if err != nil {
+		return nil, err
+	}
+	var clicked *operate.Place
+	if words := strings.TrimSpace(in.Target); words != "" {
+		res, err := s.act(ctx, c, operate.Op{Action: action.Action{Kind: action.Click, Target: words}, Display: in.Display}, "click on "+fmt.Sprintf("%q", words))
+		if err != nil {
+			return nil, err
+		}
+		clicked, d = res.At, res.At.Display
+	}
+	// The typed text may be a password: the record keeps its length only, as the audit does.
+	if _, err := s.act(ctx, c, operate.Op{Action: a, Mode: mode, Display: in.Display}, "type", func(t *action.Trace) {
+		if t.Action.Kind == action.TypeText {
+			t.Action.Text = safety.MaskText(in.Text)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	how := map[operate.TypeMode]string{operate.Replace: "clicked it, selected its text (not verified) and ", operate.Append: "clicked it, went to the end and ", operate.TypeAtCaret: "clicked it and "}[mode]
+	if clicked == nil {
+		how = map[operate.TypeMode]string{operate.Replace: "selected the field's text (not verified) and ", operate.Append: "went to the end and "}[mode]
+	}
+	// The keystrokes are queued, not necessarily consumed: a slow
+	// application (notepad under Wine: 30 s for 1500 characters) may
+	// still be taking them in, and typing them again would double them.
+	return s.done(ctx, c, d, "%s%styped %d characters; %s", note(clicked), how, len([]rune(in.Text)), typingMayLag)
+}
+
+// typingMayLag is gui_type's note that the text may still be arriving.
+const typingMayLag = "a slow application may still be receiving them: check the screen before acting on the text, and do not type it again"
+
+// PressKeyArgs are gui_press_key's arguments.
+type PressKeyArgs struct {
+	Key       string   `json:"key" jsonschema:"e.g. Return, Tab, Escape, BackSpace, Up, F5, a, or ctrl+s"`
+	Repeat    int      `json:"repeat,omitempty" jsonschema:"default 1"`
+	Modifiers []string `json:"modifiers,omitempty" jsonschema:"keys held, e.g. [\"shift\"]"`
+}
+
+func (s *Server) pressKeyTool() toolDef {
+	return newTool(s, GroupInput, "gui_press_key", "Press a key",
+		"Press and release a key, optionally repeated and with modifiers held. Dangerous combinations are blocked.",
+		changesDesk, func(sc *jsonschema.Schema) { between(sc, "repeat", 1, action.MaxKeyRepeat) },
+		func(ctx context.Context, c *call, in PressKeyArgs) (*mcp.CallToolResult, error) {
+			if in.Repeat < 0 || in.Repeat > action.MaxKeyRepeat {
+				return nil, fmt.Errorf("repeat must be 1 to %d, got %d", action.MaxKeyRepeat, in.Repeat)
+			}
+			a, err := s.parse(action.Raw{Kind: action.KeyPress, Keys: append(append([]string{}, in.Modifiers...), in.Key), Amount: in.Repeat}, "")
+			if err != nil {
+				return nil, err
+			}
+			if _, err := s.act(ctx, c, operate.Op{Action: a}, "key press"); err != nil {
+				return nil, err
+			}
+			d, _, _ := s.display(ctx, "")
+			return s.done(ctx, c, d, "pressed %s%s", desktop.ComboString(a.Keys), times(a.Repeats()))
+		})
+}
+
+// HotkeyArgs are gui_hotkey's arguments.
+type HotkeyArgs struct {
+	Keys []string `json:"keys" jsonschema:"pressed in order, released in reverse, e.g. [\"ctrl\",\"shift\",\"t\"]"`
+}
+
+func (s *Server) hotkeyTool() toolDef {
+	return newTool(s, GroupInput, "gui_hotkey", "Press a key combination",
+		"Press a keyboard shortcut. Dangerous combinations (alt+f4, ctrl+alt+delete, ...) are blocked.",
+		changesDesk, func(sc *jsonschema.Schema) { prop(sc, "keys").MinItems = new(1) },
+		func(ctx context.Context, c *call, in HotkeyArgs) (*mcp.CallToolResult, error) {
+			a, err := s.parse(action.Raw{Kind: action.KeyPress, Keys: in.Keys}, "")
+			if err != nil {
+				return nil, err
+			}
+			if _, err := s.act(ctx, c, operate.Op{Action: a}, "hotkey"); err != nil {
+				return nil, err
+			}
+			d, _, _ := s.display(ctx, "")
+			return s.done(ctx, c, d, "pressed %s", desktop.ComboString(a.Keys))
+		})
+}
