@@ -122,3 +122,30 @@ func (d *Dashboard) loginLink(w http.ResponseWriter, r *http.Request) {
 	d.writeJSON(w, http.StatusOK, map[string]string{"url": d.LoginURL(scheme + "://" + r.Host),
 		"expires_in": LoginCodeTTL.String()})
 }
+
+// logout ends this browser's dashboard session and clears its cookie.
+func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(CookieName); err == nil {
+		d.mu.Lock()
+		delete(d.sessions, c.Value)
+		d.mu.Unlock()
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+		SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	d.log.Info("web: dashboard logout", "remote", r.RemoteAddr)
+	d.loginPage(w, http.StatusOK, "Signed out.")
+}
+
+// logoutAll ends every dashboard session and voids every unused login link
+// (the bearer token still signs in).
+func (d *Dashboard) logoutAll(w http.ResponseWriter, r *http.Request) {
+	d.mu.Lock()
+	n := len(d.sessions)
+	clear(d.sessions)
+	clear(d.codes)
+	d.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+		SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	d.log.Info("web: every dashboard session signed out and every login link voided", "remote", r.RemoteAddr, "sessions", n)
+	d.writeJSON(w, http.StatusOK, map[string]any{"signed_out": n})
+}

@@ -44,8 +44,8 @@ const CookieName = "guiagent_session"
 
 // Lifetimes of login codes and sessions.
 const (
-	LoginCodeTTL = 24 * time.Hour
-	SessionTTL   = 7 * 24 * time.Hour
+	LoginCodeTTL = 15 * time.Minute
+	SessionTTL   = 24 * time.Hour
 	maxSessions  = 64
 	maxCodes     = 64
 )
@@ -125,6 +125,8 @@ func New(o Options) *Dashboard {
 	d.mux.Handle("POST /login", d.sameOrigin(http.HandlerFunc(d.loginWithToken)))
 	d.mux.Handle("GET /static/login.css", d.file("login.css"))
 	d.mux.Handle("POST /api/login-link", d.auth(d.sameOrigin(http.HandlerFunc(d.loginLink))))
+	d.mux.Handle("POST /logout", d.auth(d.sameOrigin(http.HandlerFunc(d.logout))))
+	d.mux.Handle("POST /api/logout-all", d.auth(d.sameOrigin(http.HandlerFunc(d.logoutAll))))
 	d.mux.Handle("GET /{$}", d.auth(d.file("index.html")))
 	d.mux.Handle("GET /static/{name}", d.auth(http.HandlerFunc(d.staticFile)))
 	// The icon is public: browsers fetch it for the login page before the

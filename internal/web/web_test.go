@@ -434,3 +434,49 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Errorf("pages reported errors:\n%s", strings.Join(errs, "\n"))
 	}
 }
+
+// TestLogoutAndSignOutEverywhere: a dashboard session can be ended, by this
+// browser (Sign out) or for every browser at once (Sign out everywhere, which
+// also voids unused login links); login links and sessions are short-lived.
+func TestLogoutAndSignOutEverywhere(t *testing.T) {
+	f := newFixture(t)
+	signIn := func() map[string]string {
+		resp, _ := do(t, "GET", f.dash.LoginURL(f.srv.URL), nil)
+		for _, c := range resp.Cookies() {
+			if c.Name == CookieName {
+				if c.MaxAge > int((24 * time.Hour).Seconds()) {
+					t.Errorf("the session cookie lives %d s, more than a day", c.MaxAge)
+				}
+				return map[string]string{"Cookie": CookieName + "=" + c.Value, "Origin": f.srv.URL}
+			}
+		}
+		t.Fatal("no session cookie")
+		return nil
+	}
+	if LoginCodeTTL > 15*time.Minute {
+		t.Errorf("an unused login link lives %v", LoginCodeTTL)
+	}
+	a, b := signIn(), signIn()
+	if resp, _ := do(t, "POST", f.srv.URL+"/logout", a); resp.StatusCode != 200 {
+		t.Fatalf("logout: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, "GET", f.srv.URL+"/api/audit", a); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the signed-out cookie still works: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, "GET", f.srv.URL+"/api/audit", b); resp.StatusCode != 200 {
+		t.Errorf("the other browser was signed out too: %d", resp.StatusCode)
+	}
+	unused := f.dash.LoginURL(f.srv.URL)
+	if resp, body := do(t, "POST", f.srv.URL+"/api/logout-all", b); resp.StatusCode != 200 || !strings.Contains(body, `"signed_out":1`) {
+		t.Fatalf("logout-all: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := do(t, "GET", f.srv.URL+"/api/audit", b); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a session survived sign-out everywhere: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, "GET", unused, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("an unused login link survived sign-out everywhere: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, "POST", f.srv.URL+"/api/logout-all", map[string]string{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site", "Authorization": "Bearer " + token}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-origin sign-out everywhere: %d, want 403", resp.StatusCode)
+	}
+}

@@ -319,6 +319,10 @@ guiagent.registerPanel({
       $("login-link-url").value = r.ok ? r.data.url : ("failed: " + (r.data.error || r.status));
       $("login-link-url").select();
     });
+    $("logout-all").addEventListener("click", async () => {
+      await guiagent.postJSON("/api/logout-all");
+      location.assign("/login");
+    });
   },
 });
 
