@@ -134,7 +134,7 @@ const (
 func kind(c comp, o Options) int {
 	w, h := c.w(), c.h()
 	switch {
-	case h <= 2 && w > 3*h: // a horizontal rule
+	case h <= 2 && w >= thinLine: // a horizontal rule (a shorter one is a dash)
 		return rule
 	case w <= 2 && h >= 15: // a vertical rule
 		return rule

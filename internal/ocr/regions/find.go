@@ -31,7 +31,7 @@ type Options struct {
 	// defaults 6 and 120.
 	MinHeight, MaxHeight int
 	// TargetHeight is the height, in sheet pixels, each line is scaled to
-	// (never down); default 44, about a 22 pixel x-height.
+	// (never down); default 40, about a 20 pixel x-height.
 	TargetHeight int
 	// MaxScale bounds the scaling up; default 4.
 	MaxScale float64
@@ -49,7 +49,7 @@ func (o Options) WithDefaults() Options {
 		o.MaxHeight = 120
 	}
 	if o.TargetHeight <= 0 {
-		o.TargetHeight = 44
+		o.TargetHeight = 40
 	}
 	if o.MaxScale <= 0 {
 		o.MaxScale = 4
@@ -238,8 +238,9 @@ const thinLine = 15
 // long (the side of a field that text comes within a pixel of), marking
 // them in rules. Such a line leaves two adjacent columns (rows) of edge
 // pixels, the ground beside it and the line, with no edge pixels next to
-// them for most of their length; a glyph's stem that long is two or more
-// pixels wide and leaves a gap between its edges.
+// them for at least half their length (text a pixel away touches the rest);
+// a glyph's stem that long is two or more pixels wide and leaves a gap
+// between its edges.
 func removeThinLines(e, rules []bool, w, h int) {
 	at := func(x, y int) bool { return x >= 0 && y >= 0 && x < w && y < h && e[y*w+x] }
 	var lines [][3]int // x or y, start, end; then whether vertical
@@ -257,7 +258,7 @@ func removeThinLines(e, rules []bool, w, h int) {
 				}
 				y++
 			}
-			if y-y0 >= thinLine && crowded*5 <= y-y0 {
+			if y-y0 >= thinLine && crowded*2 <= y-y0 {
 				lines, vertical = append(lines, [3]int{x, y0, y}), append(vertical, true)
 			}
 		}
@@ -275,7 +276,7 @@ func removeThinLines(e, rules []bool, w, h int) {
 				}
 				x++
 			}
-			if x-x0 >= thinLine && crowded*5 <= x-x0 {
+			if x-x0 >= thinLine && crowded*2 <= x-x0 {
 				lines, vertical = append(lines, [3]int{y, x0, x}), append(vertical, false)
 			}
 		}

@@ -53,8 +53,8 @@ func joins(l line, c comp) (int, bool) {
 	if ov <= 0 || 2*ov < min(ch, l.glyphH) {
 		return 0, false
 	}
-	// A dot or comma inside the line's band joins whatever its height.
-	small := 2*ch <= l.glyphH && 2*c.w() <= l.glyphH && ov == ch && c.x0-l.x1 <= l.glyphH/2
+	// A dot, comma or dash inside the line's band joins whatever its height.
+	small := 2*ch <= l.glyphH && c.w() <= l.glyphH && ov == ch
 	if !small && (ch > 2*l.glyphH || l.glyphH > 2*ch) {
 		return 0, false
 	}
