@@ -25,7 +25,7 @@ func TestParseTarget(t *testing.T) {
 		{`the 3rd OK`, true, Target{Text: "OK", Match: Exact, Nth: 3}},
 		{`Sign in link`, true, Target{Text: "Sign in", Match: Exact, Role: "link"}},
 		{`Menu`, true, Target{Text: "Menu", Match: Exact}}, // a lone role word is a label
-		{`the red button`, false, Target{}},                    // a colour, not words on the screen
+		{`the red button`, false, Target{}},                // a colour, not words on the screen
 		{`the field under Email`, false, Target{}},
 		{`the Save button at the bottom of the dialog`, false, Target{}},
 		{`don't press it`, false, Target{}}, // an apostrophe is not a quote

@@ -235,16 +235,25 @@ func removeRules(e []bool, w, h int) []bool {
 const thinLine = 15
 
 // removeThinLines clears the edges of one-pixel lines at least thinLine
-// long (the side of a field that text comes within a pixel of), marking
-// them in rules. Such a line leaves two adjacent columns (rows) of edge
-// pixels, the ground beside it and the line, with no edge pixels next to
-// them for at least half their length (text a pixel away touches the rest);
-// a glyph's stem that long is two or more pixels wide and leaves a gap
-// between its edges.
+// long that meet a rule at one end (the side of a field that text comes
+// within a pixel of, whose top or bottom removeRules took), marking them in
+// rules. Such a line leaves two adjacent columns (rows) of edge pixels, the
+// ground beside it and the line, with no edge pixels next to them for at
+// least half their length (text a pixel away touches the rest). The stem of
+// a bold "l" looks the same, but meets no rule.
 func removeThinLines(e, rules []bool, w, h int) {
 	at := func(x, y int) bool { return x >= 0 && y >= 0 && x < w && y < h && e[y*w+x] }
-	var lines [][3]int // x or y, start, end; then whether vertical
-	var vertical []bool
+	nearRule := func(x, y int) bool {
+		for dy := -2; dy <= 2; dy++ {
+			for dx := -2; dx <= 2; dx++ {
+				if xx, yy := x+dx, y+dy; xx >= 0 && yy >= 0 && xx < w && yy < h && rules[yy*w+xx] {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	mark := func(idx int) { e[idx], rules[idx] = false, true }
 	for x := 1; x < w; x++ { // a line in column x: edges in columns x-1 and x
 		for y := 0; y < h; {
 			if !(at(x-1, y) && at(x, y)) {
@@ -258,8 +267,11 @@ func removeThinLines(e, rules []bool, w, h int) {
 				}
 				y++
 			}
-			if y-y0 >= thinLine && crowded*2 <= y-y0 {
-				lines, vertical = append(lines, [3]int{x, y0, y}), append(vertical, true)
+			if y-y0 >= thinLine && crowded*2 <= y-y0 && (nearRule(x, y0-1) || nearRule(x, y)) {
+				for k := y0; k < y; k++ {
+					mark(k*w + x - 1)
+					mark(k*w + x)
+				}
 			}
 		}
 	}
@@ -276,19 +288,11 @@ func removeThinLines(e, rules []bool, w, h int) {
 				}
 				x++
 			}
-			if x-x0 >= thinLine && crowded*2 <= x-x0 {
-				lines, vertical = append(lines, [3]int{y, x0, x}), append(vertical, false)
-			}
-		}
-	}
-	for i, l := range lines {
-		for k := l[1]; k < l[2]; k++ {
-			for _, p := range [2]int{l[0] - 1, l[0]} {
-				idx := k*w + p
-				if !vertical[i] {
-					idx = p*w + k
+			if x-x0 >= thinLine && crowded*2 <= x-x0 && (nearRule(x0-1, y) || nearRule(x, y)) {
+				for k := x0; k < x; k++ {
+					mark((y-1)*w + k)
+					mark(y*w + k)
 				}
-				e[idx], rules[idx] = false, true
 			}
 		}
 	}
