@@ -101,16 +101,12 @@ func Prepare(g *image.Gray, lay Layout, o Options, n int) []Sheet {
 func (s Sheet) Map(r image.Rectangle) (place int, box geom.ImageRect, ok bool) {
 	cy := (r.Min.Y + r.Max.Y) / 2
 	for i, p := range s.Places {
-		top, bottom := p.Dst.Min.Y, p.Dst.Max.Y
+		top, bottom := 0, s.Image.Rect.Dy()
 		if i > 0 {
 			top = (s.Places[i-1].Dst.Max.Y + p.Dst.Min.Y) / 2
-		} else {
-			top = 0
 		}
 		if i+1 < len(s.Places) {
 			bottom = (p.Dst.Max.Y + s.Places[i+1].Dst.Min.Y) / 2
-		} else {
-			bottom = s.Image.Rect.Dy()
 		}
 		if cy < top || cy >= bottom {
 			continue

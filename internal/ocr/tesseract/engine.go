@@ -124,10 +124,13 @@ func (e *Engine) Close() error {
 	}
 	e.done = true
 	e.mu.Unlock()
-	for range e.o.Workers {
+	for range e.o.Workers { // each slot, once its read is done
 		if s := <-e.slots; s != nil {
 			s.stop()
 		}
+	}
+	for range e.o.Workers { // empty again, for reads that find the engine closed
+		e.slots <- nil
 	}
 	return os.RemoveAll(e.dir)
 }
@@ -153,6 +156,10 @@ func (e *Engine) recognize(ctx context.Context, img image.Image) ([][]string, er
 	if closed {
 		e.slots <- s
 		return nil, errClosed
+	}
+	if s != nil && s.ended() { // it died while idle: start another
+		s.stop()
+		s = nil
 	}
 	if s == nil {
 		var err error

@@ -63,9 +63,9 @@ type widget struct {
 	rect       geom.ImageRect // root-window pixels, which are the frame's image pixels here
 }
 
-// startForm runs testdata/form.tcl on the screen and returns its widgets
-// once it has drawn them.
-func (s *screen) startForm(tb testing.TB) []widget {
+// startForm runs testdata/form.tcl on the screen with its window at (x, y)
+// and returns its widgets once it has drawn them.
+func (s *screen) startForm(tb testing.TB, x, y int) []widget {
 	tb.Helper()
 	wish, err := exec.LookPath("wish")
 	if err != nil {
@@ -75,7 +75,7 @@ func (s *screen) startForm(tb testing.TB) []widget {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cmd := exec.Command(wish, script)
+	cmd := exec.Command(wish, script, fmt.Sprint(x), fmt.Sprint(y))
 	cmd.Env = append(cmd.Environ(), "DISPLAY="+s.display)
 	out, err := cmd.StdoutPipe()
 	if err != nil {

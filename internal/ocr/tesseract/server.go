@@ -113,6 +113,16 @@ func (s *server) failure(err error) error {
 	return err
 }
 
+// ended reports whether the process has ended.
+func (s *server) ended() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
+	}
+}
+
 // stop ends the process and waits for it.
 func (s *server) stop() {
 	go drain(s.lines)

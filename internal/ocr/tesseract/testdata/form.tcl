@@ -2,8 +2,14 @@
 # buttons, list rows, form labels and a dark-mode panel. Once it is drawn it
 # prints one line per widget that shows text, "NAME<TAB>TEXT<TAB>X Y W H" in
 # root-window pixels as Tk itself reports them (winfo rootx/rooty/width/height;
-# listbox rows from the listbox's bbox), then "ready".
-wm geometry . +40+30
+# listbox rows from the listbox's bbox), then "ready". Arguments: the
+# window's position, X Y (default 40 30).
+set wx 40
+set wy 30
+if {$argc == 2} {
+    lassign $argv wx wy
+}
+wm geometry . +$wx+$wy
 . configure -background #ececec
 option add *Font {DejaVuSans 10}
 
