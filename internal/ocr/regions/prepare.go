@@ -33,7 +33,7 @@ const sheetMargin = 12
 // Prepare crops each line of g (lay, from Find) with some padding,
 // binarizes it in its own polarity (a line lighter than its ground is
 // inverted), scales it up to o.TargetHeight and stacks the crops into at
-// most n sheets of about equal height, in the order given. A line without
+// most n sheets of about equal area, in the order given. A line without
 // contrast to its ground is left out.
 func Prepare(g *image.Gray, lay Layout, o Options, n int) []Sheet {
 	o = o.WithDefaults()
@@ -54,7 +54,7 @@ func Prepare(g *image.Gray, lay Layout, o Options, n int) []Sheet {
 		s := min(o.MaxScale, max(1, float64(o.TargetHeight)/float64(l.H)))
 		img := scale(norm, s)
 		crops = append(crops, crop{img, Placement{Line: l, Crop: c, Scale: s, Inverted: inverted}})
-		total += img.Rect.Dy()
+		total += img.Rect.Dx() * img.Rect.Dy()
 	}
 	if len(crops) == 0 {
 		return nil
@@ -63,9 +63,10 @@ func Prepare(g *image.Gray, lay Layout, o Options, n int) []Sheet {
 	n = max(1, min(n, len(crops)))
 	per := total / n
 	var sheets []Sheet
-	for start := 0; start < len(crops); {
-		end, h := start, 0
-		for end < len(crops) && (end == start || h < per || len(sheets) == n-1) {
+	for start := 0; start < len(crops); { // sheets of about equal area: recognition costs by the text's length
+		end, area, h := start, 0, 0
+		for end < len(crops) && (end == start || area < per || len(sheets) == n-1) {
+			area += crops[end].img.Rect.Dx() * crops[end].img.Rect.Dy()
 			h += crops[end].img.Rect.Dy()
 			end++
 		}
