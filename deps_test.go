@@ -171,11 +171,13 @@ var layers = [][]string{
 	// 2: what works on the contract without choosing an implementation, and
 	// the configuration, which takes its defaults from llm and imaging.
 	{"internal/desktop/fake", "internal/desktop/suite", "internal/imaging", "internal/safety", "internal/action",
-		"internal/llm", "internal/sampleapp", "internal/trace/browsertest", "internal/config", "internal/ask"},
+		"internal/llm", "internal/sampleapp", "internal/trace/browsertest", "internal/config", "internal/ask",
+		"internal/ocr", "internal/ocr/regions"},
 	// 3: implementations: backends and the platform that picks one, model
 	// providers and their scripted fakes.
-	// The action executor, which every front end performs input through.
-	{"internal/backend/", "internal/platform", "internal/llm/", "internal/vision", "internal/operate"},
+	// The action executor, which every front end performs input through, and
+	// the OCR engine on the tesseract program.
+	{"internal/backend/", "internal/platform", "internal/llm/", "internal/vision", "internal/operate", "internal/ocr/tesseract"},
 	// 4: the task loop.
 	{"internal/agent"},
 	// 5: run records of tasks and MCP sessions; flows, which run steps and

@@ -64,6 +64,8 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		add("ok", "virtual display", "Xvfb available for --virtual-display and demo", "")
 	}
 
+	checkOCR(ctx, c, add)
+
 	checkModel(c, add)
 
 	tc := toolsCheck(c)

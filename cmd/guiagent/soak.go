@@ -124,6 +124,12 @@ func cmdSoak(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	out := map[string]any{"n": *n, "elapsed_s": time.Since(start).Seconds(), "servers": map[string]any{}}
+	fmt.Fprintf(stderr, "soak: stdout backpressure: %d screenshot calls, answers unread for %v\n", backpressureCalls, backpressureHold)
+	bp, err := soakBackpressure(ctx, servers[0])
+	if err != nil {
+		return err
+	}
+	out["stdout_backpressure"] = bp
 	for _, s := range servers {
 		out["servers"].(map[string]any)[s.name] = map[string]any{"calls": s.calls, "tool_errors_by_tool": s.errors, "first_errors": s.firstErrors, "samples": s.samples}
 	}

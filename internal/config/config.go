@@ -12,7 +12,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/ocr"
 	"github.com/guiagent/guiagent/internal/secret"
 )
 
@@ -57,6 +60,9 @@ type Config struct {
 	MaxImageBytes         int    `json:"max_image_bytes"`         // GUI_AGENT_MAX_IMAGE_BYTES 32768-20000000, default 750000 (about 1 MB once base64-encoded in a tool result)
 	ImageFormat           string `json:"image_format"`            // GUI_AGENT_IMAGE_FORMAT jpeg | png, default jpeg
 	ScreenshotAfterAction bool   `json:"screenshot_after_action"` // GUI_AGENT_SCREENSHOT_AFTER_ACTION
+
+	// Text finding (OCR, model-free).
+	OCRLangs []string `json:"ocr_langs"` // GUI_AGENT_OCR_LANGS: Tesseract languages, comma or + separated (eng, chi_sim, jpn, kor ...), default eng
 
 	// Task loop.
 	MaxSteps      int           `json:"max_steps"`      // GUI_AGENT_MAX_STEPS 1-500, default 50
@@ -135,6 +141,7 @@ func Default() Config {
 		MaxLongEdge:      imaging.DefaultMaxLongEdge,
 		MaxImageBytes:    imaging.DefaultMaxBytes,
 		ImageFormat:      "jpeg",
+		OCRLangs:         slices.Clone(ocr.DefaultLangs),
 		MaxSteps:         50,
 		TaskTimeout:      600 * time.Second,
 		AskTimeout:       300 * time.Second,
@@ -415,6 +422,13 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.int("MAX_IMAGE_BYTES", &c.MaxImageBytes, 32768, 20_000_000)
 	r.str("IMAGE_FORMAT", &c.ImageFormat)
 	r.bool("SCREENSHOT_AFTER_ACTION", &c.ScreenshotAfterAction)
+	if v, ok := r.lookup("OCR_LANGS"); ok {
+		langs, err := ParseOCRLangs(v)
+		if err != nil {
+			r.errs = append(r.errs, err)
+		}
+		c.OCRLangs = langs
+	}
 	r.int("MAX_STEPS", &c.MaxSteps, 1, 500)
 	r.dur("STEP_DELAY_MS", &c.StepDelay, time.Millisecond, 0, 10000)
 	r.dur("TASK_TIMEOUT_S", &c.TaskTimeout, time.Second, 1, 86400)
@@ -453,6 +467,28 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.bool("METRICS_PUBLIC", &c.MetricsPublic)
 	r.dur("SESSION_KEEPALIVE_S", &c.SessionKeepAlive, time.Second, 1, 3600)
 	return errors.Join(r.errs...)
+}
+
+// ocrLang is what a Tesseract language name looks like (eng, chi_sim, script/Latin).
+var ocrLang = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*(/[A-Za-z0-9_]+)?$`)
+
+// ParseOCRLangs parses GUI_AGENT_OCR_LANGS: Tesseract language names
+// separated by commas or "+" ("eng+jpn", "eng, chi_sim"), each once. Whether
+// they are installed is checked when the OCR engine starts.
+func ParseOCRLangs(v string) ([]string, error) {
+	var langs []string
+	for _, l := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '+' || r == ' ' }) {
+		if !ocrLang.MatchString(l) {
+			return nil, fmt.Errorf("GUI_AGENT_OCR_LANGS=%q: %q is not a Tesseract language name: use names such as eng, chi_sim, jpn, kor, separated by + or commas", v, l)
+		}
+		if !slices.Contains(langs, l) {
+			langs = append(langs, l)
+		}
+	}
+	if len(langs) == 0 {
+		return nil, fmt.Errorf("GUI_AGENT_OCR_LANGS=%q names no language: use eng, or eng+jpn and the like", v)
+	}
+	return langs, nil
 }
 
 // ParseSize parses "WxH" (e.g. 1280x800).

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -264,6 +265,23 @@ func TestAskKnobs(t *testing.T) {
 		want := `GUI_AGENT_ASK_TIMEOUT_S="` + v + `": want a whole number from 1 to 86400`
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("GUI_AGENT_ASK_TIMEOUT_S=%s: error %v, want it to contain %q", v, err, want)
+		}
+	}
+}
+
+func TestOCRLangs(t *testing.T) {
+	c, _, err := Load("serve", nil, env(nil))
+	if err != nil || !slices.Equal(c.OCRLangs, []string{"eng"}) {
+		t.Errorf("default OCR languages %v, %v; want eng", c.OCRLangs, err)
+	}
+	c, _, err = Load("serve", nil, env(map[string]string{"GUI_AGENT_OCR_LANGS": "eng+jpn, chi_sim,eng"}))
+	if err != nil || !slices.Equal(c.OCRLangs, []string{"eng", "jpn", "chi_sim"}) {
+		t.Errorf("GUI_AGENT_OCR_LANGS=eng+jpn, chi_sim,eng: %v, %v", c.OCRLangs, err)
+	}
+	for _, bad := range []string{"eng;rm -rf", "+ ,"} {
+		_, _, err = Load("serve", nil, env(map[string]string{"GUI_AGENT_OCR_LANGS": bad}))
+		if err == nil || !strings.Contains(err.Error(), "GUI_AGENT_OCR_LANGS") {
+			t.Errorf("GUI_AGENT_OCR_LANGS=%q: %v, want an error naming the variable", bad, err)
 		}
 	}
 }

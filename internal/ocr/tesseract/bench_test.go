@@ -1,0 +1,160 @@
+package tesseract
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"image"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/ocr"
+	"github.com/guiagent/guiagent/internal/sampleapp"
+)
+
+// benchScreen is a 1920x1080 screen of the sample app's form, two Tk forms
+// and a window of 40 lines of text, captured once.
+func benchScreen(b *testing.B) (*image.RGBA, []widget) {
+	b.Helper()
+	s := startScreen(b, 1920, 1080)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	app, err := sampleapp.Start(ctx, sampleapp.Options{Display: s.display, Scene: sampleapp.SceneForm, Width: 1100, Height: 700})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { app.Close() })
+	if _, err := app.WaitFor(ctx, func(ev sampleapp.Event) bool { return ev.Event == "ready" }); err != nil {
+		b.Fatal(err)
+	}
+	ws := s.startForm(b, 1120, 20)
+	ws = append(ws, s.startForm(b, 1500, 20)...)
+	script, _ := filepath.Abs("testdata/text.tcl")
+	cmd := exec.Command("wish", script, "1120", "460", "790", "600")
+	cmd.Env = append(cmd.Environ(), "DISPLAY="+s.display)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if sc := bufio.NewScanner(out); !sc.Scan() || sc.Text() != "ready" {
+		b.Fatal("the text window did not get ready")
+	}
+	time.Sleep(300 * time.Millisecond)
+	return s.shoot(b), ws
+}
+
+// timeReads reads region of img n times with e and returns the durations.
+func timeReads(b *testing.B, e ocr.Engine, img image.Image, region geom.ImageRect, n int) ([]time.Duration, ocr.Page) {
+	b.Helper()
+	var ds []time.Duration
+	var p ocr.Page
+	for range n {
+		t0 := time.Now()
+		var err error
+		if p, err = e.Read(context.Background(), img, region); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	return ds, p
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// BenchmarkReadScreen1080 reads a whole 1920x1080 screen with the engine
+// (lines found, prepared and read by two tesseract processes) and, in the
+// same run, with Tesseract alone on the raw screen (Options.Raw), warm
+// processes both. It reports the medians, their ratio, and how many of the
+// Tk forms' labels each read inside their widgets.
+func BenchmarkReadScreen1080(b *testing.B) {
+	img, ws := benchScreen(b)
+	prepared, raw := newEngine(b, Options{}), newEngine(b, Options{Raw: true})
+	timeReads(b, prepared, img, geom.ImageRect{}, 1) // start the processes
+	timeReads(b, raw, img, geom.ImageRect{}, 1)
+	var pd, rd []time.Duration
+	var pp, rp ocr.Page
+	for b.Loop() {
+		var d []time.Duration
+		d, pp = timeReads(b, prepared, img, geom.ImageRect{}, 1)
+		pd = append(pd, d...)
+		d, rp = timeReads(b, raw, img, geom.ImageRect{}, 1)
+		rd = append(rd, d...)
+	}
+	b.ReportMetric(ms(median(pd)), "engine-median-ms")
+	b.ReportMetric(ms(median(rd)), "raw-median-ms")
+	b.ReportMetric(float64(median(pd))/float64(median(rd)), "engine/raw")
+	b.ReportMetric(float64(labelsFound(pp, ws)), "engine-labels")
+	b.ReportMetric(float64(labelsFound(rp, ws)), "raw-labels")
+	b.ReportMetric(float64(len(ws)), "labels")
+	b.ReportMetric(float64(len(pp.Lines)), "engine-lines")
+	b.ReportMetric(float64(len(rp.Lines)), "raw-lines")
+}
+
+// BenchmarkReadRegion400x200 reads a 400x200 region of the same screen (a
+// Tk form's buttons, colour buttons and list) with warm processes.
+func BenchmarkReadRegion400x200(b *testing.B) {
+	img, ws := benchScreen(b)
+	var region geom.ImageRect
+	for _, w := range ws {
+		if w.name == "button_open" {
+			region = geom.ImageRect{X: w.rect.X - 10, Y: w.rect.Y - 10, W: 400, H: 200}
+			break
+		}
+	}
+	prepared, raw := newEngine(b, Options{}), newEngine(b, Options{Raw: true})
+	timeReads(b, prepared, img, region, 1)
+	timeReads(b, raw, img, region, 1)
+	var pd, rd []time.Duration
+	var pp ocr.Page
+	for b.Loop() {
+		var d []time.Duration
+		d, pp = timeReads(b, prepared, img, region, 1)
+		pd = append(pd, d...)
+		d, _ = timeReads(b, raw, img, region, 1)
+		rd = append(rd, d...)
+	}
+	b.ReportMetric(ms(median(pd)), "engine-median-ms")
+	b.ReportMetric(ms(median(rd)), "raw-median-ms")
+	b.ReportMetric(float64(len(pp.Lines)), "engine-lines")
+}
+
+// BenchmarkFindCached is a find on a frame already read: the Reader's cache.
+func BenchmarkFindCached(b *testing.B) {
+	img, _ := benchScreen(b)
+	r := ocr.NewReader(newEngine(b, Options{}), 0)
+	q := ocr.Query{Text: "Submit"}
+	if _, _, err := r.Find(context.Background(), "f", img, q); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if ms, _, err := r.Find(context.Background(), "f", img, q); err != nil || len(ms) == 0 {
+			b.Fatal(fmt.Sprint(ms, err))
+		}
+	}
+}
+
+// labelsFound counts the widgets whose text p has inside their rect.
+func labelsFound(p ocr.Page, ws []widget) int {
+	n := 0
+	for _, w := range ws {
+		ms, _ := ocr.Find(p, ocr.Query{Text: w.text, CaseSensitive: true})
+		for _, m := range ms {
+			if m.Box.In(w.rect) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}

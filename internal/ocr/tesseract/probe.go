@@ -1,0 +1,136 @@
+// Package tesseract is an ocr.Engine on Tesseract's command-line program,
+// which is optional at run time (like Xvfb): Probe says whether it is
+// installed and which languages it has, for doctor; New checks the
+// languages asked for (GUI_AGENT_OCR_LANGS) and names the package that
+// installs a missing one.
+//
+// The engine keeps up to Options.Workers tesseract processes running,
+// started on first use, each reading image paths from its standard input
+// (stream_filelist) and writing TSV to its standard output, so a read pays
+// for recognition and not for loading the model. A read finds the lines of
+// text first (ocr/regions), binarizes each in its own polarity and scales
+// it up, stacks the crops into one sheet per worker, and maps the words read
+// back to the image's pixels. Options.Raw sends the region as it is instead
+// (what Tesseract alone does with a screenshot; for comparison).
+package tesseract
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/guiagent/guiagent/internal/ocr"
+)
+
+// DefaultBinary is the program run when Options.Binary is empty.
+const DefaultBinary = "tesseract"
+
+// Info is what Probe found.
+type Info struct {
+	// Path is the program's absolute path.
+	Path string `json:"path"`
+	// Version is the first line of `tesseract --version` ("tesseract 5.3.0").
+	Version string `json:"version"`
+	// Langs are the installed languages (`tesseract --list-langs`), sorted;
+	// "osd" (orientation detection) is not a language and is left out.
+	Langs []string `json:"langs"`
+}
+
+// Probe runs binary ("" = DefaultBinary) to find its version and languages.
+// A missing program is an error wrapping ocr.ErrUnavailable that says how
+// to install it.
+func Probe(ctx context.Context, binary string) (Info, error) {
+	if binary == "" {
+		binary = DefaultBinary
+	}
+	path, err := exec.LookPath(binary)
+	if err != nil {
+		return Info{}, fmt.Errorf("%w: %s is not installed (%v): %s", ocr.ErrUnavailable, binary, err, InstallHint())
+	}
+	info := Info{Path: path}
+	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
+	if err != nil {
+		return info, fmt.Errorf("%w: %s --version failed: %v: %s", ocr.ErrUnavailable, path, err, strings.TrimSpace(string(out)))
+	}
+	info.Version, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+	out, err = exec.CommandContext(ctx, path, "--list-langs").CombinedOutput()
+	if err != nil {
+		return info, fmt.Errorf("%w: %s --list-langs failed: %v: %s", ocr.ErrUnavailable, path, err, strings.TrimSpace(string(out)))
+	}
+	info.Langs = parseLangs(out)
+	return info, nil
+}
+
+// parseLangs reads the output of `tesseract --list-langs`: a header line
+// ("List of available languages in ...") and one language per line.
+func parseLangs(out []byte) []string {
+	var langs []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || strings.HasPrefix(l, "List of") || strings.Contains(l, " ") || l == "osd" {
+			continue
+		}
+		langs = append(langs, l)
+	}
+	slices.Sort(langs)
+	return langs
+}
+
+// langName is what a Tesseract language name looks like: eng, chi_sim,
+// script/Latin.
+var langName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*(/[A-Za-z0-9_]+)?$`)
+
+// CheckLangs reports the first of want that is not a language name or not
+// in have (Info.Langs); the error wraps ocr.ErrUnavailable for a missing
+// one and names the package that installs it.
+func CheckLangs(want, have []string) error {
+	if len(want) == 0 {
+		return errors.New("no OCR language given: set GUI_AGENT_OCR_LANGS to eng, or eng+jpn and the like")
+	}
+	for _, l := range want {
+		if !langName.MatchString(l) {
+			return fmt.Errorf("OCR language %q is not a Tesseract language name: use names such as eng, chi_sim, jpn, kor (GUI_AGENT_OCR_LANGS)", l)
+		}
+		if !slices.Contains(have, l) {
+			return fmt.Errorf("%w: OCR language %q (GUI_AGENT_OCR_LANGS) is not installed (installed: %s): %s",
+				ocr.ErrUnavailable, l, strings.Join(have, ", "), LangInstallHint(l))
+		}
+	}
+	return nil
+}
+
+// LangPackage is the Debian and Ubuntu package of Tesseract language l:
+// tesseract-ocr-chi-sim for chi_sim.
+func LangPackage(l string) string {
+	return "tesseract-ocr-" + strings.ToLower(strings.ReplaceAll(l, "_", "-"))
+}
+
+// LangInstallHint says how to install language l on this system.
+func LangInstallHint(l string) string {
+	switch runtime.GOOS {
+	case "darwin":
+		return "brew install tesseract-lang (all languages)"
+	case "windows":
+		return fmt.Sprintf("download %s.traineddata from https://github.com/tesseract-ocr/tessdata into Tesseract's tessdata folder", l)
+	}
+	return "apt-get install " + LangPackage(l)
+}
+
+// InstallHint says how to install Tesseract with English on this system.
+func InstallHint() string {
+	switch runtime.GOOS {
+	case "darwin":
+		return "brew install tesseract"
+	case "windows":
+		return "winget install UB-Mannheim.TesseractOCR, and put tesseract.exe on PATH"
+	}
+	return "apt-get install tesseract-ocr tesseract-ocr-eng"
+}
