@@ -281,12 +281,12 @@ func (ru *run) perform(step int, p *planned) error {
 		if p.at == nil {
 			return errors.New("move needs a position")
 		}
-		return in.Move(ctx, *p.at)
+		return in.Move(ctx, *p.at, a.Keys...)
 	case action.Drag:
 		if p.at == nil || p.to == nil {
 			return errors.New("drag needs a start and an end position")
 		}
-		return in.Drag(ctx, *p.at, p.path, *p.to, btn)
+		return in.Drag(ctx, *p.at, p.path, *p.to, btn, a.Keys...)
 	case action.Scroll:
 		return in.Scroll(ctx, p.at, a.Direction, a.Notches(), a.Keys)
 	case action.TypeText:

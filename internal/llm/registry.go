@@ -39,6 +39,10 @@ type AdapterSpec struct {
 	// Wire names the fakellm server that speaks the adapter's wire format
 	// ("chat", "uitars", "anthropic", "responses", "gemini"); every adapter has one.
 	Wire string
+	// Rules pick the adapter's tool version and profile by model id, first
+	// match wins (their Adapter is the adapter's own name); a provider's
+	// rules pick the adapter.
+	Rules []Rule
 	// Package is the Go import path of the package that registered the
 	// adapter, filled in by RegisterAdapter (deps_test guards it).
 	Package string
@@ -148,6 +152,10 @@ func RegisterAdapter(a AdapterSpec) {
 	if a.Profile != "" {
 		profileRow(a.Profile) // panics on an unknown row
 	}
+	for i := range a.Rules {
+		a.Rules[i].Adapter = a.Name
+		checkRule(a.Name, a.Rules[i])
+	}
 	registry.Lock()
 	defer registry.Unlock()
 	if registry.adapters == nil {
@@ -167,20 +175,13 @@ func RegisterProvider(p Provider) {
 		panic(fmt.Sprintf("llm.RegisterProvider from %s: Name and Rules are required", p.Package))
 	}
 	for _, r := range p.Rules {
-		for _, pat := range r.Match {
-			if _, err := path.Match(pat, ""); err != nil {
-				panic(fmt.Sprintf("llm.RegisterProvider %s: bad pattern %q: %v", p.Name, pat, err))
-			}
-		}
-		if r.Profile != "" {
-			profileRow(r.Profile)
-		}
+		checkRule(p.Name, r)
 		if !slices.Contains(p.Adapters, r.Adapter) {
 			panic(fmt.Sprintf("llm.RegisterProvider %s: rule %v names adapter %q, which is not in Adapters", p.Name, r.Match, r.Adapter))
 		}
 	}
 	for _, m := range p.Models {
-		if _, err := time.Parse(time.DateOnly, m.Date); err != nil {
+		if _, err := time.Parse(time.DateOnly, m.Date); err != nil && (m.Date != "" || m.Note == "") {
 			panic(fmt.Sprintf("llm.RegisterProvider %s: model %s: bad date %q", p.Name, m.Model, m.Date))
 		}
 	}
@@ -193,6 +194,18 @@ func RegisterProvider(p Provider) {
 		panic("llm.RegisterProvider: provider " + p.Name + " registered twice")
 	}
 	registry.providers[p.Name] = p
+}
+
+// checkRule panics on a rule with a bad pattern or an unknown profile row.
+func checkRule(owner string, r Rule) {
+	for _, pat := range r.Match {
+		if _, err := path.Match(pat, ""); err != nil {
+			panic(fmt.Sprintf("llm: %s: bad pattern %q: %v", owner, pat, err))
+		}
+	}
+	if r.Profile != "" {
+		profileRow(r.Profile)
+	}
 }
 
 // Providers returns the registered providers, sorted by name.
@@ -293,11 +306,18 @@ func (p Provider) Choose(model string) (Rule, bool) {
 	return Rule{}, false
 }
 
-// RuleFor is the rule that speaks to model through adapter: the first rule of
-// any provider naming adapter and matching model, or a rule with just the
-// adapter when none does.
+// RuleFor is the rule that speaks to model through adapter: the adapter's
+// first rule matching model, else the first rule of any provider naming
+// adapter and matching model, else a rule with just the adapter.
 func RuleFor(adapter, model string) Rule {
 	m := NormalizeModel(model)
+	if a, ok := AdapterNamed(adapter); ok {
+		for _, r := range a.Rules {
+			if r.Matches(m) {
+				return r
+			}
+		}
+	}
 	for _, p := range Providers() {
 		for _, r := range p.Rules {
 			if r.Adapter == adapter && r.Matches(m) {
@@ -325,8 +345,12 @@ func LifecycleOf(provider, model string) (Lifecycle, bool) {
 	return Lifecycle{}, false
 }
 
-// ShutDown reports whether l's date is past at now.
+// ShutDown reports whether l's date is past at now (a model without a date
+// is one the provider does not serve: its Note says why).
 func (l Lifecycle) ShutDown(now time.Time) bool {
+	if l.Date == "" {
+		return true
+	}
 	d, err := time.Parse(time.DateOnly, l.Date)
 	return err == nil && !now.Before(d)
 }
@@ -335,7 +359,10 @@ func (l Lifecycle) ShutDown(now time.Time) bool {
 // "deprecated: shuts down on 2026-11-30", with the replacement when known.
 func (l Lifecycle) Describe(now time.Time) string {
 	s := "deprecated: shuts down on " + l.Date
-	if l.ShutDown(now) {
+	switch {
+	case l.Date == "":
+		s = "not served"
+	case l.ShutDown(now):
 		s = "shut down on " + l.Date
 	}
 	if l.Replacement != "" {

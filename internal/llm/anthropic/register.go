@@ -20,10 +20,10 @@ import (
 //   - Opus 4.5 and the 4.6-and-later generation: computer_20251124 (zoom).
 //   - Everything else (earlier Claude 4 and 3.7): computer_20250124.
 var Rules = []llm.Rule{
-	{Match: []string{"claude-sonnet-5*", "claude-opus-5*", "claude-haiku-5*", "claude-fable-*", "claude-mythos-*"}, Adapter: Name, ToolVersion: Toolset20260801},
-	{Match: []string{"claude-opus-4-7*"}, Adapter: Name, ToolVersion: Tool20251124, Profile: "anthropic-2576"},
-	{Match: []string{"claude-opus-4-5*", "claude-*-4-6*", "claude-*-4-8*", "claude-*-4-9*"}, Adapter: Name, ToolVersion: Tool20251124},
-	{Match: []string{"*"}, Adapter: Name, ToolVersion: Tool20250124},
+	{Match: []string{"claude-sonnet-5*", "claude-opus-5*", "claude-haiku-5*", "claude-fable-*", "claude-mythos-*"}, ToolVersion: Toolset20260801},
+	{Match: []string{"claude-opus-4-7*"}, ToolVersion: Tool20251124, Profile: "anthropic-2576"},
+	{Match: []string{"claude-opus-4-5*", "claude-*-4-6*", "claude-*-4-8*", "claude-*-4-9*"}, ToolVersion: Tool20251124},
+	{Match: []string{"*"}, ToolVersion: Tool20250124},
 }
 
 // Example is the model the README and errors show.
@@ -36,12 +36,13 @@ func init() {
 		New:     New,
 		Profile: "anthropic",
 		Wire:    "anthropic",
+		Rules:   Rules,
 	})
 	llm.RegisterProvider(llm.Provider{
 		Name:     "anthropic",
 		Doc:      "Anthropic's Messages API (Claude); BaseURL is the host root",
 		Adapters: []string{Name},
-		Rules:    Rules,
+		Rules:    []llm.Rule{{Match: []string{"*"}, Adapter: Name}},
 		Models:   sdkLifecycle,
 		Example:  Example,
 		Text:     func(c llm.Config) (llm.TextModel, error) { return NewTextModel(c) },
