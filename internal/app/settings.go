@@ -67,7 +67,7 @@ func (a *App) Settings() SettingsView {
 		CoordinateMode: c.CoordinateMode, Display: c.DisplayIndex, Adapter: c.Adapter,
 		GroundingModel: c.GroundingModel, MemoryModel: c.MemoryModel,
 		Sources: map[string]config.Source{}, SettingsFile: c.SettingsFile,
-		Choices: map[string][]string{"provider": config.Providers, "adapter": config.Adapters, "coordinate_mode": geom.CoordinateModes},
+		Choices: map[string][]string{"provider": config.Providers(), "adapter": config.Adapters(), "coordinate_mode": geom.CoordinateModes},
 	}
 	for _, s := range config.Settings {
 		v.Sources[s.Name] = src.Of(s.Env)

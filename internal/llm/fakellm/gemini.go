@@ -374,7 +374,7 @@ func closingText(rep Reply) string {
 }
 
 // calls renders the brain's actions as predefined function calls: a type
-// after a click (or a key) types at the last point, pressing Enter when a
+// types at its own point (At) or the last action's, pressing Enter when a
 // Return key follows it.
 func (gw *geminiWire) calls(t Turn, rep Reply) ([]map[string]any, error) {
 	grid := func(p image.Point) (float64, float64) {
@@ -398,7 +398,7 @@ func (gw *geminiWire) calls(t Turn, rep Reply) ([]map[string]any, error) {
 			name = "click_at"
 		case action.Move:
 			name = "hover_at"
-		case action.TypeText:
+		case action.TypeText: // at its own point (At), or where the last action was
 			if last == nil {
 				return nil, errors.New("a Gemini computer-use model types at a point: give the brain a click before the text")
 			}
