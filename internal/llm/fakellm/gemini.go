@@ -419,7 +419,7 @@ func (gw *geminiWire) calls(t Turn, rep Reply) ([]map[string]any, error) {
 		case action.Wait:
 			name = "wait_5_seconds"
 		default:
-			return nil, fmt.Errorf("Gemini computer use has no function for %q", a.Kind)
+			return nil, fmt.Errorf("gemini computer use has no function for %q", a.Kind)
 		}
 		if slices.Contains(gw.excluded, name) {
 			return nil, fmt.Errorf("the brain used %s, which the request excluded", name)

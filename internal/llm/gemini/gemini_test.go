@@ -221,7 +221,9 @@ func TestGeminiFakeIsAsStrictAsTheAPI(t *testing.T) {
 		}
 		return `{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"click_at","response":` + r + `}}]}`
 	}
-	body := func(contents ...string) string { return `{` + tool + `,"contents":[` + strings.Join(contents, ",") + `]}` }
+	body := func(contents ...string) string {
+		return `{` + tool + `,"contents":[` + strings.Join(contents, ",") + `]}`
+	}
 	if code, b := post(body(user, call(true), resp(true))); code != 200 {
 		t.Fatalf("an acknowledged confirmation: %d %s", code, b)
 	}
