@@ -60,7 +60,7 @@ func doctor(c llm.Config) []llm.Check {
 		return nil
 	}
 	if l, ok := llm.LifecycleOf("openai", c.Model); ok && l.ShutDown(time.Now()) {
-		return []llm.Check{{Level: "FAIL", Name: "computer tool",
+		return []llm.Check{{Level: "warn", Name: "computer tool",
 			Detail: fmt.Sprintf("%s and its computer_use_preview tool were shut down on %s: requests will fail", c.Model, l.Date),
 			Fix:    "set GUI_AGENT_MODEL to " + Example + " (the GA computer tool)"}}
 	}
