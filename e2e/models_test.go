@@ -54,7 +54,7 @@ func nameAndEnter(t *testing.T, name string) fakellm.Brain {
 			return fakellm.Reply{Observation: "the sample form", Actions: []fakellm.BrainAction{
 				{Kind: action.Click, At: &p}, fakellm.TypeText(name), fakellm.PressKeys("Return")}}
 		},
-		fakellm.Fixed(fakellm.Finish("submitted " + name)),
+		fakellm.Fixed(fakellm.Finish("submitted "+name)),
 	)
 }
 
@@ -255,6 +255,3 @@ func traceKinds(r agent.Result) []string {
 	}
 	return out
 }
-
-
-
