@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/guiagent/guiagent/internal/config"
-	_ "github.com/guiagent/guiagent/internal/llm/providers" // the providers the binary links
 	"github.com/guiagent/guiagent/internal/desktop/fake"
+	_ "github.com/guiagent/guiagent/internal/llm/providers" // the providers the binary links
 	"github.com/guiagent/guiagent/internal/mcpserver"
 )
 
