@@ -234,6 +234,9 @@ func (in *Input) withModifiers(ctx context.Context, mods []Key, fn func() error)
 // are released afterwards, through the ledger.
 func (in *Input) Move(ctx context.Context, p geom.GlobalPoint, mods ...Key) error {
 	return in.do(ctx, true, len(mods) > 0, func(ctx context.Context) error {
+		if len(mods) == 0 {
+			return in.moveTo(ctx, p)
+		}
 		return in.withModifiers(ctx, mods, func() error { return in.moveTo(ctx, p) })
 	})
 }
@@ -294,6 +297,9 @@ func (in *Input) Drag(ctx context.Context, from geom.GlobalPoint, path []geom.Gl
 	return in.do(ctx, true, len(mods) > 0, func(ctx context.Context) error {
 		if err := in.moveTo(ctx, from); err != nil {
 			return err
+		}
+		if len(mods) == 0 {
+			return in.drag(ctx, from, path, to, b)
 		}
 		return in.withModifiers(ctx, mods, func() error { return in.drag(ctx, from, path, to, b) })
 	})
