@@ -277,7 +277,7 @@ func decodeSettings(r io.Reader) (map[string]string, error) {
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
-		return nil, fmt.Errorf("the body must be a JSON object of settings (%s), e.g. {\"model\":\"gpt-4o\"}", strings.Join(config.SettingNames(), ", "))
+		return nil, fmt.Errorf("the body must be a JSON object of settings (%s), e.g. {\"model\":\"gpt-5.5\"}", strings.Join(config.SettingNames(), ", "))
 	}
 	out := map[string]string{}
 	for k, v := range raw {
