@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/guiagent/guiagent/internal/llm"
+	_ "github.com/guiagent/guiagent/internal/llm/providers" // registers every provider
 )
 
 // wiring reports whether pkg assembles guiagent from its parts: cmd and
@@ -18,6 +21,57 @@ import (
 func wiring(pkg string) bool {
 	const mod = "github.com/guiagent/guiagent/"
 	return strings.HasPrefix(pkg, mod+"cmd/") || strings.HasPrefix(pkg, mod+"internal/app")
+}
+
+// providerPackages are the packages that registered a provider or an adapter
+// with internal/llm: every one of them, not a list of names.
+func providerPackages(t *testing.T) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, p := range llm.Providers() {
+		add(p.Package)
+	}
+	for _, a := range llm.Adapters() {
+		add(a.Package)
+	}
+	if len(out) < 3 {
+		t.Fatalf("only %v registered a provider: internal/llm/providers must link them all", out)
+	}
+	return out
+}
+
+// TestEveryRegisteredProviderIsComplete: each registered provider names
+// adapters that are registered, has a rule for every model ("*" last), an
+// example model that its rules accept, and each adapter a fake wire.
+func TestEveryRegisteredProviderIsComplete(t *testing.T) {
+	for _, p := range llm.Providers() {
+		for _, a := range p.Adapters {
+			if _, ok := llm.AdapterNamed(a); !ok {
+				t.Errorf("provider %s names adapter %s, which no package registered", p.Name, a)
+			}
+		}
+		last := p.Rules[len(p.Rules)-1]
+		if len(last.Match) != 1 || last.Match[0] != "*" {
+			t.Errorf("provider %s: the last rule %v must match every model (\"*\")", p.Name, last.Match)
+		}
+		if _, ok := p.Choose(p.Example); !ok || p.Example == "" {
+			t.Errorf("provider %s: example model %q", p.Name, p.Example)
+		}
+		if p.Vision == nil || p.Text == nil {
+			t.Errorf("provider %s has no vision or text model", p.Name)
+		}
+	}
+	for _, a := range llm.Adapters() {
+		if a.Doc == "" || a.Wire == "" {
+			t.Errorf("adapter %s has no Doc or fake Wire", a.Name)
+		}
+	}
 }
 
 // TestImportRules holds the import direction of ARCHITECTURE.md: geom is pure,
@@ -42,9 +96,6 @@ func TestImportRules(t *testing.T) {
 		{mod + "internal/backend/", func(p string) bool {
 			return strings.HasPrefix(p, mod+"cmd/") || strings.HasPrefix(p, mod+"internal/platform") || strings.HasPrefix(p, mod+"internal/backend/")
 		}},
-		{mod + "internal/llm/openai", wiring},
-		{mod + "internal/llm/anthropic", wiring},
-		{mod + "internal/llm/responses", wiring},
 		{mod + "internal/mcpserver", wiring},
 		{mod + "internal/desktop", func(p string) bool { return !strings.HasPrefix(p, mod+"internal/llm") }},
 		{mod + "internal/agent", func(p string) bool {
@@ -58,6 +109,12 @@ func TestImportRules(t *testing.T) {
 			}
 			return false
 		}},
+	}
+	for _, p := range providerPackages(t) {
+		rules = append(rules, struct {
+			imported string
+			allowed  func(pkg string) bool
+		}{p, func(pkg string) bool { return wiring(pkg) || pkg == mod+"internal/llm/providers" }})
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)

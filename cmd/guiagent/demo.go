@@ -114,7 +114,7 @@ func demoModel(c guiagent.Options, task string, stderr io.Writer) (_ guiagent.Op
 	srv := fakellm.NewChatServer(fakellm.DemoFormBrain(fakellm.DefaultDemoForm), fakellm.ChatOptions{Model: "guiagent-scripted"})
 	c.Provider, c.Model, c.BaseURL, c.APIKey, c.Adapter = "openai", "guiagent-scripted", srv.URL, "demo-no-key", "generic"
 	c.MemoryModel, c.MemoryProvider, c.GroundingModel = "", "", ""
-	fmt.Fprintln(stderr, "demo: no model is configured, so the built-in scripted model plays the model's part (offline). Set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY to use a real one.")
+	fmt.Fprintln(stderr, "demo: no model is configured, so the built-in scripted model plays the model's part (offline). Set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY to use a real one (for example anthropic, claude-sonnet-5-5; openai, gpt-5.5; gemini, gemini-2.5-computer-use-preview-10-2025).")
 	return c, srv.Close, nil
 }
 

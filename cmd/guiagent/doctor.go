@@ -17,6 +17,7 @@ import (
 	"github.com/guiagent/guiagent/internal/app"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/platform"
 )
 
@@ -90,7 +91,7 @@ func checkModel(c config.Config, add func(level, name, detail, fix string)) {
 	switch {
 	case !app.ModelConfigured(c):
 		add("warn", "model", "no model configured: gui_execute_task is not offered; the atomic tools work",
-			"set GUI_AGENT_PROVIDER (openai, anthropic, gemini), GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
+			"set GUI_AGENT_PROVIDER ("+strings.Join(llm.ProviderNames(), ", ")+"), GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
 	case c.APIKey == "" && c.BaseURL == "":
 		add("FAIL", "model", fmt.Sprintf("provider %s, model %s, but GUI_AGENT_API_KEY is not set", c.Provider, c.Model),
 			"set GUI_AGENT_API_KEY, or GUI_AGENT_BASE_URL for a local server that needs no key")
@@ -108,6 +109,7 @@ func checkModel(c config.Config, add func(level, name, detail, fix string)) {
 		} else {
 			add("ok", "model", detail+" (not contacted: doctor makes no network calls)", "")
 		}
+		checkModelLifecycle(c, time.Now(), add)
 		if m, err := app.NewMemoryModel(c); err != nil {
 			add("FAIL", "memory model", err.Error(), "check GUI_AGENT_MEMORY_MODEL, GUI_AGENT_MEMORY_PROVIDER and GUI_AGENT_MEMORY_API_KEY")
 		} else if m != nil {
@@ -122,6 +124,29 @@ func checkModel(c config.Config, add func(level, name, detail, fix string)) {
 		} else if g != nil {
 			add("ok", "grounding", "named targets are located by "+c.GroundingModel, "")
 		}
+	}
+}
+
+// checkModelLifecycle warns about a model its provider deprecated or shut
+// down, from the SDK's own deprecation markers, and adds the provider's own
+// findings (which computer tool is spoken, and why).
+func checkModelLifecycle(c config.Config, now time.Time, add func(level, name, detail, fix string)) {
+	p, ok := llm.ProviderNamed(c.Provider)
+	if !ok {
+		return
+	}
+	if l, ok := llm.LifecycleOf(c.Provider, c.Model); ok {
+		next := l.Replacement
+		if next == "" {
+			next = p.Example
+		}
+		add("warn", "model lifecycle", fmt.Sprintf("%s is %s (the provider's SDK marks it)", c.Model, l.Describe(now)), "set GUI_AGENT_MODEL to "+next)
+	}
+	if p.Doctor == nil {
+		return
+	}
+	for _, ch := range p.Doctor(llm.Config{Provider: c.Provider, Model: c.Model, ToolVersion: c.ToolVersion}) {
+		add(ch.Level, ch.Name, ch.Detail, ch.Fix)
 	}
 }
 

@@ -67,14 +67,14 @@ func TestDemoOffline(t *testing.T) {
 func TestDoctorSaysWhatIsMissing(t *testing.T) {
 	env := baseEnv(t)
 	env["GUI_AGENT_PROVIDER"] = "anthropic"
-	env["GUI_AGENT_MODEL"] = "claude-sonnet-4-5"
+	env["GUI_AGENT_MODEL"] = "claude-sonnet-5-5"
 	env["GUI_AGENT_API_KEY"] = "sk-canary-doctor-0123456789"
 	code, stdout, stderr := runCmd(t, env, "doctor") // no DISPLAY
 	if code != 1 {
 		t.Fatalf("doctor without a display should exit 1, got %d\n%s%s", code, stdout, stderr)
 	}
 	for _, want := range []string{"FAIL display", "--virtual-display", "adapter anthropic-computer", "API key set",
-		"ok   vision tools", "locating by claude-sonnet-4-5"} {
+		"ok   vision tools", "locating by claude-sonnet-5-5", "computer_toolset_20260801 (chosen by model), GA Messages API without a beta header"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, stdout)
 		}
@@ -86,6 +86,33 @@ func TestDoctorSaysWhatIsMissing(t *testing.T) {
 	code, stdout, _ = runCmd(t, env, "doctor", "--virtual-display", "800x600")
 	if code != 0 || !strings.Contains(stdout, "ok   input") || !strings.Contains(stdout, "ok   capture") {
 		t.Fatalf("doctor on a private display: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestDoctorWarnsAboutRetiredModels: the SDKs' deprecation markers reach
+// doctor: claude-sonnet-4-5 (end of life 2026-11-30) and the shut-down
+// computer-use-preview are named with their dates and replacements.
+func TestDoctorWarnsAboutRetiredModels(t *testing.T) {
+	for _, tc := range []struct {
+		provider, model string
+		want            []string
+	}{
+		{"anthropic", "claude-sonnet-4-5", []string{"warn model lifecycle", "2026-11-30", "claude-sonnet-5-5", "computer_20250124"}},
+		{"openai", "computer-use-preview", []string{"warn model lifecycle", "shut down on 2026-07-23", "computer_use_preview tool were shut down", "gpt-5.5"}},
+	} {
+		env := baseEnv(t)
+		env["GUI_AGENT_PROVIDER"], env["GUI_AGENT_MODEL"], env["GUI_AGENT_API_KEY"] = tc.provider, tc.model, "sk-test-0123456789"
+		_, stdout, _ := runCmd(t, env, "doctor", "--virtual-display", "800x600")
+		for _, w := range tc.want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("doctor for %s lacks %q:\n%s", tc.model, w, stdout)
+			}
+		}
+	}
+	env := baseEnv(t)
+	env["GUI_AGENT_PROVIDER"], env["GUI_AGENT_MODEL"], env["GUI_AGENT_API_KEY"] = "openai", "gpt-5.5", "sk-test-0123456789"
+	if _, stdout, _ := runCmd(t, env, "doctor", "--virtual-display", "800x600"); strings.Contains(stdout, "model lifecycle") {
+		t.Errorf("doctor warns about the current gpt-5.5:\n%s", stdout)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
+	_ "github.com/guiagent/guiagent/internal/llm/providers" // the providers the binary links
 	"github.com/guiagent/guiagent/internal/mcpserver"
 )
 

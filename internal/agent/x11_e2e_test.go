@@ -100,6 +100,18 @@ func chatCase(name, provider, model string, opts fakellm.ChatOptions, uitars boo
 	}}
 }
 
+func anthropicCase(name, model string) adapterCase {
+	return adapterCase{name: name, start: func(t *testing.T, brain fakellm.Brain) (llm.Adapter, *fakellm.Core) {
+		srv := fakellm.NewAnthropicServer(brain)
+		t.Cleanup(srv.Close)
+		a, err := anthropic.New(llm.Config{Provider: "anthropic", Model: model, APIKey: testKey, BaseURL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a, srv.Core
+	}}
+}
+
 func adapterCases() []adapterCase {
 	return []adapterCase{
 		chatCase("generic-pixels", "openai", "gpt-4o", fakellm.ChatOptions{}, false, 1280),
@@ -107,19 +119,12 @@ func adapterCases() []adapterCase {
 		chatCase("generic-qwen3-0-1000", "openai", "qwen3-vl-235b-a22b", fakellm.ChatOptions{}, false, 1000),
 		chatCase("ui-tars-1.0-0-1000", "openai", "ui-tars-72b-dpo", fakellm.ChatOptions{Format: fakellm.ChatUITARS}, true, 1280),
 		chatCase("ui-tars-1.5-smart-resize", "openai", "ui-tars-1.5-7b", fakellm.ChatOptions{Format: fakellm.ChatUITARS, Spelling: fakellm.TARSBoxTokens}, true, 0),
-		{name: "anthropic-computer", start: func(t *testing.T, brain fakellm.Brain) (llm.Adapter, *fakellm.Core) {
-			srv := fakellm.NewAnthropicServer(brain)
-			t.Cleanup(srv.Close)
-			a, err := anthropic.New(llm.Config{Provider: "anthropic", Model: "claude-sonnet-4-5", APIKey: testKey, BaseURL: srv.URL})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return a, srv.Core
-		}},
+		anthropicCase("anthropic-computer-legacy", "claude-sonnet-4-5"),
+		anthropicCase("anthropic-computer-toolset", "claude-sonnet-5-5"),
 		{name: "openai-computer", shot: imaging.Options{MaxLongEdge: 1024}, start: func(t *testing.T, brain fakellm.Brain) (llm.Adapter, *fakellm.Core) {
 			srv := fakellm.NewResponsesServer(brain)
 			t.Cleanup(srv.Close)
-			a, err := responses.New(llm.Config{Provider: "openai", Model: "computer-use-preview", APIKey: testKey, BaseURL: srv.URL})
+			a, err := responses.New(llm.Config{Provider: "openai", Model: "gpt-5.5", APIKey: testKey, BaseURL: srv.URL})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,33 +5,42 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
-	"github.com/guiagent/guiagent/internal/llm/anthropic"
-	"github.com/guiagent/guiagent/internal/llm/openai"
-	"github.com/guiagent/guiagent/internal/llm/responses"
+	_ "github.com/guiagent/guiagent/internal/llm/providers" // registers every provider
 	"github.com/guiagent/guiagent/internal/vision"
 )
 
 // modelConfigured reports whether the configuration names a model to use.
 func modelConfigured(c config.Config) bool { return c.Model != "" && c.Provider != "" }
 
-// adapterName picks the adapter: GUI_AGENT_ADAPTER, else by provider and model.
+// adapterName picks the adapter: GUI_AGENT_ADAPTER, else the first of the
+// provider's rules (llm.Provider.Choose) matching the model.
 func adapterName(c config.Config) string {
 	if c.Adapter != "" {
 		return c.Adapter
 	}
-	m := strings.ToLower(c.Model)
-	switch {
-	case c.Provider == "anthropic":
-		return llm.AdapterAnthropic
-	case c.Provider == "openai" && strings.HasPrefix(m, "computer-use"):
-		return llm.AdapterOpenAIComputer
-	case strings.Contains(m, "ui-tars") || strings.Contains(m, "uitars"):
-		return llm.AdapterUITARS
+	if p, ok := llm.ProviderNamed(c.Provider); ok {
+		if r, ok := p.Choose(c.Model); ok {
+			return r.Adapter
+		}
 	}
 	return llm.AdapterGeneric
+}
+
+// disabled are the action kinds the model is not offered:
+// GUI_AGENT_DISABLE_ACTIONS, and the held-button members under --read-only.
+func disabled(c config.Config) []action.Kind {
+	var out []action.Kind
+	for _, k := range c.DisableActions {
+		out = append(out, action.Kind(k))
+	}
+	if c.ReadOnly {
+		out = append(out, action.MouseDown, action.MouseUp)
+	}
+	return out
 }
 
 // profileFor is the coordinate profile of model behind adapter, chosen by
@@ -48,7 +57,7 @@ func llmConfig(c config.Config, adapter, provider, model string) (llm.Config, er
 	}
 	return llm.Config{
 		Provider: provider, Model: model, APIKey: c.APIKey, BaseURL: c.BaseURL,
-		Timeout: c.ModelTimeout, KeepImages: c.KeepImages, Profile: &p, ToolVersion: c.ToolVersion,
+		Timeout: c.ModelTimeout, KeepImages: c.KeepImages, Profile: &p, ToolVersion: c.ToolVersion, Disabled: disabled(c),
 	}, nil
 }
 
@@ -60,27 +69,21 @@ func newAdapter(c config.Config) (llm.Adapter, error) {
 	if c.APIKey == "" && c.BaseURL == "" {
 		return nil, fmt.Errorf("GUI_AGENT_API_KEY is not set for provider %s (a local OpenAI-compatible server needs GUI_AGENT_BASE_URL instead)", c.Provider)
 	}
-	lc, err := llmConfig(c, adapterName(c), c.Provider, c.Model)
+	name := adapterName(c)
+	spec, ok := llm.AdapterNamed(name)
+	if !ok {
+		return nil, fmt.Errorf("GUI_AGENT_ADAPTER=%q: want one of %s", name, strings.Join(llm.AdapterNames(), ", "))
+	}
+	lc, err := llmConfig(c, name, c.Provider, c.Model)
 	if err != nil {
 		return nil, err
 	}
-	switch name := adapterName(c); name {
-	case llm.AdapterAnthropic:
-		return anthropic.New(lc)
-	case llm.AdapterOpenAIComputer:
-		return responses.New(lc)
-	case llm.AdapterUITARS:
-		return openai.NewUITARS(lc)
-	case llm.AdapterGeneric:
-		return openai.NewGeneric(lc)
-	default:
-		return nil, fmt.Errorf("GUI_AGENT_ADAPTER=%q: want one of %s", name, strings.Join(config.Adapters, ", "))
-	}
+	return spec.New(lc)
 }
 
-// newMemoryModel builds the text model that condenses old steps (Anthropic
-// Messages or OpenAI-compatible Chat Completions), or nil when there is no
-// model name (older steps are then shortened without a model).
+// newMemoryModel builds the text model that condenses old steps (the
+// provider's registered Text model), or nil when there is no model name
+// (older steps are then shortened without a model).
 func newMemoryModel(c config.Config) (llm.TextModel, error) {
 	provider, model := c.MemoryProvider, c.MemoryModel
 	if provider == "" {
@@ -105,10 +108,21 @@ func newMemoryModel(c config.Config) (llm.TextModel, error) {
 	if c.MemoryAPIKey != "" {
 		lc.APIKey = c.MemoryAPIKey
 	}
-	if provider == "anthropic" {
-		return anthropic.NewTextModel(lc)
+	p, ok := llm.ProviderNamed(provider)
+	if !ok || p.Text == nil {
+		return nil, fmt.Errorf("provider %s has no text model for memory summaries: set GUI_AGENT_MEMORY_PROVIDER to one of %s", provider, strings.Join(llm.ProviderNames(), ", "))
 	}
-	return openai.NewTextModel(lc)
+	return p.Text(lc)
+}
+
+// compatible is the provider whose models speak OpenAI-compatible Chat
+// Completions, which grounding models are called over.
+func compatible() (llm.Provider, error) {
+	p, ok := llm.ProviderNamed("openai")
+	if !ok || p.Grounder == nil || p.Vision == nil {
+		return llm.Provider{}, errors.New("GUI_AGENT_GROUNDING_MODEL needs the openai provider, which this binary does not link in")
+	}
+	return p, nil
 }
 
 // newGrounder builds the optional grounding model.
@@ -120,15 +134,19 @@ func newGrounder(c config.Config) (llm.Grounder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openai.NewGrounder(lc)
+	p, err := compatible()
+	if err != nil {
+		return nil, err
+	}
+	return p.Grounder(lc)
 }
 
 // groundingConfig is the model configuration of GUI_AGENT_GROUNDING_MODEL:
 // OpenAI-compatible Chat Completions, on its own endpoint when one is given.
 func groundingConfig(c config.Config) (llm.Config, error) {
 	provider := c.Provider
-	if provider == "anthropic" || c.GroundingBaseURL != "" {
-		provider = "openai"
+	if provider != "gemini" || c.GroundingBaseURL != "" {
+		provider = "openai" // gemini: its OpenAI-compatible endpoint
 	}
 	lc, err := llmConfig(c, llm.AdapterGeneric, provider, c.GroundingModel)
 	if err != nil {
@@ -159,19 +177,18 @@ func newVision(c config.Config) (visionModels, error) {
 		return visionModels{}, errors.New("no model configured: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
 	}
 	adapter := adapterName(c)
-	if adapter == llm.AdapterOpenAIComputer {
-		return visionModels{}, fmt.Errorf("the model %s speaks only the Responses computer tool, not plain vision: use a chat model (e.g. gpt-4.1) for the vision tools", c.Model)
+	if llm.RuleFor(adapter, c.Model).NoVision {
+		return visionModels{}, fmt.Errorf("the model %s speaks only its computer tool, not plain vision: use a chat model (e.g. %s) for the vision tools", c.Model, "gpt-5.5")
 	}
 	lc, err := llmConfig(c, adapter, c.Provider, c.Model)
 	if err != nil {
 		return visionModels{}, err
 	}
-	var main vision.Model
-	if c.Provider == "anthropic" {
-		main, err = anthropic.NewVisionModel(lc)
-	} else {
-		main, err = openai.NewVisionModel(lc)
+	p, ok := llm.ProviderNamed(c.Provider)
+	if !ok || p.Vision == nil {
+		return visionModels{}, fmt.Errorf("provider %s has no plain-vision model", c.Provider)
 	}
+	main, err := p.Vision(lc)
 	if err != nil {
 		return visionModels{}, err
 	}
@@ -182,7 +199,11 @@ func newVision(c config.Config) (visionModels, error) {
 		if err != nil {
 			return visionModels{}, fmt.Errorf("GUI_AGENT_GROUNDING_MODEL: %w", err)
 		}
-		if ground, err = openai.NewVisionModel(gc); err != nil {
+		cp, err := compatible()
+		if err != nil {
+			return visionModels{}, err
+		}
+		if ground, err = cp.Vision(gc); err != nil {
 			return visionModels{}, fmt.Errorf("GUI_AGENT_GROUNDING_MODEL: %w", err)
 		}
 		vm.locateBy = c.GroundingModel

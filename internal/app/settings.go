@@ -69,7 +69,7 @@ func (a *App) Settings() SettingsView {
 		CoordinateMode: c.CoordinateMode, Display: c.DisplayIndex, Adapter: c.Adapter,
 		GroundingModel: c.GroundingModel, MemoryModel: c.MemoryModel,
 		Sources: map[string]config.Source{}, SettingsFile: c.SettingsFile,
-		Choices: map[string][]string{"provider": config.Providers, "adapter": config.Adapters, "coordinate_mode": geom.CoordinateModes},
+		Choices: map[string][]string{"provider": config.Providers(), "adapter": config.Adapters(), "coordinate_mode": geom.CoordinateModes},
 	}
 	for _, s := range config.Settings {
 		v.Sources[s.Name] = src.Of(s.Env)
@@ -323,7 +323,7 @@ func decodeSettings(r io.Reader) (map[string]string, error) {
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
-		return nil, fmt.Errorf("the body must be a JSON object of settings (%s), e.g. {\"model\":\"gpt-4o\"}", strings.Join(config.SettingNames(), ", "))
+		return nil, fmt.Errorf("the body must be a JSON object of settings (%s), e.g. {\"model\":\"gpt-5.5\"}", strings.Join(config.SettingNames(), ", "))
 	}
 	out := map[string]string{}
 	for k, v := range raw {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
@@ -30,7 +31,7 @@ import (
 // Load fills every default.
 type Config struct {
 	// Model provider.
-	Provider         string        `json:"provider"`           // GUI_AGENT_PROVIDER: openai | anthropic | gemini
+	Provider         string        `json:"provider"`           // GUI_AGENT_PROVIDER: a registered provider (openai, anthropic, gemini)
 	Model            string        `json:"model"`              // GUI_AGENT_MODEL
 	APIKey           string        `json:"api_key"`            // GUI_AGENT_API_KEY (never logged)
 	BaseURL          string        `json:"base_url"`           // GUI_AGENT_BASE_URL
@@ -42,7 +43,8 @@ type Config struct {
 	GroundingModel   string        `json:"grounding_model"`    // GUI_AGENT_GROUNDING_MODEL ("" = none)
 	GroundingBaseURL string        `json:"grounding_base_url"` // GUI_AGENT_GROUNDING_BASE_URL: OpenAI-compatible endpoint of the grounding model ("" = BaseURL)
 	GroundingAPIKey  string        `json:"grounding_api_key"`  // GUI_AGENT_GROUNDING_API_KEY ("" = APIKey; never logged)
-	ToolVersion      string        `json:"tool_version"`       // GUI_AGENT_TOOL_VERSION (Anthropic computer tool version)
+	ToolVersion      string        `json:"tool_version"`       // GUI_AGENT_TOOL_VERSION: native tool version ("" = by model; Anthropic computer_toolset_20260801, computer_20251124, computer_20250124; OpenAI computer, computer_use_preview)
+	DisableActions   []string      `json:"disable_actions"`    // GUI_AGENT_DISABLE_ACTIONS: action kinds the model is not offered (zoom, mouse_down, ...), comma separated
 	ModelTimeout     time.Duration `json:"model_timeout"`      // GUI_AGENT_MODEL_TIMEOUT_S, 1-600, default 120
 
 	// Desktop.
@@ -127,11 +129,23 @@ func (c Config) FlowCacheDir() string {
 	return filepath.Join(filepath.Dir(c.RunsDir), "flow-cache")
 }
 
-// Providers lists accepted GUI_AGENT_PROVIDER values.
-var Providers = []string{"openai", "anthropic", "gemini"}
+// Providers lists accepted GUI_AGENT_PROVIDER values: the providers
+// registered with internal/llm (internal/llm/providers links them in).
+func Providers() []string { return llm.ProviderNames() }
 
-// Adapters lists accepted GUI_AGENT_ADAPTER values.
-var Adapters = []string{"generic", "anthropic-computer", "openai-computer", "ui-tars"}
+// disableable lists the action kinds GUI_AGENT_DISABLE_ACTIONS takes.
+func disableable() string {
+	var out []string
+	for _, k := range action.Kinds {
+		if k != action.AskUser {
+			out = append(out, string(k))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// Adapters lists accepted GUI_AGENT_ADAPTER values, the registered adapters.
+func Adapters() []string { return llm.AdapterNames() }
 
 // Default returns the configuration with every default filled and nothing read.
 func Default() Config {
@@ -237,7 +251,7 @@ func newFlagSet(name string, c *Config) (fs *flag.FlagSet, vd, tools, dps *strin
 	fs.StringVar(&c.LogFile, "log-file", c.LogFile, "write logs to this `file` instead of stderr (GUI_AGENT_LOG_FILE)")
 	fs.StringVar(&c.RunsDir, "runs-dir", c.RunsDir, "`dir`ectory of run records (GUI_AGENT_RUNS_DIR; default $XDG_STATE_HOME/guiagent/runs)")
 	fs.StringVar(&c.Model, "model", c.Model, "model `name` (GUI_AGENT_MODEL)")
-	fs.StringVar(&c.Provider, "provider", c.Provider, "model `provider`: openai, anthropic or gemini (GUI_AGENT_PROVIDER)")
+	fs.StringVar(&c.Provider, "provider", c.Provider, "model `provider`: "+strings.Join(Providers(), ", ")+" (GUI_AGENT_PROVIDER)")
 	tools = fs.String("tools", "", "offer only these tools: comma `list` of tool names or groups, listed below (GUI_AGENT_TOOLS)")
 	fs.BoolVar(&c.ReadOnly, "read-only", c.ReadOnly, "offer only the observe tools: no input, no clipboard writes, no tasks (GUI_AGENT_READ_ONLY)")
 	dps = fs.String("desktop-per-session", "", "serve --http only: give each MCP session its own private Xvfb of this `size`, e.g. 1280x800 (GUI_AGENT_DESKTOP_PER_SESSION)")
@@ -405,6 +419,7 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.str("GROUNDING_BASE_URL", &c.GroundingBaseURL)
 	r.str("GROUNDING_API_KEY", &c.GroundingAPIKey)
 	r.str("TOOL_VERSION", &c.ToolVersion)
+	r.list("DISABLE_ACTIONS", &c.DisableActions)
 	r.dur("MODEL_TIMEOUT_S", &c.ModelTimeout, time.Second, 1, 600)
 	r.str("DISPLAY_INDEX", &c.DisplayIndex)
 	r.str("COORDINATE_MODE", &c.CoordinateMode)
@@ -517,14 +532,19 @@ func (c *Config) Validate() error {
 	c.Provider = strings.ToLower(c.Provider)
 	c.MemoryProvider = strings.ToLower(c.MemoryProvider)
 	if c.Provider != "" {
-		errs = append(errs, oneOf("GUI_AGENT_PROVIDER", c.Provider, Providers))
+		errs = append(errs, oneOf("GUI_AGENT_PROVIDER", c.Provider, Providers()))
 	}
 	errs = append(errs, c.checkModelPair())
 	if c.MemoryProvider != "" {
-		errs = append(errs, oneOf("GUI_AGENT_MEMORY_PROVIDER", c.MemoryProvider, Providers))
+		errs = append(errs, oneOf("GUI_AGENT_MEMORY_PROVIDER", c.MemoryProvider, Providers()))
+	}
+	for _, k := range c.DisableActions {
+		if !slices.Contains(action.Kinds, action.Kind(k)) || k == string(action.AskUser) {
+			errs = append(errs, fmt.Errorf("GUI_AGENT_DISABLE_ACTIONS: %q is not an action the model performs: use %s", k, disableable()))
+		}
 	}
 	if c.Adapter != "" {
-		errs = append(errs, oneOf("GUI_AGENT_ADAPTER", c.Adapter, Adapters))
+		errs = append(errs, oneOf("GUI_AGENT_ADAPTER", c.Adapter, Adapters()))
 	}
 	if c.CoordinateMode != "" {
 		if _, err := (geom.Profile{}).WithMode(c.CoordinateMode); err != nil {
@@ -580,7 +600,7 @@ func (c *Config) checkModelPair() error {
 	case c.Provider != "" && c.Model == "":
 		return fmt.Errorf("GUI_AGENT_PROVIDER=%s is set but GUI_AGENT_MODEL (--model) is not: set the model name too, or unset GUI_AGENT_PROVIDER to run without a model", c.Provider)
 	case c.Model != "" && c.Provider == "":
-		return fmt.Errorf("GUI_AGENT_MODEL=%s is set but GUI_AGENT_PROVIDER (--provider) is not: set it to %s, or unset GUI_AGENT_MODEL to run without a model", c.Model, strings.Join(Providers, ", "))
+		return fmt.Errorf("GUI_AGENT_MODEL=%s is set but GUI_AGENT_PROVIDER (--provider) is not: set it to %s, or unset GUI_AGENT_MODEL to run without a model", c.Model, strings.Join(Providers(), ", "))
 	case c.Model == "" && (c.APIKey != "" || c.BaseURL != ""):
 		return errors.New("GUI_AGENT_API_KEY or GUI_AGENT_BASE_URL is set but GUI_AGENT_PROVIDER and GUI_AGENT_MODEL are not: set both to use a model, or unset the key")
 	}

@@ -50,7 +50,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 	cases := []struct{ name, val, want string }{
 		{"GUI_AGENT_JPEG_QUALITY", "101", `GUI_AGENT_JPEG_QUALITY="101": want a whole number from 1 to 100`},
 		{"GUI_AGENT_MAX_STEPS", "0", `GUI_AGENT_MAX_STEPS="0": want a whole number from 1 to 500`},
-		{"GUI_AGENT_PROVIDER", "bogus", "want one of openai, anthropic, gemini"},
+		{"GUI_AGENT_PROVIDER", "bogus", "want one of anthropic, gemini, openai"},
 		{"GUI_AGENT_COORDINATE_MODE", "bogus", "unknown coordinate mode"},
 		{"GUI_AGENT_ON_BUSY", "bogus", `GUI_AGENT_ON_BUSY="bogus": want one of queue, preempt, reject`},
 		{"GUI_AGENT_VIRTUAL_DISPLAY", "big", "WIDTHxHEIGHT"},

@@ -230,9 +230,15 @@ func (in *Input) withModifiers(ctx context.Context, mods []Key, fn func() error)
 	return rerr
 }
 
-// Move puts the pointer at p.
-func (in *Input) Move(ctx context.Context, p geom.GlobalPoint) error {
-	return in.do(ctx, true, false, func(ctx context.Context) error { return in.moveTo(ctx, p) })
+// Move puts the pointer at p, holding mods (if any) while it moves; they
+// are released afterwards, through the ledger.
+func (in *Input) Move(ctx context.Context, p geom.GlobalPoint, mods ...Key) error {
+	return in.do(ctx, true, len(mods) > 0, func(ctx context.Context) error {
+		if len(mods) == 0 {
+			return in.moveTo(ctx, p)
+		}
+		return in.withModifiers(ctx, mods, func() error { return in.moveTo(ctx, p) })
+	})
 }
 
 // Click moves to p (when not nil) and clicks b count times (1-3) while holding mods.
@@ -284,31 +290,41 @@ func (in *Input) MouseUp(ctx context.Context, p *geom.GlobalPoint, b Button) err
 	})
 }
 
-// Drag presses b at from, moves along path points (may be empty) to to, and releases.
-func (in *Input) Drag(ctx context.Context, from geom.GlobalPoint, path []geom.GlobalPoint, to geom.GlobalPoint, b Button) error {
-	return in.do(ctx, true, false, func(ctx context.Context) error {
+// Drag presses b at from, moves along path points (may be empty) to to, and
+// releases, holding mods (if any) from before the press until after the
+// release; the ledger releases everything on a failure.
+func (in *Input) Drag(ctx context.Context, from geom.GlobalPoint, path []geom.GlobalPoint, to geom.GlobalPoint, b Button, mods ...Key) error {
+	return in.do(ctx, true, len(mods) > 0, func(ctx context.Context) error {
 		if err := in.moveTo(ctx, from); err != nil {
 			return err
 		}
-		if err := in.buttonDown(ctx, b); err != nil {
+		if len(mods) == 0 {
+			return in.drag(ctx, from, path, to, b)
+		}
+		return in.withModifiers(ctx, mods, func() error { return in.drag(ctx, from, path, to, b) })
+	})
+}
+
+// drag is Drag once the pointer is at from.
+func (in *Input) drag(ctx context.Context, from geom.GlobalPoint, path []geom.GlobalPoint, to geom.GlobalPoint, b Button) error {
+	if err := in.buttonDown(ctx, b); err != nil {
+		return err
+	}
+	pts := path
+	if len(pts) == 0 { // a few intermediate motions so apps see a drag
+		const steps = 8
+		for i := 1; i < steps; i++ {
+			pts = append(pts, geom.GlobalPoint{
+				X: from.X + (to.X-from.X)*i/steps, Y: from.Y + (to.Y-from.Y)*i/steps})
+		}
+	}
+	for _, q := range append(pts, to) {
+		if err := in.moveTo(ctx, q); err != nil {
 			return err
 		}
-		pts := path
-		if len(pts) == 0 { // a few intermediate motions so apps see a drag
-			const steps = 8
-			for i := 1; i < steps; i++ {
-				pts = append(pts, geom.GlobalPoint{
-					X: from.X + (to.X-from.X)*i/steps, Y: from.Y + (to.Y-from.Y)*i/steps})
-			}
-		}
-		for _, q := range append(pts, to) {
-			if err := in.moveTo(ctx, q); err != nil {
-				return err
-			}
-			sleep(ctx, 5*time.Millisecond)
-		}
-		return in.buttonUp(ctx, b)
-	})
+		sleep(ctx, 5*time.Millisecond)
+	}
+	return in.buttonUp(ctx, b)
 }
 
 // Scroll moves to p (when not nil) and turns the wheel notches times in d, holding mods.

@@ -61,6 +61,11 @@ type Profile struct {
 //   - anthropic: Anthropic vision docs downscale an image whose long edge exceeds
 //     1568 px or which exceeds about 1.15 megapixels; sending at most that keeps
 //     the model's pixels equal to ours (computer tool: display_width_px/height_px).
+//     Models whose documented limit is larger get their own row:
+//   - anthropic-2576: Anthropic vision docs, "maximal native image resolution":
+//     Claude Opus 4.7 reads up to 4784 visual tokens (28x28 px patches) and at
+//     most 2576 px on the long edge; other models (the 5.x families included,
+//     for which no larger limit is documented) 1568.
 //   - openai-computer: OpenAI Responses computer tool; coordinates are pixels of
 //     the declared display size, which guiagent declares equal to the image sent.
 //   - gemini-computer-use: Gemini API "Computer Use" docs; click_at(x, y) etc. take
@@ -77,6 +82,7 @@ type Profile struct {
 //     own resize leaves it unchanged.
 //   - qwen3-vl, glm-4.xv, cogagent: relative 0-1000. seeclick, showui: 0-1.
 var Profiles = []Profile{
+	{Name: "anthropic-2576", Match: []string{"claude-opus-4-7*"}, MaxLongEdge: 2576, MaxPixels: 4784 * 28 * 28},
 	{Name: "anthropic", Match: []string{"claude-*", "claude*"}, MaxLongEdge: 1568, MaxPixels: 1_150_000},
 	{Name: "openai-computer", Match: []string{"computer-use-preview*"}},
 	{Name: "openai", Match: []string{"gpt-4o*", "gpt-4.1*", "gpt-5*", "o3*", "o4*"}},

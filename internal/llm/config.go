@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
@@ -35,8 +36,16 @@ type Config struct {
 	// pass ProfileFor's result here.
 	Profile *geom.Profile
 	// ToolVersion selects a native tool version where there are several
-	// (Anthropic: "computer_20250124" or "computer_20251124"); empty = by model.
+	// (Anthropic: "computer_toolset_20260801", "computer_20251124" or
+	// "computer_20250124"; OpenAI: "computer" or "computer_use_preview");
+	// empty = by model (the provider's rules).
 	ToolVersion string
+	// Disabled are action kinds the deployment withholds from the model
+	// (GUI_AGENT_DISABLE_ACTIONS: zoom, mouse_down, ...): a native adapter
+	// declares the members or functions that perform them off where its wire
+	// can (Anthropic's toolset configs, Gemini's excluded functions), and
+	// refuses them if the model calls them anyway.
+	Disabled []action.Kind
 }
 
 // Defaults of a model call, the one place they are set.
@@ -65,34 +74,41 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Adapter names (GUI_AGENT_ADAPTER).
+// Adapter names (GUI_AGENT_ADAPTER). Each is registered by its package
+// (RegisterAdapter); the names are here so the agent and app can refer to
+// them without importing a provider.
 const (
 	AdapterGeneric        = "generic"
 	AdapterUITARS         = "ui-tars"
 	AdapterAnthropic      = "anthropic-computer"
 	AdapterOpenAIComputer = "openai-computer"
+	AdapterGemini         = "gemini-computer"
 )
 
 // ProfileFor returns the coordinate profile that adapter uses for model: the
 // one place a model's convention is chosen.
 //
-//   - anthropic-computer: the "anthropic" row (pixels of the image sent, at
-//     most 1568 px and 1.15 MP) whatever the model is called: the native tool
-//     always speaks in pixels of the declared display.
-//   - openai-computer: the "openai-computer" row (pixels of the declared display).
+//   - a registered rule of adapter matching model that names a profile row
+//     (RuleFor): that row (claude-opus-4-7 reads larger images than other
+//     Claude models);
+//   - else the adapter's own row (AdapterSpec.Profile), whatever the model is
+//     called: native tools speak in their own convention (anthropic-computer
+//     and openai-computer in pixels of the image sent, gemini-computer on the
+//     0-999 grid);
 //   - ui-tars: the model's UI-TARS row, or "ui-tars-1.5" (smart-resized pixels,
-//     the open 1.5 weights) for a name the table does not know as UI-TARS.
+//     the open 1.5 weights) for a name the table does not know as UI-TARS;
 //   - generic (and anything else): the model's row of geom.Profiles; mode
 //     (GUI_AGENT_COORDINATE_MODE), when set, overrides the convention of a model
 //     the table does not know (the "default" row).
 func ProfileFor(adapter, model, mode string) (geom.Profile, error) {
+	if r := RuleFor(adapter, model); r.Profile != "" {
+		return profileRow(r.Profile), nil
+	}
+	if a, ok := AdapterNamed(adapter); ok && a.Profile != "" {
+		return profileRow(a.Profile), nil
+	}
 	row := geom.ProfileFor(model)
-	switch adapter {
-	case AdapterAnthropic:
-		return profileRow("anthropic"), nil
-	case AdapterOpenAIComputer:
-		return profileRow("openai-computer"), nil
-	case AdapterUITARS:
+	if adapter == AdapterUITARS {
 		if row.Name != "ui-tars" && row.Name != "ui-tars-1.5" {
 			row = profileRow("ui-tars-1.5")
 		}

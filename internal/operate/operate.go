@@ -316,7 +316,7 @@ func (e *Executor) perform(ctx context.Context, op Op) error {
 		if at == nil {
 			return fmt.Errorf("move %w without a position: give the point to move to", ErrCannotPerform)
 		}
-		return in.Move(ctx, *at)
+		return in.Move(ctx, *at, a.Keys...)
 	case action.Drag:
 		if at == nil || to == nil {
 			return fmt.Errorf("drag %w without a start and an end position", ErrCannotPerform)
@@ -325,7 +325,7 @@ func (e *Executor) perform(ctx context.Context, op Op) error {
 		for i, p := range op.Path {
 			path[i] = p.Global
 		}
-		return in.Drag(ctx, *at, path, *to, btn)
+		return in.Drag(ctx, *at, path, *to, btn, a.Keys...)
 	case action.Scroll:
 		return in.Scroll(ctx, at, a.Direction, a.Notches(), a.Keys)
 	case action.TypeText:

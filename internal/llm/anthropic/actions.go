@@ -21,6 +21,7 @@ type toolInput struct {
 	ScrollAmount    *float64  `json:"scroll_amount"`
 	Duration        *float64  `json:"duration"`
 	Region          []float64 `json:"region"`
+	Repeat          *float64  `json:"repeat"`
 }
 
 // answerKind says what the tool_result of a tool_use must carry beyond the
@@ -40,11 +41,15 @@ const maxHoldSeconds = 100
 // mapToolUse turns one computer tool_use input into raw actions in pixels of
 // the image the model saw (action.Parse checks them after fillPointer).
 // screenshot and cursor_position produce no action: the next step's
-// screenshot (and cursor note) answers them.
-func mapToolUse(raw json.RawMessage, zoom bool) ([]action.Raw, answerKind, error) {
+// screenshot (and cursor note) answers them. An action in off (a member the
+// deployment disabled) is refused.
+func mapToolUse(raw json.RawMessage, zoom bool, off map[string]bool) ([]action.Raw, answerKind, error) {
 	var in toolInput
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, 0, fmt.Errorf("computer tool input is not a JSON object: %v", err)
+	}
+	if off[in.Action] {
+		return nil, 0, fmt.Errorf("action %s is disabled in this deployment (GUI_AGENT_DISABLE_ACTIONS): use another action", in.Action)
 	}
 	switch in.Action {
 	case "":
@@ -154,7 +159,7 @@ func (in *toolInput) drag() ([]action.Raw, error) {
 		return nil, err
 	}
 	to, err := in.point("coordinate", in.Coordinate, true)
-	return []action.Raw{{Kind: action.Drag, At: from, To: to, Button: "left"}}, err
+	return []action.Raw{{Kind: action.Drag, At: from, To: to, Button: "left", Keys: in.modifiers()}}, err
 }
 
 func (in *toolInput) button(kind action.Kind) ([]action.Raw, error) {
@@ -194,10 +199,17 @@ func (in *toolInput) key() ([]action.Raw, error) {
 	if in.Text == nil || strings.TrimSpace(*in.Text) == "" {
 		return nil, fmt.Errorf("action key needs text such as \"Return\" or \"ctrl+s\"")
 	}
+	repeat := 0
+	if in.Repeat != nil {
+		if *in.Repeat < 1 || *in.Repeat > action.MaxKeyRepeat || math.IsNaN(*in.Repeat) {
+			return nil, fmt.Errorf("action key: repeat %v must be between 1 and %d", *in.Repeat, action.MaxKeyRepeat)
+		}
+		repeat = int(math.Round(*in.Repeat))
+	}
 	// xdotool accepts several combinations separated by spaces.
 	var acts []action.Raw
 	for _, combo := range strings.Fields(*in.Text) {
-		acts = append(acts, action.Raw{Kind: action.KeyPress, Keys: cuwire.SplitCombo(combo)})
+		acts = append(acts, action.Raw{Kind: action.KeyPress, Keys: cuwire.SplitCombo(combo), Amount: repeat})
 	}
 	return acts, nil
 }

@@ -39,7 +39,7 @@ func TestMapEveryComputerAction(t *testing.T) {
 		{`{"action":"wait","duration":2}`, []action.Raw{{Kind: action.Wait, DurationMS: 2000}}, 0},
 		{`{"action":"zoom","region":[0,0,400,300]}`, []action.Raw{{Kind: action.Zoom, At: []float64{0, 0}, To: []float64{400, 300}}}, answerZoom},
 	} {
-		got, ans, err := mapToolUse(json.RawMessage(tc.input), true)
+		got, ans, err := mapToolUse(json.RawMessage(tc.input), true, nil)
 		if err != nil {
 			t.Errorf("%s: %v", tc.input, err)
 			continue
@@ -74,12 +74,12 @@ func TestRefuseBadComputerActions(t *testing.T) {
 		`[1,2]`:                                                 "not a JSON object",
 		`{"action":"scroll","scroll_direction":"up","scroll_amount":-1}`: "scroll_amount",
 	} {
-		_, _, err := mapToolUse(json.RawMessage(input), true)
+		_, _, err := mapToolUse(json.RawMessage(input), true, nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one mentioning %q", input, err, want)
 		}
 	}
-	if _, _, err := mapToolUse(json.RawMessage(`{"action":"zoom","region":[0,0,10,10]}`), false); err == nil || !strings.Contains(err.Error(), "computer_20251124") {
+	if _, _, err := mapToolUse(json.RawMessage(`{"action":"zoom","region":[0,0,10,10]}`), false, nil); err == nil || !strings.Contains(err.Error(), "computer_20251124") {
 		t.Errorf("zoom without the 20251124 tool: %v", err)
 	}
 }

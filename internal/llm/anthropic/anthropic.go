@@ -1,15 +1,21 @@
 // Package anthropic is the anthropic-computer adapter: Anthropic's Messages API
-// with the native computer tool (computer_20250124, or computer_20251124 which
-// adds zoom), through the official SDK with its retries off (llm.Do retries).
+// with the native computer tool, through the official SDK with its retries
+// off (llm.Do retries). Claude 5.x models get the GA computer toolset
+// (computer_toolset_20260801: one tools[] entry without a name, whose members
+// come back as tool_use blocks named after the member with toolset_name
+// "computer") on the GA Messages API with no beta header; Claude 4.x models
+// the beta computer tool (computer_20250124, or computer_20251124 which adds
+// zoom) with its beta header. Rules (register.go) choose by model id.
 //
 // A Session keeps the conversation: every tool_use the model sends is answered
-// by a tool_result in the next request, the last one carrying the current
-// screenshot; screenshots beyond Config.KeepImages become a line of text.
-// Several tool_use blocks in one answer form one batched step. An answer
-// without tool_use ends the task or asks the user: see cuwire.ClassifyFinal
-// for how its text is read (a question, done, blocked, failed). A question
-// becomes an ask_user text action; its answer goes back as text in the next
-// user message, after the assistant's closing text.
+// by a tool_result in the next request (carrying toolset_name for a toolset
+// member), the last one carrying the current screenshot; screenshots beyond
+// Config.KeepImages become a line of text. Several tool_use blocks in one
+// answer form one batched step. An answer without tool_use ends the task or
+// asks the user: see cuwire.ClassifyFinal for how its text is read (a
+// question, done, blocked, failed). A question becomes an ask_user text
+// action; its answer goes back as text in the next user message, after the
+// assistant's closing text.
 package anthropic
 
 import (
@@ -19,8 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -36,53 +40,43 @@ import (
 // Name is the adapter name.
 const Name = llm.AdapterAnthropic
 
-// Computer tool versions and the beta header each needs.
+// Computer tool versions and the beta header each legacy one needs.
 const (
-	Tool20250124 = "computer_20250124"
-	Tool20251124 = "computer_20251124"
-	Beta20250124 = "computer-use-2025-01-24"
-	Beta20251124 = "computer-use-2025-11-24"
+	Toolset20260801 = "computer_toolset_20260801"
+	Tool20250124    = "computer_20250124"
+	Tool20251124    = "computer_20251124"
+	Beta20250124    = "computer-use-2025-01-24"
+	Beta20251124    = "computer-use-2025-11-24"
 )
 
-// ToolName is the name the computer tool is declared (and called) with.
+// ToolName is the name the legacy computer tool is declared (and called)
+// with, and the toolset_name of the toolset's members.
 const ToolName = "computer"
 
-// claudeVersion matches "claude-<family>-<major>[-<minor>]" model names.
-var claudeVersion = regexp.MustCompile(`^claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:$|[-@.])`)
-
-// ToolVersionFor returns the computer tool version a model takes: computer_20251124
-// for Claude Opus 4.5 and models from the 4.6 generation on, computer_20250124
-// for the earlier Claude 4 and 3.7 models (and names it does not recognize).
+// ToolVersionFor returns the computer tool version a model takes, by the
+// first of Rules matching it: computer_toolset_20260801 for Claude 5.x,
+// computer_20251124 for Opus 4.5 and the 4.6-and-later models,
+// computer_20250124 for the earlier ones (and names it does not recognize).
 func ToolVersionFor(model string) string {
-	m := strings.ToLower(strings.TrimSpace(model))
-	if i := strings.LastIndex(m, "/"); i >= 0 {
-		m = m[i+1:]
-	}
-	sub := claudeVersion.FindStringSubmatch(m)
-	if sub == nil {
-		return Tool20250124
-	}
-	major, _ := strconv.Atoi(sub[2])
-	minor := 0
-	if sub[3] != "" {
-		minor, _ = strconv.Atoi(sub[3])
-	}
-	switch {
-	case major > 4, major == 4 && minor >= 6, major == 4 && minor == 5 && sub[1] == "opus":
-		return Tool20251124
+	p := llm.Provider{Rules: Rules}
+	if r, ok := p.Choose(model); ok && r.ToolVersion != "" {
+		return r.ToolVersion
 	}
 	return Tool20250124
 }
 
-// BetaFor returns the beta header value a tool version needs.
+// BetaFor returns the beta header value a legacy tool version needs; the
+// toolset needs none ("").
 func BetaFor(tool string) (string, error) {
 	switch tool {
+	case Toolset20260801:
+		return "", nil
 	case Tool20250124:
 		return Beta20250124, nil
 	case Tool20251124:
 		return Beta20251124, nil
 	}
-	return "", fmt.Errorf("unknown Anthropic computer tool version %q: use %s or %s", tool, Tool20250124, Tool20251124)
+	return "", fmt.Errorf("unknown Anthropic computer tool version %q: use %s, %s or %s", tool, Toolset20260801, Tool20251124, Tool20250124)
 }
 
 // Adapter is the anthropic-computer model adapter. It is safe for concurrent
@@ -92,17 +86,22 @@ type Adapter struct {
 	profile geom.Profile
 	tool    string
 	beta    string
-	svc     sdk.BetaMessageService
+	svc     sdk.BetaMessageService // legacy tools
+	ga      sdk.MessageService     // the toolset
+	// off are the members withheld from the model (Config.Disabled).
+	off map[string]bool
 }
 
 var _ llm.Adapter = (*Adapter)(nil)
 
 // New returns the adapter for cfg. It needs Model and APIKey; BaseURL is the
 // host root (the SDK adds /v1/messages). ToolVersion, when set, overrides the
-// version chosen by model name.
+// version chosen by model name; Disabled withholds members (the toolset
+// declares them off; a legacy tool refuses them, and offers zoom only when
+// it is not disabled).
 func New(cfg llm.Config) (llm.Adapter, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("anthropic-computer: no model given: set GUI_AGENT_MODEL to a Claude model such as claude-sonnet-4-5")
+		return nil, errors.New("anthropic-computer: no model given: set GUI_AGENT_MODEL to a Claude model such as " + Example)
 	}
 	if cfg.APIKey == "" {
 		return nil, errors.New("anthropic-computer: no API key: set GUI_AGENT_API_KEY to an Anthropic API key")
@@ -113,10 +112,15 @@ func New(cfg llm.Config) (llm.Adapter, error) {
 	}
 	beta, err := BetaFor(tool)
 	if err != nil {
+		return nil, fmt.Errorf("anthropic-computer: GUI_AGENT_TOOL_VERSION: %w", err)
+	}
+	off, err := disabledMembers(cfg.Disabled)
+	if err != nil {
 		return nil, fmt.Errorf("anthropic-computer: %w", err)
 	}
 	cfg, client := newClient(cfg)
-	return &Adapter{cfg: cfg, profile: cfg.ProfileOf(Name), tool: tool, beta: beta, svc: client.Beta.Messages}, nil
+	return &Adapter{cfg: cfg, profile: cfg.ProfileOf(Name), tool: tool, beta: beta,
+		svc: client.Beta.Messages, ga: client.Messages, off: off}, nil
 }
 
 // newClient fills cfg's zero Timeout and MaxTokens and returns it with an SDK
@@ -154,33 +158,45 @@ func (a *Adapter) Profile() geom.Profile { return a.profile }
 // ToolVersion returns the computer tool version requests declare.
 func (a *Adapter) ToolVersion() string { return a.tool }
 
-// NewSession starts a conversation for task.
-func (a *Adapter) NewSession(task string) llm.Session {
-	return &Session{a: a, task: task}
-}
-
 // block is one content block of the conversation as the session keeps it;
 // requests are rendered from blocks so old images can be pruned.
 type block struct {
 	kind    string // "text", "image", "tool_use", "tool_result"
-	text    string
+	text    string // text, or a tool_use's name
 	img     *llm.Image
 	id      string          // tool_use id, or the id a tool_result answers
 	input   json.RawMessage // tool_use input
+	data    string          // a kept image's base64 (set by prune)
+	toolset string          // a toolset member's tool_use and tool_result: "computer"
 	isError bool            // tool_result
 	content []block         // tool_result content: text and image blocks
 }
 
 type turn struct {
-	role   sdk.BetaMessageParamRole
-	blocks []block
+	assistant bool
+	blocks    []block
 }
 
 // pendingUse is a tool_use of the last answer still to be answered.
 type pendingUse struct {
-	id     string
-	answer answerKind
-	errMsg string // set when the tool_use was refused
+	id      string
+	toolset string
+	answer  answerKind
+	errMsg  string // set when the tool_use was refused
+}
+
+// answer is a Messages API response as the session reads it, whichever
+// client (GA or beta) sent the request.
+type answer struct {
+	content []answerBlock
+	stop    string
+	usage   llm.Usage
+}
+
+// answerBlock is one content block of an answer.
+type answerBlock struct {
+	typ, text, id, name, toolset string
+	input                        json.RawMessage
 }
 
 // Session is one task's conversation. It is used by one goroutine.
@@ -195,6 +211,17 @@ type Session struct {
 
 var _ llm.Session = (*Session)(nil)
 
+// NewSession starts a conversation for task.
+func (a *Adapter) NewSession(task string) llm.Session {
+	return &Session{a: a, task: task}
+}
+
+// toolset reports whether the adapter speaks the GA computer toolset.
+func (a *Adapter) toolset() bool { return a.tool == Toolset20260801 }
+
+// zoom reports whether the model is offered zoom.
+func (a *Adapter) zoom() bool { return a.tool != Tool20250124 && !a.off["zoom"] }
+
 // Next sends the observation (answering the previous answer's tool_use blocks)
 // and returns the model's decision. On a provider error nothing is committed,
 // so calling Next again resends the same exchange.
@@ -204,30 +231,20 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 	}
 	s.display = cuwire.DeclaredDisplay(s.display, obs.Screenshot.Frame)
 	user := s.userTurn(obs)
-	msgs, elide := s.render(append(s.turns[:len(s.turns):len(s.turns)], user))
-
-	params := sdk.BetaMessageNewParams{
-		Model:     sdk.Model(s.a.cfg.Model),
-		MaxTokens: int64(s.a.cfg.MaxTokens),
-		System:    []sdk.BetaTextBlockParam{{Text: systemPrompt(s.a.tool == Tool20251124)}},
-		Messages:  msgs,
-		Tools:     []sdk.BetaToolUnionParam{s.toolParam()},
-		Betas:     []sdk.AnthropicBeta{sdk.AnthropicBeta(s.a.beta)},
+	turns := append(s.turns[:len(s.turns):len(s.turns)], user)
+	var res *answer
+	var capt *cuwire.Capture
+	var elide []cuwire.Elision
+	var err error
+	if s.a.toolset() {
+		res, capt, elide, err = s.callToolset(ctx, turns)
+	} else {
+		res, capt, elide, err = s.callBeta(ctx, turns)
 	}
-	res, capt, err := cuwire.Do(ctx, s.a.cfg, "anthropic", "anthropic messages", func(ctx context.Context, c *cuwire.Capture) (*sdk.BetaMessage, error) {
-		return s.a.svc.New(ctx, params, option.WithMiddleware(c.Middleware))
-	})
 	if err != nil {
 		return nil, err
 	}
-
-	d := &llm.Decision{
-		Usage: llm.Usage{
-			Calls:        1,
-			InputTokens:  int(res.Usage.InputTokens + res.Usage.CacheCreationInputTokens + res.Usage.CacheReadInputTokens),
-			OutputTokens: int(res.Usage.OutputTokens),
-		},
-	}
+	d := &llm.Decision{Usage: res.usage}
 	d.Request, d.Response = capt.Bodies(elide, s.a.cfg.APIKey)
 	asst, texts, pending, bad := s.readAnswer(res, obs, d)
 	// Commit: the request was answered, so both turns are now history.
@@ -261,27 +278,27 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 
 // readAnswer reads the answer's content: the assistant turn to keep, its
 // texts, the tool_use blocks to answer next time and the problems of refused
-// ones. Valid actions are appended to d.Actions.
-func (s *Session) readAnswer(res *sdk.BetaMessage, obs llm.Observation, d *llm.Decision) (asst turn, texts []string, pending []pendingUse, bad []string) {
-	asst = turn{role: sdk.BetaMessageParamRoleAssistant}
+// ones. Valid actions are appended to d.Actions, in the answer's order.
+func (s *Session) readAnswer(res *answer, obs llm.Observation, d *llm.Decision) (asst turn, texts []string, pending []pendingUse, bad []string) {
+	asst = turn{assistant: true}
 	var ptr []float64 // the pointer as the batch moves it, in image pixels
 	if obs.Cursor != nil {
 		ptr = []float64{obs.Cursor.X, obs.Cursor.Y}
 	}
-	for _, c := range res.Content {
-		switch c.Type {
+	for _, c := range res.content {
+		switch c.typ {
 		case "text":
-			if t := strings.TrimSpace(c.Text); t != "" {
+			if t := strings.TrimSpace(c.text); t != "" {
 				texts = append(texts, t)
 			}
-			asst.blocks = append(asst.blocks, block{kind: "text", text: c.Text})
+			asst.blocks = append(asst.blocks, block{kind: "text", text: c.text})
 		case "tool_use":
-			input := c.Input
+			input := c.input
 			if len(input) == 0 {
 				input = json.RawMessage("{}")
 			}
-			asst.blocks = append(asst.blocks, block{kind: "tool_use", id: c.ID, text: c.Name, input: input})
-			p := s.toolUse(c.ID, c.Name, input, &ptr, d)
+			asst.blocks = append(asst.blocks, block{kind: "tool_use", id: c.id, text: c.name, input: input, toolset: c.toolset})
+			p := s.toolUse(c, input, &ptr, d)
 			if p.errMsg != "" {
 				bad = append(bad, p.errMsg)
 			}
@@ -293,18 +310,24 @@ func (s *Session) readAnswer(res *sdk.BetaMessage, obs llm.Observation, d *llm.D
 
 // toolUse maps one tool_use block to actions (appended to d.Actions) and
 // returns what its tool_result must answer, or why it was refused.
-func (s *Session) toolUse(id, name string, input json.RawMessage, ptr *[]float64, d *llm.Decision) pendingUse {
-	p := pendingUse{id: id}
-	if name != ToolName {
-		p.errMsg = fmt.Sprintf("unknown tool %q: the only tool is %q", name, ToolName)
-		return p
+func (s *Session) toolUse(c answerBlock, input json.RawMessage, ptr *[]float64, d *llm.Decision) pendingUse {
+	p := pendingUse{id: c.id, toolset: c.toolset}
+	var raws []action.Raw
+	var err error
+	if s.a.toolset() {
+		raws, p.answer, err = s.member(c, input)
+	} else {
+		if c.name != ToolName {
+			p.errMsg = fmt.Sprintf("unknown tool %q: the only tool is %q", c.name, ToolName)
+			return p
+		}
+		raws, p.answer, err = mapToolUse(input, s.a.zoom(), s.a.off)
 	}
-	raws, ans, err := mapToolUse(input, s.a.tool == Tool20251124)
 	if err == nil {
 		err = fillPointer(raws, ptr)
 	}
 	for i := range raws {
-		raws[i].CallID = id
+		raws[i].CallID = c.id
 	}
 	var acts []action.Action
 	if err == nil {
@@ -314,19 +337,40 @@ func (s *Session) toolUse(id, name string, input json.RawMessage, ptr *[]float64
 		p.errMsg = err.Error()
 		return p
 	}
-	p.answer = ans
 	d.Actions = append(d.Actions, acts...)
 	return p
 }
 
+// member maps one toolset member's tool_use: its name is the member, its
+// toolset_name "computer", its input the member's own (no action field).
+func (s *Session) member(c answerBlock, input json.RawMessage) ([]action.Raw, answerKind, error) {
+	if c.toolset != ToolName {
+		return nil, 0, fmt.Errorf("tool_use %q has toolset_name %q: the only toolset is %q", c.name, c.toolset, ToolName)
+	}
+	if _, ok := Members[c.name]; !ok {
+		return nil, 0, fmt.Errorf("unknown computer toolset member %q: use one of %s", c.name, strings.Join(MemberNames(), ", "))
+	}
+	var in map[string]json.RawMessage
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, 0, fmt.Errorf("%s input is not a JSON object: %v", c.name, err)
+	}
+	if _, has := in["action"]; has {
+		return nil, 0, fmt.Errorf("%s input has an action field: toolset members are named by the tool_use itself", c.name)
+	}
+	act, _ := json.Marshal(c.name)
+	in["action"] = act
+	legacy, _ := json.Marshal(in)
+	return mapToolUse(legacy, s.a.zoom(), s.a.off)
+}
+
 // finalAnswer reads an answer without tool use: a refusal, a cut-off answer,
 // or the final text.
-func (s *Session) finalAnswer(res *sdk.BetaMessage, d *llm.Decision) (*llm.Decision, error) {
-	switch res.StopReason {
-	case sdk.BetaStopReasonRefusal:
+func (s *Session) finalAnswer(res *answer, d *llm.Decision) (*llm.Decision, error) {
+	switch res.stop {
+	case "refusal":
 		d.Status, d.Result = llm.Failed, "the model declined the task: "+d.Observation
 		return d, nil
-	case sdk.BetaStopReasonMaxTokens:
+	case "max_tokens":
 		return d, fmt.Errorf("%w: the answer was cut off at max_tokens (%d) before any action", llm.ErrBadOutput, s.a.cfg.MaxTokens)
 	}
 	if d.Observation == "" {
@@ -336,20 +380,10 @@ func (s *Session) finalAnswer(res *sdk.BetaMessage, d *llm.Decision) (*llm.Decis
 	return d, nil
 }
 
-func (s *Session) toolParam() sdk.BetaToolUnionParam {
-	w, h := int64(s.display.W), int64(s.display.H)
-	if s.a.tool == Tool20251124 {
-		t := sdk.BetaToolUnionParamOfComputerUseTool20251124(h, w)
-		t.OfComputerUseTool20251124.EnableZoom = sdk.Bool(true)
-		return t
-	}
-	return sdk.BetaToolUnionParamOfComputerUseTool20250124(h, w)
-}
-
 // userTurn builds the message answering the last answer: one tool_result per
 // tool_use (the last carrying the screenshot), then feedback and warnings.
 func (s *Session) userTurn(obs llm.Observation) turn {
-	u := turn{role: sdk.BetaMessageParamRoleUser}
+	u := turn{}
 	shot := obs.Screenshot
 	notes := cuwire.Notes(obs, s.lastMemory, len(s.turns) > 0)
 	if len(s.turns) == 0 {
@@ -385,7 +419,7 @@ func (s *Session) userTurn(obs llm.Observation) turn {
 		zooms = zooms[len(zooms)-nZoom:]
 	}
 	for i, p := range s.pending {
-		r := block{kind: "tool_result", id: p.id}
+		r := block{kind: "tool_result", id: p.id, toolset: p.toolset}
 		switch {
 		case p.errMsg != "":
 			r.isError = true
@@ -421,61 +455,39 @@ func screenNote(img llm.Image) string {
 	return fmt.Sprintf("Current screen (step %d):", img.Step)
 }
 
-// render turns the kept turns into SDK messages, replacing all but the last
-// KeepImages screenshots with a text note, and lists the image data to elide
-// from the recorded body.
-func (s *Session) render(turns []turn) ([]sdk.BetaMessageParam, []cuwire.Elision) {
+// prune returns turns with all but the last KeepImages screenshots replaced
+// by a text note and each kept image's base64 in its data, and lists the
+// image data to elide from the recorded body, in request order.
+func (s *Session) prune(turns []turn) ([]turn, []cuwire.Elision) {
 	total := 0
 	for _, t := range turns {
 		total += countImages(t.blocks)
 	}
 	drop := total - s.a.cfg.KeepImages // the oldest images to replace
 	var elide []cuwire.Elision
-	var conv func(bs []block) []sdk.BetaContentBlockParamUnion
-	conv = func(bs []block) []sdk.BetaContentBlockParamUnion {
-		var out []sdk.BetaContentBlockParamUnion
+	var walk func(bs []block) []block
+	walk = func(bs []block) []block {
+		out := make([]block, 0, len(bs))
 		for _, b := range bs {
-			switch b.kind {
-			case "text":
-				if b.text != "" {
-					out = append(out, sdk.NewBetaTextBlock(b.text))
-				}
-			case "image":
-				if drop > 0 {
-					drop--
-					out = append(out, sdk.NewBetaTextBlock(prunedNote(b.img)))
-					continue
-				}
-				data := base64.StdEncoding.EncodeToString(b.img.Data)
-				elide = append(elide, cuwire.Elision{Data: data, Ref: cuwire.ImageRef(*b.img)})
-				out = append(out, sdk.NewBetaImageBlock(sdk.BetaBase64ImageSourceParam{
-					Data: data, MediaType: sdk.BetaBase64ImageSourceMediaType(cuwire.MIME(*b.img)),
-				}))
-			case "tool_use":
-				out = append(out, sdk.NewBetaToolUseBlock(b.id, b.input, b.text))
-			case "tool_result":
-				r := sdk.BetaToolResultBlockParam{ToolUseID: b.id}
-				if b.isError {
-					r.IsError = sdk.Bool(true)
-				}
-				for _, c := range conv(b.content) {
-					switch {
-					case c.OfText != nil:
-						r.Content = append(r.Content, sdk.BetaToolResultBlockParamContentUnion{OfText: c.OfText})
-					case c.OfImage != nil:
-						r.Content = append(r.Content, sdk.BetaToolResultBlockParamContentUnion{OfImage: c.OfImage})
-					}
-				}
-				out = append(out, sdk.BetaContentBlockParamUnion{OfToolResult: &r})
+			switch {
+			case b.kind == "image" && drop > 0:
+				drop--
+				b = block{kind: "text", text: prunedNote(b.img)}
+			case b.kind == "image":
+				b.data = base64.StdEncoding.EncodeToString(b.img.Data)
+				elide = append(elide, cuwire.Elision{Data: b.data, Ref: cuwire.ImageRef(*b.img)})
+			case b.kind == "tool_result":
+				b.content = walk(b.content)
 			}
+			out = append(out, b)
 		}
 		return out
 	}
-	msgs := make([]sdk.BetaMessageParam, 0, len(turns))
-	for _, t := range turns {
-		msgs = append(msgs, sdk.BetaMessageParam{Role: t.role, Content: conv(t.blocks)})
+	out := make([]turn, len(turns))
+	for i, t := range turns {
+		out[i] = turn{assistant: t.assistant, blocks: walk(t.blocks)}
 	}
-	return msgs, elide
+	return out, elide
 }
 
 func countImages(bs []block) int {

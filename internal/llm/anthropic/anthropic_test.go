@@ -497,16 +497,28 @@ func TestZoomToolVersion(t *testing.T) {
 
 func TestToolVersionFor(t *testing.T) {
 	for model, want := range map[string]string{
-		"claude-opus-4-5-20251101":   anthropic.Tool20251124,
-		"claude-opus-4-6":            anthropic.Tool20251124,
-		"claude-sonnet-4-6":          anthropic.Tool20251124,
-		"claude-opus-4-7":            anthropic.Tool20251124,
-		"anthropic/claude-sonnet-5":  anthropic.Tool20251124,
-		"claude-sonnet-4-5-20250929": anthropic.Tool20250124,
-		"claude-haiku-4-5":           anthropic.Tool20250124,
-		"claude-sonnet-4-20250514":   anthropic.Tool20250124,
-		"claude-opus-4-1":            anthropic.Tool20250124,
-		"claude-3-7-sonnet-latest":   anthropic.Tool20250124,
+		"claude-opus-4-5-20251101": anthropic.Tool20251124,
+		"claude-opus-4-6":          anthropic.Tool20251124,
+		"claude-sonnet-4-6":        anthropic.Tool20251124,
+		"claude-opus-4-7":          anthropic.Tool20251124,
+		"claude-opus-4-8":          anthropic.Tool20251124,
+		// Every Claude 5.x family, and the ids cloud platforms use for them.
+		"anthropic/claude-sonnet-5":                    anthropic.Toolset20260801,
+		"claude-sonnet-5-5":                            anthropic.Toolset20260801,
+		"claude-opus-5-5":                              anthropic.Toolset20260801,
+		"claude-haiku-5-5":                             anthropic.Toolset20260801,
+		"claude-fable-5-1":                             anthropic.Toolset20260801,
+		"claude-mythos-5":                              anthropic.Toolset20260801,
+		"us.anthropic.claude-sonnet-5-5-20260901-v1:0": anthropic.Toolset20260801,
+		"global.anthropic.claude-opus-5":               anthropic.Toolset20260801,
+		"claude-sonnet-5-5@20260901":                   anthropic.Toolset20260801,
+		"us.anthropic.claude-sonnet-4-5-20250929-v1:0": anthropic.Tool20250124,
+		"claude-opus-4-6@20260201":                     anthropic.Tool20251124,
+		"claude-sonnet-4-5-20250929":                   anthropic.Tool20250124,
+		"claude-haiku-4-5":                             anthropic.Tool20250124,
+		"claude-sonnet-4-20250514":                     anthropic.Tool20250124,
+		"claude-opus-4-1":                              anthropic.Tool20250124,
+		"claude-3-7-sonnet-latest":                     anthropic.Tool20250124,
 	} {
 		if got := anthropic.ToolVersionFor(model); got != want {
 			t.Errorf("ToolVersionFor(%q) = %s, want %s", model, got, want)

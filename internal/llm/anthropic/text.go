@@ -30,7 +30,7 @@ var _ llm.TextModel = (*TextModel)(nil)
 // the answer (zero = llm.DefaultMaxTokens); KeepImages, Profile and ToolVersion are unused.
 func NewTextModel(cfg llm.Config) (*TextModel, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("anthropic text model: no model given: set GUI_AGENT_MEMORY_MODEL (or GUI_AGENT_MODEL) to a Claude model such as claude-haiku-4-5")
+		return nil, errors.New("anthropic text model: no model given: set GUI_AGENT_MEMORY_MODEL (or GUI_AGENT_MODEL) to a Claude model such as claude-haiku-5-5")
 	}
 	if cfg.APIKey == "" {
 		return nil, errors.New("anthropic text model: no API key: set GUI_AGENT_API_KEY to an Anthropic API key")

@@ -31,7 +31,7 @@ func FuzzToolInput(f *testing.F) {
 		var ptr []float64
 		for i, in := range []string{first, second} {
 			d := &llm.Decision{}
-			p := s.toolUse("toolu_fuzz", ToolName, json.RawMessage(in), &ptr, d)
+			p := s.toolUse(answerBlock{id: "toolu_fuzz", name: ToolName}, json.RawMessage(in), &ptr, d)
 			if p.errMsg != "" {
 				if len(d.Actions) > 0 {
 					t.Fatalf("input %d refused (%s) but its actions were kept: %+v", i, p.errMsg, d.Actions)

@@ -37,7 +37,7 @@ var _ vision.Model = (*VisionModel)(nil)
 // "anthropic" profile) unless cfg.Profile says otherwise.
 func NewVisionModel(cfg llm.Config) (*VisionModel, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("anthropic vision model: no model given: set GUI_AGENT_MODEL to a Claude model such as claude-sonnet-4-5")
+		return nil, errors.New("anthropic vision model: no model given: set GUI_AGENT_MODEL to a Claude model such as " + Example)
 	}
 	if cfg.APIKey == "" {
 		return nil, errors.New("anthropic vision model: no API key: set GUI_AGENT_API_KEY to an Anthropic API key")

@@ -8,6 +8,7 @@ import (
 	"image"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +38,15 @@ var anthropicBetas = map[string]string{
 // every tool_use) and answers a malformed one with HTTP 400 in Anthropic's
 // error format. A plain request, one declaring no computer tool (a text
 // model's), is answered with the brain's Reply.Result (or Raw) as text.
+//
+// The GA computer toolset (computer_toolset_20260801) is checked as strictly:
+// it is refused with a computer-use beta header, with a name or display
+// fields, with configs naming an unknown member, and for a Claude 4.x model;
+// a legacy tool is refused for a Claude 5.x model. Its actions are answered
+// as one tool_use per member (name the member, toolset_name "computer", no
+// action field), never a member the configs disabled; a replayed toolset
+// tool_use or its tool_result without toolset_name, or naming an unknown
+// member, is refused.
 type AnthropicServer struct {
 	*Core
 	// URL is the host root, the way the Anthropic SDK takes its base URL.
@@ -70,10 +80,23 @@ type anthropicWire struct {
 	s      *AnthropicServer
 	header http.Header
 	plain  bool // set by Parse: the request declares no computer tool
+	// toolset is set by Parse when the request declares the GA toolset;
+	// disabled are the members its configs switch off.
+	toolset  bool
+	disabled map[string]bool
 	// answerTool is the custom tool the request forces (a plain-vision
 	// request), set by Parse; "" for others.
 	answerTool string
 }
+
+// toolsetMembers are the members of computer_toolset_20260801.
+var toolsetMembers = []string{"key", "hold_key", "type", "cursor_position", "mouse_move", "left_mouse_down",
+	"left_mouse_up", "left_click", "left_click_drag", "right_click", "middle_click", "double_click",
+	"triple_click", "scroll", "wait", "screenshot", "zoom"}
+
+// claude5 matches Claude 5.x model ids (after llm.NormalizeModel), the models
+// that take the toolset and refuse the legacy tools.
+var claude5 = regexp.MustCompile(`^claude-((sonnet|opus|haiku)-5|fable-|mythos-)`)
 
 type anthRequest struct {
 	Model     string          `json:"model"`
@@ -89,6 +112,10 @@ type anthRequest struct {
 		DisplayWidth  int    `json:"display_width_px"`
 		DisplayHeight int    `json:"display_height_px"`
 		EnableZoom    *bool  `json:"enable_zoom"`
+		// Configs are the toolset's per-member overrides.
+		Configs map[string]struct {
+			Enabled *bool `json:"enabled"`
+		} `json:"configs"`
 		// InputSchema is a custom tool's schema (a plain-vision answer).
 		InputSchema json.RawMessage `json:"input_schema"`
 	} `json:"tools"`
@@ -108,6 +135,7 @@ type anthBlock struct {
 	} `json:"source"`
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
+	Toolset   *string         `json:"toolset_name"`
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
@@ -133,7 +161,7 @@ func (aw *anthropicWire) Parse(body []byte) (Parsed, error) {
 	if err != nil {
 		return Parsed{}, err
 	}
-	ap := &anthParse{}
+	ap := &anthParse{toolset: aw.toolset}
 	if err := ap.system(req.System); err != nil {
 		return Parsed{}, err
 	}
@@ -190,20 +218,31 @@ func (aw *anthropicWire) request(body []byte) (*anthRequest, error) {
 	return &req, aw.checkTools(&req)
 }
 
-// checkTools checks the computer tool declarations against the beta header.
+// checkTools checks the computer tool declarations against the beta header
+// and the model.
 func (aw *anthropicWire) checkTools(req *anthRequest) error {
 	betas := strings.Split(strings.Join(aw.header.Values("Anthropic-Beta"), ","), ",")
 	for i := range betas {
 		betas[i] = strings.TrimSpace(betas[i])
 	}
+	five := claude5.MatchString(llm.NormalizeModel(req.Model))
 	aw.plain = true
 	for i, t := range req.Tools {
+		if t.Type == "computer_toolset_20260801" {
+			aw.plain, aw.toolset = false, true
+			if err := aw.checkToolset(i, req.Model, five, betas, t.Name, t.DisplayWidth, t.Configs); err != nil {
+				return err
+			}
+			continue
+		}
 		beta, ok := anthropicBetas[t.Type]
 		if !ok {
 			continue // other tools are not this fake's business
 		}
 		aw.plain = false
 		switch {
+		case five:
+			return fmt.Errorf("tools.%d: %s is not supported by %s: use computer_toolset_20260801", i, t.Type, req.Model)
 		case t.Name != "computer":
 			return fmt.Errorf("tools.%d.name: the %s tool must be named \"computer\"", i, t.Type)
 		case t.DisplayWidth <= 0 || t.DisplayHeight <= 0:
@@ -217,12 +256,65 @@ func (aw *anthropicWire) checkTools(req *anthRequest) error {
 	return nil
 }
 
+// checkToolset checks a computer_toolset_20260801 entry.
+func (aw *anthropicWire) checkToolset(i int, model string, five bool, betas []string, name string, width int, configs map[string]struct {
+	Enabled *bool `json:"enabled"`
+}) error {
+	for _, b := range betas {
+		if strings.HasPrefix(b, "computer-use-") {
+			return fmt.Errorf("tools.%d: computer_toolset_20260801 is a GA tool and must not be sent with the anthropic-beta header %q", i, b)
+		}
+	}
+	switch {
+	case !five:
+		return fmt.Errorf("tools.%d: computer_toolset_20260801 is not supported by %s: use computer_20251124 or computer_20250124 with its beta header", i, model)
+	case name != "":
+		return fmt.Errorf("tools.%d.name: extra inputs are not permitted: a toolset entry carries no name", i)
+	case width != 0:
+		return fmt.Errorf("tools.%d.display_width_px: extra inputs are not permitted for computer_toolset_20260801", i)
+	}
+	aw.disabled = map[string]bool{}
+	for m, c := range configs {
+		if !slices.Contains(toolsetMembers, m) {
+			return fmt.Errorf("tools.%d.configs.%s: unknown member of computer_toolset_20260801", i, m)
+		}
+		if c.Enabled != nil && !*c.Enabled {
+			aw.disabled[m] = true
+		}
+	}
+	return nil
+}
+
 // anthParse walks a request's system prompt and messages.
 type anthParse struct {
 	p         Parsed
 	texts     []string
 	lastImage string
-	openUses  []string // tool_use ids of the previous assistant message
+	openUses  []string        // tool_use ids of the previous assistant message
+	toolset   bool            // the request declares the toolset
+	members   map[string]bool // tool_use ids of toolset members
+}
+
+// toolUse checks a replayed tool_use: under the toolset, a member's name
+// must be a member and its toolset_name "computer".
+func (ap *anthParse) toolUse(where string, b anthBlock) error {
+	if !ap.toolset {
+		return nil
+	}
+	if b.Toolset == nil {
+		return fmt.Errorf("%s.toolset_name: field required for the computer toolset member %q", where, b.Name)
+	}
+	if *b.Toolset != "computer" {
+		return fmt.Errorf("%s.toolset_name: unknown toolset %q", where, *b.Toolset)
+	}
+	if !slices.Contains(toolsetMembers, b.Name) {
+		return fmt.Errorf("%s.name: %q is not a member of computer_toolset_20260801", where, b.Name)
+	}
+	if ap.members == nil {
+		ap.members = map[string]bool{}
+	}
+	ap.members[b.ID] = true
+	return nil
 }
 
 func (ap *anthParse) system(raw json.RawMessage) error {
@@ -304,6 +396,9 @@ func (ap *anthParse) block(where, role string, b anthBlock, uses *[]string, answ
 		if b.ID == "" {
 			return fmt.Errorf("%s.id: field required", where)
 		}
+		if err := ap.toolUse(where, b); err != nil {
+			return err
+		}
 		*uses = append(*uses, b.ID)
 	case "tool_result":
 		if role != "user" {
@@ -314,6 +409,9 @@ func (ap *anthParse) block(where, role string, b anthBlock, uses *[]string, answ
 		}
 		if !slices.Contains(ap.openUses, b.ToolUseID) {
 			return fmt.Errorf("%s: unexpected tool_use_id %q: each tool_result must answer a tool_use of the previous message", where, b.ToolUseID)
+		}
+		if ap.members[b.ToolUseID] && (b.Toolset == nil || *b.Toolset != "computer") {
+			return fmt.Errorf("%s.toolset_name: the tool_result of toolset member tool_use %q must carry toolset_name \"computer\"", where, b.ToolUseID)
 		}
 		answered[b.ToolUseID] = true
 		return ap.toolResult(where, b)
@@ -483,9 +581,21 @@ func (aw *anthropicWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, in
 				aw.WriteError(w, Reply{HTTPStatus: http.StatusInternalServerError, ErrorType: "api_error", Result: "fakellm: " + err.Error()})
 				return
 			}
-			content = append(content, map[string]any{
-				"type": "tool_use", "id": fmt.Sprintf("toolu_fake_%d_%d", t.Calls, i+1), "name": "computer", "input": input,
-			})
+			use := map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_fake_%d_%d", t.Calls, i+1), "name": "computer", "input": input}
+			if aw.toolset {
+				member := input["action"].(string)
+				if aw.disabled[member] {
+					aw.WriteError(w, Reply{HTTPStatus: http.StatusInternalServerError, ErrorType: "api_error",
+						Result: "fakellm: the brain used the toolset member " + member + ", which the request's configs disabled"})
+					return
+				}
+				delete(input, "action")
+				if a.Kind == action.KeyPress && a.Amount > 1 {
+					input["repeat"] = a.Amount
+				}
+				use["name"], use["toolset_name"] = member, "computer"
+			}
+			content = append(content, use)
 		}
 	}
 	model := aw.s.Model
@@ -572,6 +682,7 @@ func anthInput(a BrainAction) (map[string]any, error) {
 			in["start_coordinate"] = pt(a.At)
 		}
 		in["coordinate"] = pt(a.To)
+		mods()
 	case action.MouseDown:
 		in["action"] = "left_mouse_down"
 		optional()

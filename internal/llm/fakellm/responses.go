@@ -24,11 +24,16 @@ type SafetyCheck struct {
 }
 
 // ResponsesServer is an OpenAI Responses API server (POST {URL}/responses)
-// with the computer_use_preview tool, answering with a Brain. It keeps the
-// responses it gave, so it checks what the real API checks: a bearer key, the
-// computer tool's declaration, truncation "auto", a known previous_response_id,
-// a computer_call_output for every computer_call of that response, and
-// acknowledged_safety_checks matching exactly the checks that were pending.
+// with the computer tool, answering with a Brain. It keeps the responses it
+// gave, so it checks what the real API checks: a bearer key, the computer
+// tool's declaration (the GA {"type": "computer"} without display or
+// environment, for any model but computer-use-preview; computer_use_preview
+// with them, only for computer-use-preview), truncation "auto", a known
+// previous_response_id, a computer_call_output for every computer_call of
+// that response and none for a call_id it did not issue, a screenshot detail
+// the API knows, and acknowledged_safety_checks matching exactly the checks
+// that were pending. A GA tool's computer_call carries its actions as an
+// "actions" batch, with the keys held during pointer actions.
 type ResponsesServer struct {
 	*Core
 	// URL is the base URL to configure clients with, up to and including /v1.
@@ -74,6 +79,7 @@ type responsesWire struct {
 	header http.Header
 	model  string
 	prevID string
+	ga     bool // the request declares the GA computer tool
 }
 
 type respRequest struct {
@@ -98,6 +104,7 @@ type respItem struct {
 	Output  *struct {
 		Type     string `json:"type"`
 		ImageURL string `json:"image_url"`
+		Detail   string `json:"detail"`
 	} `json:"output"`
 	Acknowledged []SafetyCheck `json:"acknowledged_safety_checks"`
 }
@@ -158,20 +165,31 @@ func (rw *responsesWire) request(body []byte) (*respRequest, []respItem, error) 
 	}
 	rw.model, rw.prevID = req.Model, req.PreviousResponseID
 	computer := false
+	preview := strings.HasPrefix(req.Model, "computer-use-preview")
 	for i, t := range req.Tools {
-		if t.Type != "computer_use_preview" {
-			continue
-		}
-		computer = true
-		if t.DisplayWidth <= 0 || t.DisplayHeight <= 0 {
-			return nil, nil, fmt.Errorf("tools[%d]: display_width and display_height are required", i)
-		}
-		if !slices.Contains([]string{"windows", "mac", "linux", "ubuntu", "browser"}, t.Environment) {
-			return nil, nil, fmt.Errorf("tools[%d].environment: %q is not one of windows, mac, linux, ubuntu, browser", i, t.Environment)
+		switch t.Type {
+		case "computer":
+			computer, rw.ga = true, true
+			switch {
+			case preview:
+				return nil, nil, fmt.Errorf("tools[%d]: the computer tool is not supported with %s: use computer_use_preview", i, req.Model)
+			case t.DisplayWidth != 0 || t.DisplayHeight != 0 || t.Environment != "":
+				return nil, nil, fmt.Errorf("tools[%d]: unknown parameter: the computer tool takes no display_width, display_height or environment", i)
+			}
+		case "computer_use_preview":
+			computer = true
+			switch {
+			case !preview:
+				return nil, nil, fmt.Errorf("tools[%d]: the computer_use_preview tool is only supported with computer-use-preview; %s takes the computer tool", i, req.Model)
+			case t.DisplayWidth <= 0 || t.DisplayHeight <= 0:
+				return nil, nil, fmt.Errorf("tools[%d]: display_width and display_height are required", i)
+			case !slices.Contains([]string{"windows", "mac", "linux", "ubuntu", "browser"}, t.Environment):
+				return nil, nil, fmt.Errorf("tools[%d].environment: %q is not one of windows, mac, linux, ubuntu, browser", i, t.Environment)
+			}
 		}
 	}
 	if computer && req.Truncation != "auto" {
-		return nil, nil, errors.New("truncation must be 'auto' when using the computer_use_preview tool")
+		return nil, nil, errors.New("truncation must be 'auto' when using the computer tool")
 	}
 	var items []respItem
 	var asText string
@@ -256,6 +274,9 @@ func (rp *respParse) callOutput(where string, it respItem) error {
 	if it.Output == nil || it.Output.Type != "computer_screenshot" || !strings.HasPrefix(it.Output.ImageURL, "data:image/") {
 		return fmt.Errorf("%s.output: expected {type: computer_screenshot, image_url: data:image/...}", where)
 	}
+	if d := it.Output.Detail; d != "" && !slices.Contains([]string{"low", "high", "auto", "original"}, d) {
+		return fmt.Errorf("%s.output.detail: %q is not one of low, high, auto, original", where, d)
+	}
 	if err := sameChecks(issued.checks, it.Acknowledged); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
@@ -337,7 +358,7 @@ func (rw *responsesWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, in
 	if rep.Raw == "" && len(rep.Actions) > 0 {
 		var acts []map[string]any
 		for _, a := range rep.Actions {
-			m, err := respAction(a)
+			m, err := respAction(a, rw.ga)
 			if err != nil {
 				rw.WriteError(w, Reply{HTTPStatus: http.StatusInternalServerError, ErrorType: "server_error", Result: "fakellm: " + err.Error()})
 				return
@@ -352,10 +373,15 @@ func (rw *responsesWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, in
 			"type": "computer_call", "id": fmt.Sprintf("cu_fake_%d", t.Calls), "call_id": fmt.Sprintf("call_fake_%d", t.Calls),
 			"status": "completed", "pending_safety_checks": append([]SafetyCheck{}, checks...),
 		}
-		if len(acts) == 1 {
-			call["action"] = acts[0]
-		} else {
+		switch {
+		case rw.ga:
 			call["actions"] = acts
+		case len(acts) == 1:
+			call["action"] = acts[0]
+		default:
+			rw.WriteError(w, Reply{HTTPStatus: http.StatusInternalServerError, ErrorType: "server_error",
+				Result: "fakellm: computer_use_preview answers one action per computer_call: give the brain one action at a time"})
+			return
 		}
 		output = append(output, call)
 		issued = append(issued, issuedCall{callID: call["call_id"].(string), checks: checks})
@@ -405,8 +431,28 @@ func (rw *responsesWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, in
 	})
 }
 
-// respAction renders a brain action as a computer tool action.
-func respAction(a BrainAction) (map[string]any, error) {
+// respAction renders a brain action as a computer tool action; the GA tool
+// (ga) carries the keys held during a pointer action.
+func respAction(a BrainAction, ga bool) (map[string]any, error) {
+	m, err := respActionOf(a)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.Keys) > 0 && a.Kind != action.KeyPress {
+		if !ga {
+			return nil, fmt.Errorf("computer_use_preview holds no keys during %s", a.Kind)
+		}
+		keys := make([]string, len(a.Keys))
+		for i, k := range a.Keys {
+			keys[i] = strings.ToUpper(k)
+		}
+		m["keys"] = keys
+	}
+	return m, nil
+}
+
+// respActionOf renders a brain action without its held keys.
+func respActionOf(a BrainAction) (map[string]any, error) {
 	at := func() error {
 		if a.At == nil {
 			return fmt.Errorf("brain action %s has no point", a.Kind)
@@ -417,9 +463,6 @@ func respAction(a BrainAction) (map[string]any, error) {
 	case action.Click:
 		if err := at(); err != nil {
 			return nil, err
-		}
-		if len(a.Keys) > 0 {
-			return nil, errors.New("the OpenAI computer tool has no click modifiers")
 		}
 		button := a.Button
 		switch button {

@@ -43,7 +43,7 @@ type client struct {
 
 func newClient(cfg llm.Config) (*client, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("no model name: set GUI_AGENT_MODEL (for example gpt-4.1 or ui-tars-1.5-7b)")
+		return nil, errors.New("no model name: set GUI_AGENT_MODEL (for example gpt-5.5 or ui-tars-1.5-7b)")
 	}
 	provider := strings.ToLower(strings.TrimSpace(cfg.Provider))
 	if provider == "" {

@@ -76,8 +76,9 @@ func (c safetyCheck) question() string {
 	return "The model's next action was flagged for review: " + what + ". Let it run?"
 }
 
-// actions returns the call's actions parsed in space sp (CallID set).
-func (c computerCall) actions(sp geom.Space) ([]action.Action, error) {
+// actions returns the call's actions parsed in space sp (CallID set). Only the
+// GA tool (ga) holds keys during pointer actions; the preview had none.
+func (c computerCall) actions(sp geom.Space, ga bool) ([]action.Action, error) {
 	var list []json.RawMessage
 	if len(c.Actions) > 0 && string(c.Actions) != "null" {
 		if err := json.Unmarshal(c.Actions, &list); err != nil {
@@ -95,6 +96,9 @@ func (c computerCall) actions(sp geom.Space) ([]action.Action, error) {
 		var a cuAction
 		if err := json.Unmarshal(raw, &a); err != nil {
 			return nil, fmt.Errorf("computer_call %s: action is not an object: %v", c.CallID, err)
+		}
+		if !ga && a.Type != "keypress" && len(a.Keys) > 0 {
+			return nil, fmt.Errorf("computer_call %s: %s has keys, which computer_use_preview does not hold", c.CallID, a.Type)
 		}
 		acts, err := mapAction(a)
 		if err != nil {
@@ -159,11 +163,11 @@ func (a cuAction) click() ([]action.Raw, error) {
 		return nil, err
 	}
 	if a.Type == "double_click" {
-		return []action.Raw{{Kind: action.DoubleClick, At: at}}, nil
+		return []action.Raw{{Kind: action.DoubleClick, At: at, Keys: a.Keys}}, nil
 	}
 	b := strings.ToLower(a.Button)
 	if btn, ok := clickButtons[b]; ok {
-		return []action.Raw{{Kind: action.Click, At: at, Button: btn, Clicks: 1}}, nil
+		return []action.Raw{{Kind: action.Click, At: at, Button: btn, Clicks: 1, Keys: a.Keys}}, nil
 	}
 	if b == "back" || b == "forward" {
 		// The desktop has no back/forward buttons; applications bind them
@@ -179,7 +183,7 @@ func (a cuAction) move() ([]action.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []action.Raw{{Kind: action.Move, At: at}}, nil
+	return []action.Raw{{Kind: action.Move, At: at, Keys: a.Keys}}, nil
 }
 
 func (a cuAction) drag() ([]action.Raw, error) {
@@ -194,7 +198,7 @@ func (a cuAction) drag() ([]action.Raw, error) {
 		}
 		pts = append(pts, q)
 	}
-	d := action.Raw{Kind: action.Drag, At: pts[0], To: pts[len(pts)-1], Button: "left"}
+	d := action.Raw{Kind: action.Drag, At: pts[0], To: pts[len(pts)-1], Button: "left", Keys: a.Keys}
 	if len(pts) > 2 {
 		d.Path = pts[1 : len(pts)-1]
 	}
@@ -227,11 +231,11 @@ func (a cuAction) scroll() ([]action.Raw, error) {
 	var out []action.Raw
 	if a.ScrollY != 0 {
 		dir := map[bool]string{true: "up", false: "down"}[a.ScrollY < 0]
-		out = append(out, action.Raw{Kind: action.Scroll, At: at, Direction: dir, Amount: notches(a.ScrollY)})
+		out = append(out, action.Raw{Kind: action.Scroll, At: at, Direction: dir, Amount: notches(a.ScrollY), Keys: a.Keys})
 	}
 	if a.ScrollX != 0 {
 		dir := map[bool]string{true: "left", false: "right"}[a.ScrollX < 0]
-		out = append(out, action.Raw{Kind: action.Scroll, At: at, Direction: dir, Amount: notches(a.ScrollX)})
+		out = append(out, action.Raw{Kind: action.Scroll, At: at, Direction: dir, Amount: notches(a.ScrollX), Keys: a.Keys})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("scroll with scroll_x and scroll_y both 0 does nothing")

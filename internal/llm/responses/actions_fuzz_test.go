@@ -29,7 +29,7 @@ func FuzzComputerCall(f *testing.F) {
 		if json.Unmarshal([]byte(item), &c) != nil {
 			return
 		}
-		acts, err := c.actions(geom.SpaceImage)
+		acts, err := c.actions(geom.SpaceImage, true)
 		if err != nil {
 			return
 		}

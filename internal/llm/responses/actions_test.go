@@ -74,12 +74,12 @@ func TestComputerCallWithBothActionForms(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"call_id":"c1","actions":[{"type":"type","text":"a"},{"type":"keypress","keys":["ENTER"]}]}`), &c); err != nil {
 		t.Fatal(err)
 	}
-	acts, err := c.actions(geom.SpaceImage)
+	acts, err := c.actions(geom.SpaceImage, true)
 	if err != nil || len(acts) != 2 || acts[1].CallID != "c1" {
 		t.Fatalf("batched: %+v %v", acts, err)
 	}
 	c = computerCall{CallID: "c2"}
-	if _, err := c.actions(geom.SpaceImage); err == nil {
+	if _, err := c.actions(geom.SpaceImage, true); err == nil {
 		t.Fatal("a computer_call without action was accepted")
 	}
 }

@@ -216,11 +216,11 @@ func TestServerVerifiesAcknowledgedSafetyChecks(t *testing.T) {
 		return res.StatusCode, string(b)
 	}
 	tool := `"tools":[{"type":"computer_use_preview","display_width":100,"display_height":100,"environment":"linux"}],"truncation":"auto"`
-	if code, body := post(`{"model":"m","input":"hi",` + tool + `}`); code != 200 || !strings.Contains(body, `"id":"cu_sc_2"`) {
+	if code, body := post(`{"model":"computer-use-preview","input":"hi",` + tool + `}`); code != 200 || !strings.Contains(body, `"id":"cu_sc_2"`) {
 		t.Fatalf("first request: HTTP %d %s", code, body)
 	}
 	output := func(acks string) string {
-		return `{"model":"m","previous_response_id":"resp_fake_1",` + tool + `,"input":[{"type":"computer_call_output","call_id":"call_fake_1",` +
+		return `{"model":"computer-use-preview","previous_response_id":"resp_fake_1",` + tool + `,"input":[{"type":"computer_call_output","call_id":"call_fake_1",` +
 			`"output":{"type":"computer_screenshot","image_url":"data:image/png;base64,` + png1x1 + `"}` + acks + `}]}`
 	}
 	for acks, want := range map[string]string{

@@ -1,6 +1,12 @@
 // Package responses is the openai-computer adapter: OpenAI's Responses API
-// with the computer tool (computer_use_preview), through the official SDK with
-// its retries off (llm.Do retries).
+// with the GA computer tool ({"type": "computer"}: no declared display, one
+// computer_call carries a batch of actions, the keys held during pointer
+// actions honoured) for gpt-5.4 and later, through the official SDK with its
+// retries off (llm.Do retries). The shut-down computer-use-preview model and
+// its computer_use_preview tool (declared display, one action per call)
+// remain only when chosen explicitly. Screenshots go back at detail
+// "original", the detail OpenAI's computer-use guide recommends for the GA
+// tool, so the model's pixels are the screenshot's.
 //
 // A Session chains requests with previous_response_id and truncation "auto",
 // so the server keeps (and trims) the conversation. Each computer_call is
@@ -44,12 +50,32 @@ const Name = llm.AdapterOpenAIComputer
 // DefaultBaseURL is where requests go when Config.BaseURL is empty.
 const DefaultBaseURL = "https://api.openai.com/v1/"
 
+// Computer tool versions (Config.ToolVersion).
+const (
+	// ToolComputer is the GA computer tool.
+	ToolComputer = "computer"
+	// ToolPreview is the computer_use_preview tool of computer-use-preview,
+	// which OpenAI shut down on 2026-07-23.
+	ToolPreview = "computer_use_preview"
+)
+
+// ToolFor returns the computer tool a model takes, by the first of the
+// provider's rules naming this adapter: computer_use_preview for
+// computer-use-preview*, the GA tool for everything else.
+func ToolFor(model string) string {
+	if r := llm.RuleFor(Name, model); r.ToolVersion != "" {
+		return r.ToolVersion
+	}
+	return ToolComputer
+}
+
 // Adapter is the openai-computer model adapter. It is safe for concurrent use;
 // each Session is used by one goroutine.
 type Adapter struct {
 	cfg         llm.Config
 	profile     geom.Profile
 	environment string
+	tool        string
 	svc         sdk.ResponseService
 }
 
@@ -59,10 +85,17 @@ var _ llm.Adapter = (*Adapter)(nil)
 // up to and including /v1 (empty = OpenAI).
 func New(cfg llm.Config) (llm.Adapter, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("openai-computer: no model given: set GUI_AGENT_MODEL to a computer-use model such as computer-use-preview")
+		return nil, errors.New("openai-computer: no model given: set GUI_AGENT_MODEL to a model with the computer tool such as gpt-5.5")
 	}
 	if cfg.APIKey == "" {
 		return nil, errors.New("openai-computer: no API key: set GUI_AGENT_API_KEY to an OpenAI API key")
+	}
+	tool := cfg.ToolVersion
+	if tool == "" {
+		tool = ToolFor(cfg.Model)
+	}
+	if tool != ToolComputer && tool != ToolPreview {
+		return nil, fmt.Errorf("openai-computer: GUI_AGENT_TOOL_VERSION=%q: use %s (the GA tool) or %s", tool, ToolComputer, ToolPreview)
 	}
 	cfg = cfg.WithDefaults()
 	hc := cfg.HTTPClient
@@ -86,7 +119,7 @@ func New(cfg llm.Config) (llm.Adapter, error) {
 		option.WithMaxRetries(0),
 		option.WithRequestTimeout(cfg.Timeout),
 	)
-	return &Adapter{cfg: cfg, profile: cfg.ProfileOf(Name), environment: EnvironmentFor(runtime.GOOS), svc: svc}, nil
+	return &Adapter{cfg: cfg, profile: cfg.ProfileOf(Name), environment: EnvironmentFor(runtime.GOOS), tool: tool, svc: svc}, nil
 }
 
 // EnvironmentFor returns the computer tool environment for a GOOS value:
@@ -106,6 +139,9 @@ func (a *Adapter) Name() string { return Name }
 
 // Profile returns the coordinate convention: pixels of the image sent.
 func (a *Adapter) Profile() geom.Profile { return a.profile }
+
+// ToolVersion returns the computer tool requests declare.
+func (a *Adapter) ToolVersion() string { return a.tool }
 
 // NewSession starts a conversation for task.
 func (a *Adapter) NewSession(task string) llm.Session {
@@ -153,16 +189,12 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 	input, elide := s.input(obs)
 	params := sdk.ResponseNewParams{
 		Model:           shared.ResponsesModel(s.a.cfg.Model),
-		Instructions:    openai.String(instructions()), // not carried over by previous_response_id
+		Instructions:    openai.String(instructions(s.a.tool == ToolComputer)), // not carried over by previous_response_id
 		Input:           sdk.ResponseNewParamsInputUnion{OfInputItemList: input},
 		MaxOutputTokens: openai.Int(int64(s.a.cfg.MaxTokens)),
 		Truncation:      sdk.ResponseNewParamsTruncationAuto,
 		Reasoning:       shared.ReasoningParam{Summary: shared.ReasoningSummaryConcise},
-		Tools: []sdk.ToolUnionParam{{OfComputerUsePreview: &sdk.ComputerUsePreviewToolParam{
-			DisplayWidth:  int64(s.display.W),
-			DisplayHeight: int64(s.display.H),
-			Environment:   sdk.ComputerUsePreviewToolEnvironment(s.a.environment),
-		}}},
+		Tools:           []sdk.ToolUnionParam{s.toolParam()},
 	}
 	if s.prevID != "" {
 		params.PreviousResponseID = openai.String(s.prevID)
@@ -206,6 +238,20 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 	return s.finish(res, d)
 }
 
+// toolParam declares the computer tool: the GA tool has no display; the
+// preview tool declares the size of the image sent and the environment.
+func (s *Session) toolParam() sdk.ToolUnionParam {
+	if s.a.tool == ToolComputer {
+		t := sdk.NewComputerToolParam()
+		return sdk.ToolUnionParam{OfComputer: &t}
+	}
+	return sdk.ToolUnionParam{OfComputerUsePreview: &sdk.ComputerUsePreviewToolParam{
+		DisplayWidth:  int64(s.display.W),
+		DisplayHeight: int64(s.display.H),
+		Environment:   sdk.ComputerUsePreviewToolEnvironment(s.a.environment),
+	}}
+}
+
 // readOutput reads the response's output items: message texts, reasoning
 // summaries, the problems of computer calls that do not parse and the pending
 // safety checks. Computer calls become s.calls and their actions d.Actions.
@@ -225,7 +271,7 @@ func (s *Session) readOutput(res *sdk.Response, d *llm.Decision) (texts, reasoni
 			}
 			s.calls = append(s.calls, pendingCall{callID: c.CallID, checks: c.PendingSafetyChecks})
 			checks = append(checks, c.PendingSafetyChecks...)
-			acts, err := c.actions(s.a.profile.Space())
+			acts, err := c.actions(s.a.profile.Space(), s.a.tool == ToolComputer)
 			if err != nil {
 				bad = append(bad, err.Error())
 				continue
@@ -371,7 +417,7 @@ func (s *Session) input(obs llm.Observation) (sdk.ResponseInputParam, []cuwire.E
 		}
 		if withImage {
 			content = append(content, sdk.ResponseInputContentUnionParam{OfInputImage: &sdk.ResponseInputImageParam{
-				Detail: sdk.ResponseInputImageDetailAuto, ImageURL: openai.String(url),
+				Detail: s.detail(), ImageURL: openai.String(url),
 			}})
 			elide = append(elide, cuwire.Elision{Data: url, Ref: cuwire.ImageRef(shot)})
 		}
@@ -385,10 +431,12 @@ func (s *Session) input(obs llm.Observation) (sdk.ResponseInputParam, []cuwire.E
 		items = append(items, message(append([]string{cuwire.TaskText(s.task, obs.Memory)}, notes...), true))
 	case len(s.calls) > 0:
 		for _, c := range s.calls {
-			out := &sdk.ResponseInputItemComputerCallOutputParam{
-				CallID: c.callID,
-				Output: sdk.ResponseComputerToolCallOutputScreenshotParam{ImageURL: openai.String(url)},
+			shotParam := sdk.ResponseComputerToolCallOutputScreenshotParam{ImageURL: openai.String(url)}
+			if s.a.tool == ToolComputer {
+				// The SDK's param has no detail field yet; the API's computer_screenshot takes one.
+				shotParam.SetExtraFields(map[string]any{"detail": string(sdk.ResponseInputImageDetailOriginal)})
 			}
+			out := &sdk.ResponseInputItemComputerCallOutputParam{CallID: c.callID, Output: shotParam}
 			if c.acked {
 				for _, k := range c.checks {
 					ack := sdk.ResponseInputItemComputerCallOutputAcknowledgedSafetyCheckParam{ID: k.ID}
@@ -413,11 +461,24 @@ func (s *Session) input(obs llm.Observation) (sdk.ResponseInputParam, []cuwire.E
 	return items, elide
 }
 
+// detail is the detail screenshots are sent at: original for the GA tool
+// (OpenAI's computer-use guide: the model then sees the screenshot's own
+// pixels), auto for the preview.
+func (s *Session) detail() sdk.ResponseInputImageDetail {
+	if s.a.tool == ToolComputer {
+		return sdk.ResponseInputImageDetailOriginal
+	}
+	return sdk.ResponseInputImageDetailAuto
+}
+
 // instructions tells the model how the session works and how to end it.
-func instructions() string {
-	return "You operate a desktop computer with the computer tool to complete the user's task.\n" +
-		"- Every computer_call is answered with a fresh screenshot; coordinates are pixels of that screenshot.\n" +
-		"- Do not ask for confirmation of ordinary steps; carry the task through.\n" +
+func instructions(batch bool) string {
+	s := "You operate a desktop computer with the computer tool to complete the user's task.\n" +
+		"- Every computer_call is answered with a fresh screenshot; coordinates are pixels of that screenshot.\n"
+	if batch {
+		s += "- One computer_call may carry several actions when the screen will not change in between (for example to fill several fields); they run in order and one screenshot follows.\n"
+	}
+	return s + "- Do not ask for confirmation of ordinary steps; carry the task through.\n" +
 		"- If you need information or a decision only the user has (a value the task does not give, which account or option to use, whether to go ahead with something that cannot be undone), reply without a computer action and start with " + cuwire.MarkQuestion + " followed by one question; the user's answer comes in the next message and the task goes on.\n" +
 		"- When the task is complete, reply without a computer action and start with " + cuwire.MarkDone + " followed by the result (what you found, entered or decided).\n" +
 		"- If only the user can go on by acting themselves (a login, a CAPTCHA), reply starting with " + cuwire.MarkBlocked + " followed by what the user must do.\n" +

@@ -70,10 +70,13 @@ func defaultScreen() screen {
 	}
 }
 
+// preview configures the shut-down computer-use-preview, chosen explicitly.
+func preview(c *llm.Config) { c.Model = "computer-use-preview" }
+
 func newAdapter(t *testing.T, srv *fakellm.ResponsesServer, mutate ...func(*llm.Config)) llm.Adapter {
 	t.Helper()
 	cfg := llm.Config{
-		Provider: "openai", Model: "computer-use-preview", APIKey: testKey, BaseURL: srv.URL,
+		Provider: "openai", Model: "gpt-5.5", APIKey: testKey, BaseURL: srv.URL,
 		Timeout: 10 * time.Second, Retry: llm.RetryPolicy{Attempts: 1},
 	}
 	for _, m := range mutate {
@@ -105,7 +108,7 @@ func TestTwoStepRunClicksTheBoxOnScreen(t *testing.T) {
 		fakellm.Fixed(fakellm.Finish("Clicked the green box.")),
 	))
 	defer srv.Close()
-	a := newAdapter(t, srv)
+	a := newAdapter(t, srv, preview)
 	if a.Name() != "openai-computer" || a.Profile().Name != "openai-computer" {
 		t.Fatalf("adapter %s with profile %s", a.Name(), a.Profile().Name)
 	}
@@ -163,7 +166,7 @@ func TestGoldenRequests(t *testing.T) {
 		fakellm.Fixed(fakellm.Finish("done")),
 	))
 	defer srv.Close()
-	a := newAdapter(t, srv)
+	a := newAdapter(t, srv, preview)
 	sess := a.NewSession("Press the button")
 	for step := 1; step <= 2; step++ {
 		o := obs(t, a, step)
@@ -286,16 +289,16 @@ func TestServerRejectsMissingKeyAndUnansweredCall(t *testing.T) {
 		return res.StatusCode, string(b)
 	}
 	tool := `"tools":[{"type":"computer_use_preview","display_width":100,"display_height":100,"environment":"linux"}],"truncation":"auto"`
-	if code, _ := post(`{"model":"m","input":"hi",`+tool+`}`, ""); code != 401 {
+	if code, _ := post(`{"model":"computer-use-preview","input":"hi",`+tool+`}`, ""); code != 401 {
 		t.Fatalf("no key: HTTP %d, want 401", code)
 	}
-	if code, body := post(`{"model":"m","input":"hi","tools":[{"type":"computer_use_preview","display_width":100,"display_height":100,"environment":"linux"}]}`, "k"); code != 400 || !strings.Contains(body, "truncation") {
+	if code, body := post(`{"model":"computer-use-preview","input":"hi","tools":[{"type":"computer_use_preview","display_width":100,"display_height":100,"environment":"linux"}]}`, "k"); code != 400 || !strings.Contains(body, "truncation") {
 		t.Fatalf("no truncation: HTTP %d %s", code, body)
 	}
-	if code, _ := post(`{"model":"m","input":"hi",`+tool+`}`, "k"); code != 200 {
+	if code, _ := post(`{"model":"computer-use-preview","input":"hi",`+tool+`}`, "k"); code != 200 {
 		t.Fatalf("good request: HTTP %d", code)
 	}
-	code, body := post(`{"model":"m","previous_response_id":"resp_fake_3","input":"next",`+tool+`}`, "k")
+	code, body := post(`{"model":"computer-use-preview","previous_response_id":"resp_fake_3","input":"next",`+tool+`}`, "k")
 	if code != 400 || !strings.Contains(body, "computer_call_output") {
 		t.Fatalf("unanswered call: HTTP %d %s", code, body)
 	}
