@@ -69,7 +69,7 @@ type Knob struct {
 	// usage (its first `quoted` word names the flag's value).
 	Doc string
 
-	defaultFn func() string    // a default computed at start (MaxDesktops)
+	defaultFn func() string      // a default computed at start (MaxDesktops)
 	check     func(string) error // more checks of a non-empty KindText value
 	empty     string             // the error of a list flag that names nothing
 }
@@ -196,7 +196,7 @@ var Knobs = []Knob{
 	// Records and logs.
 	{Name: "RunsDir", Env: "GUI_AGENT_RUNS_DIR", Flag: "runs-dir",
 		Shown: "`$XDG_STATE_HOME/guiagent/runs` (`~/.local/state/guiagent/runs`); Windows `%LOCALAPPDATA%\\guiagent\\runs`; macOS `~/Library/Application Support/guiagent/runs`",
-		Doc:   "`dir`ectory of run records"},
+		Doc:   "the `folder` of run records"},
 	{Name: "RunsKeep", Env: "GUI_AGENT_RUNS_KEEP", Kind: KindInt, Min: 1, Max: 100_000, Default: "200",
 		Doc: "finished run records kept (oldest removed first; a long MCP session is recorded in parts of 500 calls)"},
 	{Name: "RunsMaxMB", Env: "GUI_AGENT_RUNS_MAX_MB", Kind: KindInt, Min: 1, Max: 1 << 20, Default: "2048",
