@@ -108,6 +108,9 @@ func newBase(c config.Config, x Extra) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, d := range c.Deprecations() {
+		log.Warn(d)
+	}
 	return &App{cfg: c, sources: c.Sources, scrub: scrub, log: log, closes: []func() error{func() error { closeLog(); return nil }}}, nil
 }
 

@@ -35,10 +35,10 @@ func adapterName(c config.Config) string {
 }
 
 // profileFor is the coordinate profile of model behind adapter, chosen by
-// llm.ProfileFor (GUI_AGENT_COORDINATE_MODE overrides the convention of a
+// llm.ProfileFor (c.ModelCoordinateMode overrides the convention of a
 // model the table does not know).
 func profileFor(c config.Config, adapter, model string) (geom.Profile, error) {
-	return llm.ProfileFor(adapter, model, c.CoordinateMode)
+	return llm.ProfileFor(adapter, model, c.ModelCoordinateMode())
 }
 
 func llmConfig(c config.Config, adapter, provider, model string) (llm.Config, error) {

@@ -21,3 +21,43 @@ func TestMemoryModelFollowsItsProvider(t *testing.T) {
 		t.Fatalf("openai memory model: %T, %v", m, err)
 	}
 }
+
+// TestModelCoordinatesAndTheDeprecatedCoordinateMode: the model convention
+// of a model the profile table does not know comes from
+// GUI_AGENT_MODEL_COORDINATES, else (deprecated, as before the split) from
+// a normalized GUI_AGENT_COORDINATE_MODE; a model the table knows keeps its
+// own, and the MCP default space alone changes nothing for the model.
+func TestModelCoordinatesAndTheDeprecatedCoordinateMode(t *testing.T) {
+	load := func(env map[string]string) config.Config {
+		t.Helper()
+		env["GUI_AGENT_PROVIDER"], env["GUI_AGENT_MODEL"] = "openai", "my-local-vlm"
+		c, _, err := config.Load("serve", nil, func(k string) string { return env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	divisor := func(c config.Config, model string) float64 {
+		t.Helper()
+		p, err := profileFor(c, adapterName(c), model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Divisor
+	}
+	c := load(map[string]string{"GUI_AGENT_MODEL_COORDINATES": "normalized-1000", "GUI_AGENT_COORDINATE_MODE": "screen"})
+	if d := divisor(c, c.Model); d != 1000 || len(c.Deprecations()) != 0 {
+		t.Errorf("GUI_AGENT_MODEL_COORDINATES=normalized-1000: divisor %v, deprecations %q", d, c.Deprecations())
+	}
+	if d := divisor(c, "gpt-4.1"); d != divisor(config.Default(), "gpt-4.1") {
+		t.Errorf("a model the table knows changed convention: divisor %v", d)
+	}
+	c = load(map[string]string{"GUI_AGENT_COORDINATE_MODE": "normalized-0-1"})
+	if d := divisor(c, c.Model); d != 1 || len(c.Deprecations()) != 1 {
+		t.Errorf("GUI_AGENT_COORDINATE_MODE=normalized-0-1 alone: divisor %v, deprecations %q", d, c.Deprecations())
+	}
+	c = load(map[string]string{"GUI_AGENT_COORDINATE_MODE": "screen"})
+	if d := divisor(c, c.Model); d != 0 || len(c.Deprecations()) != 0 {
+		t.Errorf("GUI_AGENT_COORDINATE_MODE=screen: divisor %v, deprecations %q", d, c.Deprecations())
+	}
+}

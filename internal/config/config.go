@@ -123,6 +123,44 @@ func (c Config) FlowCacheDir() string {
 	return filepath.Join(filepath.Dir(c.RunsDir), "flow-cache")
 }
 
+// ModelCoordinateMode is the coordinate convention assumed for a model the
+// profile table does not know: ModelCoordinates, else CoordinateMode when
+// it names a normalized convention. GUI_AGENT_COORDINATE_MODE set both the
+// MCP tools' default space and this before GUI_AGENT_MODEL_COORDINATES
+// existed, so a setup that relied on it keeps reading its model's points
+// the same way; Deprecations warns about it.
+func (c Config) ModelCoordinateMode() string {
+	if c.ModelCoordinates != "" {
+		return c.ModelCoordinates
+	}
+	if c.coordinateModeForModel() {
+		return c.CoordinateMode
+	}
+	return ""
+}
+
+// coordinateModeForModel reports whether CoordinateMode stands in for an
+// unset ModelCoordinates: it names a convention other than image pixels
+// (image pixels are what a model the table does not know gets anyway).
+func (c Config) coordinateModeForModel() bool {
+	if c.ModelCoordinates != "" || c.CoordinateMode == "" {
+		return false
+	}
+	sp, err := geom.ParseSpace(c.CoordinateMode, "")
+	return err == nil && sp != geom.SpaceImage && sp != geom.SpaceScreen
+}
+
+// Deprecations lists what c relies on that is deprecated, each with its
+// replacement, for the start-up log.
+func (c Config) Deprecations() []string {
+	var out []string
+	if c.coordinateModeForModel() {
+		out = append(out, fmt.Sprintf("%s=%s also sets how a model guiagent does not know gives points, as it did before %s existed; that use is deprecated: set %s=%s for the model (and keep %s for the MCP tools' default space)",
+			Var("CoordinateMode"), c.CoordinateMode, Var("ModelCoordinates"), Var("ModelCoordinates"), c.CoordinateMode, Var("CoordinateMode")))
+	}
+	return out
+}
+
 // Providers lists accepted provider values (GUI_AGENT_PROVIDER, GUI_AGENT_MEMORY_PROVIDER).
 var Providers = []string{"openai", "anthropic", "gemini"}
 
