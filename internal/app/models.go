@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -41,6 +40,12 @@ func profileFor(c config.Config, adapter, model string) (geom.Profile, error) {
 	return llm.ProfileFor(adapter, model, c.ModelCoordinateMode())
 }
 
+// modelVars are the variables of the knobs of one model's name, key and
+// endpoint, for its errors.
+func modelVars(model, key, baseURL string) llm.Vars {
+	return llm.Vars{Model: config.Var(model), APIKey: config.Var(key), BaseURL: config.Var(baseURL), Timeout: config.Var("ModelTimeout")}
+}
+
 func llmConfig(c config.Config, adapter, provider, model string) (llm.Config, error) {
 	p, err := profileFor(c, adapter, model)
 	if err != nil {
@@ -49,6 +54,7 @@ func llmConfig(c config.Config, adapter, provider, model string) (llm.Config, er
 	return llm.Config{
 		Provider: provider, Model: model, APIKey: c.APIKey, BaseURL: c.BaseURL,
 		Timeout: c.ModelTimeout, KeepImages: c.KeepImages, Profile: &p, ToolVersion: c.ToolVersion,
+		Vars: modelVars("Model", "APIKey", "BaseURL"),
 	}, nil
 }
 
@@ -58,7 +64,7 @@ func newAdapter(c config.Config) (llm.Adapter, error) {
 		return nil, ErrNoModel
 	}
 	if c.APIKey == "" && c.BaseURL == "" {
-		return nil, fmt.Errorf("GUI_AGENT_API_KEY is not set for provider %s (a local OpenAI-compatible server needs GUI_AGENT_BASE_URL instead)", c.Provider)
+		return nil, fmt.Errorf("%s is not set for provider %s (a local OpenAI-compatible server needs %s instead)", config.Var("APIKey"), c.Provider, config.Var("BaseURL"))
 	}
 	lc, err := llmConfig(c, adapterName(c), c.Provider, c.Model)
 	if err != nil {
@@ -74,7 +80,7 @@ func newAdapter(c config.Config) (llm.Adapter, error) {
 	case llm.AdapterGeneric:
 		return openai.NewGeneric(lc)
 	default:
-		return nil, fmt.Errorf("GUI_AGENT_ADAPTER=%q: want one of %s", name, strings.Join(config.Adapters, ", "))
+		return nil, fmt.Errorf("%s=%q: want one of %s", config.Var("Adapter"), name, strings.Join(config.Adapters, ", "))
 	}
 }
 
@@ -95,6 +101,9 @@ func newMemoryModel(c config.Config) (llm.TextModel, error) {
 	lc, err := llmConfig(c, llm.AdapterGeneric, provider, model)
 	if err != nil {
 		return nil, err
+	}
+	if c.MemoryModel != "" {
+		lc.Vars = modelVars("MemoryModel", "MemoryAPIKey", "MemoryBaseURL")
 	}
 	if provider != c.Provider { // another provider: its own endpoint and key, never the main ones
 		lc.BaseURL, lc.APIKey = c.MemoryBaseURL, c.MemoryAPIKey
@@ -123,7 +132,7 @@ func newGrounder(c config.Config) (llm.Grounder, error) {
 	return openai.NewGrounder(lc)
 }
 
-// groundingConfig is the model configuration of GUI_AGENT_GROUNDING_MODEL:
+// groundingConfig is the model configuration of the grounding model:
 // OpenAI-compatible Chat Completions, on its own endpoint when one is given.
 func groundingConfig(c config.Config) (llm.Config, error) {
 	provider := c.Provider
@@ -134,6 +143,7 @@ func groundingConfig(c config.Config) (llm.Config, error) {
 	if err != nil {
 		return llm.Config{}, err
 	}
+	lc.Vars = modelVars("GroundingModel", "GroundingAPIKey", "GroundingBaseURL")
 	if c.GroundingBaseURL != "" {
 		lc.BaseURL = c.GroundingBaseURL
 	}
@@ -151,12 +161,12 @@ type visionModels struct {
 
 // newVision builds the plain-vision service of gui_locate, gui_query,
 // gui_assert, gui_wait_for and `target`: the main model (Anthropic Messages
-// or OpenAI-compatible Chat Completions), and GUI_AGENT_GROUNDING_MODEL for
+// or OpenAI-compatible Chat Completions), and the grounding model for
 // locating when one is configured. It returns an error saying why there is
 // none.
 func newVision(c config.Config) (visionModels, error) {
 	if !modelConfigured(c) {
-		return visionModels{}, errors.New("no model configured: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
+		return visionModels{}, fmt.Errorf("no model configured: set %s", config.Vars("Provider", "Model", "APIKey"))
 	}
 	adapter := adapterName(c)
 	if adapter == llm.AdapterOpenAIComputer {
@@ -180,10 +190,10 @@ func newVision(c config.Config) (visionModels, error) {
 	if c.GroundingModel != "" {
 		gc, err := groundingConfig(c)
 		if err != nil {
-			return visionModels{}, fmt.Errorf("GUI_AGENT_GROUNDING_MODEL: %w", err)
+			return visionModels{}, fmt.Errorf("%s: %w", config.Var("GroundingModel"), err)
 		}
 		if ground, err = openai.NewVisionModel(gc); err != nil {
-			return visionModels{}, fmt.Errorf("GUI_AGENT_GROUNDING_MODEL: %w", err)
+			return visionModels{}, fmt.Errorf("%s: %w", config.Var("GroundingModel"), err)
 		}
 		vm.locateBy = c.GroundingModel
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/guiagent/guiagent/internal/config"
@@ -59,5 +60,28 @@ func TestModelCoordinatesAndTheDeprecatedCoordinateMode(t *testing.T) {
 	c = load(map[string]string{"GUI_AGENT_COORDINATE_MODE": "screen"})
 	if d := divisor(c, c.Model); d != 0 || len(c.Deprecations()) != 0 {
 		t.Errorf("GUI_AGENT_COORDINATE_MODE=screen: divisor %v, deprecations %q", d, c.Deprecations())
+	}
+}
+
+// TestModelErrorsNameTheirOwnVariables: a memory or grounding model that
+// cannot be built names its own variables, not the main model's.
+func TestModelErrorsNameTheirOwnVariables(t *testing.T) {
+	c := config.Default()
+	c.Provider, c.Model, c.BaseURL = "anthropic", "claude-sonnet-4-5", "http://127.0.0.1:9/" // a local server: no key
+	c.MemoryModel = "claude-haiku-4-5"
+	_, err := newMemoryModel(c)
+	if err == nil || !strings.Contains(err.Error(), "GUI_AGENT_MEMORY_API_KEY") || strings.Contains(err.Error(), "GUI_AGENT_API_KEY") {
+		t.Errorf("memory model without a key: %v, want it to name GUI_AGENT_MEMORY_API_KEY only", err)
+	}
+	gc, err := groundingConfig(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gc.Vars.APIKey != "GUI_AGENT_GROUNDING_API_KEY" || gc.Vars.BaseURL != "GUI_AGENT_GROUNDING_BASE_URL" || gc.Vars.Model != "GUI_AGENT_GROUNDING_MODEL" {
+		t.Errorf("grounding model's variables: %+v", gc.Vars)
+	}
+	lc, err := llmConfig(c, adapterName(c), c.Provider, c.Model)
+	if err != nil || lc.Vars.APIKey != "GUI_AGENT_API_KEY" || lc.Vars.Timeout != "GUI_AGENT_MODEL_TIMEOUT_S" {
+		t.Errorf("main model's variables: %+v, %v", lc.Vars, err)
 	}
 }

@@ -246,6 +246,20 @@ func Var(name string) string {
 	return k.Env
 }
 
+// Vars names the variables of several knobs for a message, as a list:
+// Vars("Provider", "Model", "APIKey") is "GUI_AGENT_PROVIDER, GUI_AGENT_MODEL
+// and GUI_AGENT_API_KEY".
+func Vars(names ...string) string {
+	vs := make([]string, len(names))
+	for i, n := range names {
+		vs[i] = Var(n)
+	}
+	if len(vs) < 2 {
+		return strings.Join(vs, "")
+	}
+	return strings.Join(vs[:len(vs)-1], ", ") + " and " + vs[len(vs)-1]
+}
+
 // key is the name Sources uses for k: its variable without EnvPrefix, or
 // "--flag" for a flag without a variable.
 func (k Knob) key() string {

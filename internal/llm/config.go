@@ -37,7 +37,34 @@ type Config struct {
 	// ToolVersion selects a native tool version where there are several
 	// (Anthropic: "computer_20250124" or "computer_20251124"); empty = by model.
 	ToolVersion string
+	// Vars names the configuration variables this Config came from, so that
+	// an error says what to set: internal/app fills them from the knob
+	// table, a memory or grounding model with its own.
+	Vars Vars
 }
+
+// Vars are the configuration variables of one model's Config. An empty one
+// reads as the Config field ("Config.APIKey").
+type Vars struct{ Model, APIKey, BaseURL, Timeout string }
+
+func orField(v, field string) string {
+	if v == "" {
+		return "Config." + field
+	}
+	return v
+}
+
+// ModelVar names the variable of the model's name.
+func (v Vars) ModelVar() string { return orField(v.Model, "Model") }
+
+// APIKeyVar names the variable of the model's key.
+func (v Vars) APIKeyVar() string { return orField(v.APIKey, "APIKey") }
+
+// BaseURLVar names the variable of the model's endpoint.
+func (v Vars) BaseURLVar() string { return orField(v.BaseURL, "BaseURL") }
+
+// TimeoutVar names the variable of the bound on one request.
+func (v Vars) TimeoutVar() string { return orField(v.Timeout, "Timeout") }
 
 // Defaults of a model call, the one place they are set.
 const (
@@ -65,7 +92,7 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Adapter names (GUI_AGENT_ADAPTER).
+// Adapter names (the adapter knob's values).
 const (
 	AdapterGeneric        = "generic"
 	AdapterUITARS         = "ui-tars"
@@ -83,8 +110,8 @@ const (
 //   - ui-tars: the model's UI-TARS row, or "ui-tars-1.5" (smart-resized pixels,
 //     the open 1.5 weights) for a name the table does not know as UI-TARS.
 //   - generic (and anything else): the model's row of geom.Profiles; mode
-//     (GUI_AGENT_COORDINATE_MODE), when set, overrides the convention of a model
-//     the table does not know (the "default" row).
+//     (the model coordinates knob), when set, overrides the convention of a
+//     model the table does not know (the "default" row).
 func ProfileFor(adapter, model, mode string) (geom.Profile, error) {
 	row := geom.ProfileFor(model)
 	switch adapter {

@@ -102,10 +102,10 @@ var _ llm.Adapter = (*Adapter)(nil)
 // version chosen by model name.
 func New(cfg llm.Config) (llm.Adapter, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("anthropic-computer: no model given: set GUI_AGENT_MODEL to a Claude model such as claude-sonnet-4-5")
+		return nil, fmt.Errorf("anthropic-computer: no model given: set %s to a Claude model such as claude-sonnet-4-5", cfg.Vars.ModelVar())
 	}
 	if cfg.APIKey == "" {
-		return nil, errors.New("anthropic-computer: no API key: set GUI_AGENT_API_KEY to an Anthropic API key")
+		return nil, fmt.Errorf("anthropic-computer: no API key: set %s to an Anthropic API key", cfg.Vars.APIKeyVar())
 	}
 	tool := cfg.ToolVersion
 	if tool == "" {

@@ -59,10 +59,10 @@ var _ llm.Adapter = (*Adapter)(nil)
 // up to and including /v1 (empty = OpenAI).
 func New(cfg llm.Config) (llm.Adapter, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("openai-computer: no model given: set GUI_AGENT_MODEL to a computer-use model such as computer-use-preview")
+		return nil, fmt.Errorf("openai-computer: no model given: set %s to a computer-use model such as computer-use-preview", cfg.Vars.ModelVar())
 	}
 	if cfg.APIKey == "" {
-		return nil, errors.New("openai-computer: no API key: set GUI_AGENT_API_KEY to an OpenAI API key")
+		return nil, fmt.Errorf("openai-computer: no API key: set %s to an OpenAI API key", cfg.Vars.APIKeyVar())
 	}
 	cfg = cfg.WithDefaults()
 	hc := cfg.HTTPClient
