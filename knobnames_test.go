@@ -90,6 +90,9 @@ func checkVarCall(t *testing.T, fset *token.FileSet, call *ast.CallExpr, cfg str
 	}
 	for _, arg := range call.Args {
 		lit, ok := arg.(*ast.BasicLit)
+		if !ok && inConfig {
+			continue // Vars passing its names on, and Var's own test
+		}
 		if !ok {
 			t.Errorf("%s: config.Var and Vars take knob names as string literals, so this test can check them", fset.Position(call.Pos()))
 			continue

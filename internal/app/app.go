@@ -120,6 +120,9 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 		return err
 	}
 	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, ForceVirtual: x.ForceVirtual, VNC: c.VNC, VNCPassword: c.VNCPassword})
+	if errors.Is(err, platform.ErrNoDisplay) {
+		return fmt.Errorf("%w (or set %s=1280x800)", err, config.Var("VirtualDisplay"))
+	}
 	if err != nil {
 		return err
 	}

@@ -40,10 +40,10 @@ func profileFor(c config.Config, adapter, model string) (geom.Profile, error) {
 	return llm.ProfileFor(adapter, model, c.ModelCoordinateMode())
 }
 
-// modelVars are the variables of the knobs of one model's name, key and
-// endpoint, for its errors.
+// modelVars are the variables of one model's name, key and endpoint, for
+// its errors.
 func modelVars(model, key, baseURL string) llm.Vars {
-	return llm.Vars{Model: config.Var(model), APIKey: config.Var(key), BaseURL: config.Var(baseURL), Timeout: config.Var("ModelTimeout")}
+	return llm.Vars{Model: model, APIKey: key, BaseURL: baseURL, Timeout: config.Var("ModelTimeout")}
 }
 
 func llmConfig(c config.Config, adapter, provider, model string) (llm.Config, error) {
@@ -54,7 +54,7 @@ func llmConfig(c config.Config, adapter, provider, model string) (llm.Config, er
 	return llm.Config{
 		Provider: provider, Model: model, APIKey: c.APIKey, BaseURL: c.BaseURL,
 		Timeout: c.ModelTimeout, KeepImages: c.KeepImages, Profile: &p, ToolVersion: c.ToolVersion,
-		Vars: modelVars("Model", "APIKey", "BaseURL"),
+		Vars: modelVars(config.Var("Model"), config.Var("APIKey"), config.Var("BaseURL")),
 	}, nil
 }
 
@@ -103,7 +103,7 @@ func newMemoryModel(c config.Config) (llm.TextModel, error) {
 		return nil, err
 	}
 	if c.MemoryModel != "" {
-		lc.Vars = modelVars("MemoryModel", "MemoryAPIKey", "MemoryBaseURL")
+		lc.Vars = modelVars(config.Var("MemoryModel"), config.Var("MemoryAPIKey"), config.Var("MemoryBaseURL"))
 	}
 	if provider != c.Provider { // another provider: its own endpoint and key, never the main ones
 		lc.BaseURL, lc.APIKey = c.MemoryBaseURL, c.MemoryAPIKey
@@ -143,7 +143,7 @@ func groundingConfig(c config.Config) (llm.Config, error) {
 	if err != nil {
 		return llm.Config{}, err
 	}
-	lc.Vars = modelVars("GroundingModel", "GroundingAPIKey", "GroundingBaseURL")
+	lc.Vars = modelVars(config.Var("GroundingModel"), config.Var("GroundingAPIKey"), config.Var("GroundingBaseURL"))
 	if c.GroundingBaseURL != "" {
 		lc.BaseURL = c.GroundingBaseURL
 	}
