@@ -292,6 +292,9 @@ func (f *knobFlag) String() string {
 }
 
 func (f *knobFlag) Set(v string) error {
+	if v == "" {
+		return nil // --tools= or --virtual-display "": as if not given
+	}
 	if f.k.Kind == KindList && len(splitList(v)) == 0 {
 		if f.k.empty != "" {
 			return fmt.Errorf("--%s %q %s", f.k.Flag, v, f.k.empty)

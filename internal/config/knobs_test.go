@@ -251,3 +251,12 @@ func TestREADMEConfigurationTable(t *testing.T) {
 		t.Errorf("README.md's configuration table is not the one Knobs generate: run `go test ./internal/config -run TestREADMEConfigurationTable -update` and commit README.md.\n--- README\n%s\n--- generated\n%s", got, want)
 	}
 }
+
+// TestEmptyFlagValuesAreNotGiven: an empty --tools or --virtual-display
+// leaves the variable's value, as before the flags came from the table.
+func TestEmptyFlagValuesAreNotGiven(t *testing.T) {
+	c, _, err := Load("serve", []string{"--tools=", "--virtual-display", ""}, env(map[string]string{"GUI_AGENT_TOOLS": "input", "GUI_AGENT_VIRTUAL_DISPLAY": "800x600"}))
+	if err != nil || strings.Join(c.Tools, ",") != "input" || c.VirtualDisplay != (geom.Size{W: 800, H: 600}) {
+		t.Fatalf("empty flags: tools %q, virtual display %v, %v", c.Tools, c.VirtualDisplay, err)
+	}
+}
