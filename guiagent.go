@@ -28,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/app"
+	"github.com/guiagent/guiagent/internal/config"
 )
 
 // Version is guiagent's version, as MCP clients and `guiagent version` see it;
@@ -122,4 +123,5 @@ func (a *Agent) XDisplay() string { return a.app.XDisplay() }
 func (a *Agent) HasModel() bool { return a.app.HasModel() }
 
 // ErrNoModel is returned by Execute when no model is configured.
-var ErrNoModel = errors.New("guiagent: no model is configured: set Options.Provider, Model and APIKey (or BaseURL for a local server), GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY for LoadOptions, or PUT them to /api/settings")
+var ErrNoModel = errors.New("guiagent: no model is configured: set Options.Provider, Model and APIKey (or BaseURL for a local server), " +
+	config.Vars("Provider", "Model", "APIKey") + " for LoadOptions, or PUT them to /api/settings")

@@ -2,6 +2,7 @@ package guiagent
 
 import (
 	"io"
+	"reflect"
 	"time"
 
 	"github.com/guiagent/guiagent/internal/config"
@@ -47,10 +48,22 @@ type Options struct {
 	// Display is the id of the display tasks and tools use by default
 	// (GUI_AGENT_DISPLAY_INDEX); "" means the primary display.
 	Display string
-	// CoordinateMode is how a model the adapter does not know gives points,
-	// and the default space of MCP tool coordinates (GUI_AGENT_COORDINATE_MODE);
-	// "" means by model, image pixels for tools.
+	// CoordinateMode is the default space of MCP tool coordinates
+	// (GUI_AGENT_COORDINATE_MODE): "image" (""), "screen" or a normalized
+	// mode. While ModelCoordinates is empty, a normalized mode here also
+	// sets that (deprecated; a warning is logged).
 	CoordinateMode string
+	// ModelCoordinates is how a model guiagent does not know gives points
+	// (GUI_AGENT_MODEL_COORDINATES): "image-absolute", "normalized-1000",
+	// "normalized-999", "normalized-0-1" or "yx-normalized-1000"; "" means
+	// by model (known models use their own convention).
+	ModelCoordinates string
+	// DisableActions are action kinds the model is not offered (zoom,
+	// mouse_down, ...; GUI_AGENT_DISABLE_ACTIONS).
+	DisableActions []string
+	// OCRLangs are the Tesseract languages of model-free text finding
+	// (GUI_AGENT_OCR_LANGS; default eng).
+	OCRLangs []string
 	// XDisplay is the X display to drive, such as ":0" (--display); "" means
 	// $DISPLAY.
 	XDisplay string
@@ -125,9 +138,16 @@ type Options struct {
 	// NoDebugImages leaves screenshots out of run records.
 	NoDebugImages bool
 	// LogLevel is "debug", "info" (""), "warn" or "error"; LogFile, when set,
-	// receives the logs, else Log does (nil means os.Stderr).
+	// receives the logs, else Log does (nil means os.Stderr). LogFormat is
+	// "text" ("") or "json" (one object per line).
 	LogLevel, LogFile string
 	Log               io.Writer
+	LogFormat         string
+	// MetricsPublic serves Handler's /metrics without the bearer token.
+	MetricsPublic bool
+	// CacheDir holds the caches of flows run from text (RunFlow,
+	// gui_run_flow); "" means flow-cache beside RunsDir.
+	CacheDir string
 
 	// SettingsFile is where the settings API (PUT /api/settings) keeps its
 	// values; "" means nowhere (changes last until Close). New applies the
@@ -147,7 +167,10 @@ type Options struct {
 // settings file (os.UserConfigDir()/guiagent/settings.json, or
 // GUI_AGENT_SETTINGS_FILE), the file over defaults. A bad value is an error
 // naming the flag or variable and what it accepts. It also returns the
-// positional arguments left after the flags.
+// positional arguments left after the flags. The flags and variables of a
+// desktop per MCP session (--desktop-per-session and its companions) are
+// accepted and checked but have no Options field: an Agent drives one
+// desktop, and `guiagent serve --http --desktop-per-session` serves many.
 func LoadOptions(args []string, getenv func(string) string) (Options, []string, error) {
 	c, rest, err := config.Load("serve", args, getenv)
 	if err != nil {
@@ -159,79 +182,74 @@ func LoadOptions(args []string, getenv func(string) string) (Options, []string, 
 	return fromConfig(c), rest, nil
 }
 
-func fromConfig(c config.Config) Options {
-	return Options{
-		Provider: c.Provider, Model: c.Model, APIKey: c.APIKey, BaseURL: c.BaseURL, Adapter: c.Adapter,
-		MemoryModel: c.MemoryModel, MemoryProvider: c.MemoryProvider, MemoryBaseURL: c.MemoryBaseURL, MemoryAPIKey: c.MemoryAPIKey,
-		GroundingModel: c.GroundingModel, GroundingBaseURL: c.GroundingBaseURL, GroundingAPIKey: c.GroundingAPIKey,
-		ToolVersion: c.ToolVersion, ModelTimeout: c.ModelTimeout,
-		Display: c.DisplayIndex, CoordinateMode: c.CoordinateMode, XDisplay: c.XDisplay, XAuthority: c.XAuthority,
-		VirtualDisplay: Size{c.VirtualDisplay.W, c.VirtualDisplay.H}, VNC: c.VNC, VNCPassword: c.VNCPassword,
-		JPEGQuality: c.JPEGQuality, MaxLongEdge: c.MaxLongEdge, MaxImageBytes: c.MaxImageBytes, ImageFormat: c.ImageFormat,
-		ScreenshotAfterAction: c.ScreenshotAfterAction,
-		MaxSteps:              c.MaxSteps, TaskTimeout: c.TaskTimeout, TokenBudget: c.TokenBudget, StepDelay: c.StepDelay,
-		KeepImages: c.KeepImages, OnBusy: c.OnBusy, DisableHumanOverride: !c.HumanOverride,
-		KillSwitchFile: c.KillSwitchFile, BlockedHotkeys: c.BlockedHotkeys, AllowedHotkeys: c.AllowedHotkeys,
-		ConfirmHotkeys: c.ConfirmHotkeys, AskTimeout: c.AskTimeout,
-		Tools: c.Tools, ReadOnly: c.ReadOnly,
-		HTTP: c.HTTP, HTTPAddr: c.HTTPAddr, HTTPToken: c.HTTPToken, AllowRemote: c.AllowRemote,
-		RunsDir: c.RunsDir, RunsKeep: c.RunsKeep, RunsMaxMB: c.RunsMaxMB, StateDir: c.StateDir,
-		NoDebugImages: !c.DebugImages, LogLevel: c.LogLevel, LogFile: c.LogFile,
-		SettingsFile: c.SettingsFile, sources: c.Sources,
-	}
+// optionFields maps the knobs whose Options field has another name; a
+// negated field holds the opposite of the knob (its zero value must mean
+// the knob's default, true).
+var optionFields = map[string]struct {
+	field   string
+	negated bool
+}{
+	"DisplayIndex":  {"Display", false},
+	"HumanOverride": {"DisableHumanOverride", true},
+	"DebugImages":   {"NoDebugImages", true},
 }
 
-// config turns o into a validated configuration: zero fields take the
-// command's defaults, and for Options not from LoadOptions the settings file
-// fills the settings left empty.
+// notOptions are the knobs without an Options field, and why.
+var notOptions = map[string]string{
+	"DesktopPerSession": "an Agent drives one desktop; a desktop per MCP session is guiagent serve --http --desktop-per-session",
+	"SessionCommand":    "started on each per-session desktop (serve --desktop-per-session only)",
+	"MaxDesktops":       "bounds the per-session desktops (serve --desktop-per-session only)",
+	"SessionKeepAlive":  "pings the clients of per-session desktops (serve --desktop-per-session only)",
+}
+
+// optionsOnly are the Options fields no knob sets: what only a Go program gives.
+var optionsOnly = map[string]string{
+	"XAuthority":           "the session's X authority file, which the command takes from $XAUTHORITY",
+	"AlwaysVirtualDisplay": "a private display even when one is reachable (tests, sandboxes)",
+	"Log":                  "where logs go, as an io.Writer",
+	"sources":              "which layer set each value, from LoadOptions",
+}
+
+// optionField is the Options field of knob k, and whether it is negated;
+// ok is false for a knob in notOptions.
+func optionField(o reflect.Value, k config.Knob) (f reflect.Value, negated, ok bool) {
+	name := k.Name
+	if m, renamed := optionFields[name]; renamed {
+		name, negated = m.field, m.negated
+	}
+	f = o.FieldByName(name)
+	return f, negated, f.IsValid()
+}
+
+// fromConfig is the Options of c: every knob's value in its Options field.
+func fromConfig(c config.Config) Options {
+	o := Options{XAuthority: c.XAuthority, sources: c.Sources}
+	ov, cv := reflect.ValueOf(&o).Elem(), reflect.ValueOf(c)
+	for _, k := range config.Knobs {
+		f, negated, ok := optionField(ov, k)
+		if !ok {
+			continue
+		}
+		v := cv.FieldByName(k.Name)
+		switch {
+		case negated:
+			f.SetBool(!v.Bool())
+		case v.Type() == reflect.TypeOf(geom.Size{}):
+			s := v.Interface().(geom.Size)
+			f.Set(reflect.ValueOf(Size{s.W, s.H}))
+		default:
+			f.Set(v)
+		}
+	}
+	return o
+}
+
+// config turns o into a validated configuration: a field at its zero value
+// takes the command's default, any other replaces it; for Options not from
+// LoadOptions the settings file fills the settings left empty.
 func (o Options) config() (config.Config, error) {
 	c := config.Default()
-	str := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
-	}
-	num := func(dst *int, v int) {
-		if v != 0 {
-			*dst = v
-		}
-	}
-	dur := func(dst *time.Duration, v time.Duration) {
-		if v != 0 {
-			*dst = v
-		}
-	}
-	c.Provider, c.Model, c.APIKey, c.BaseURL, c.Adapter = o.Provider, o.Model, o.APIKey, o.BaseURL, o.Adapter
-	c.MemoryModel, c.MemoryProvider, c.MemoryBaseURL, c.MemoryAPIKey = o.MemoryModel, o.MemoryProvider, o.MemoryBaseURL, o.MemoryAPIKey
-	c.GroundingModel, c.GroundingBaseURL, c.GroundingAPIKey = o.GroundingModel, o.GroundingBaseURL, o.GroundingAPIKey
-	c.ToolVersion = o.ToolVersion
-	dur(&c.ModelTimeout, o.ModelTimeout)
-	c.DisplayIndex, c.CoordinateMode, c.XDisplay, c.XAuthority = o.Display, o.CoordinateMode, o.XDisplay, o.XAuthority
-	c.VirtualDisplay = geom.Size{W: o.VirtualDisplay.Width, H: o.VirtualDisplay.Height}
-	c.VNC, c.VNCPassword = o.VNC, o.VNCPassword
-	num(&c.JPEGQuality, o.JPEGQuality)
-	num(&c.MaxLongEdge, o.MaxLongEdge)
-	num(&c.MaxImageBytes, o.MaxImageBytes)
-	str(&c.ImageFormat, o.ImageFormat)
-	c.ScreenshotAfterAction = o.ScreenshotAfterAction
-	num(&c.MaxSteps, o.MaxSteps)
-	dur(&c.TaskTimeout, o.TaskTimeout)
-	c.TokenBudget, c.StepDelay = o.TokenBudget, o.StepDelay
-	num(&c.KeepImages, o.KeepImages)
-	str(&c.OnBusy, o.OnBusy)
-	c.HumanOverride = !o.DisableHumanOverride
-	c.KillSwitchFile, c.BlockedHotkeys, c.AllowedHotkeys = o.KillSwitchFile, o.BlockedHotkeys, o.AllowedHotkeys
-	c.ConfirmHotkeys = o.ConfirmHotkeys
-	dur(&c.AskTimeout, o.AskTimeout)
-	c.Tools, c.ReadOnly = o.Tools, o.ReadOnly
-	c.HTTP, c.HTTPToken, c.AllowRemote = o.HTTP, o.HTTPToken, o.AllowRemote
-	str(&c.HTTPAddr, o.HTTPAddr)
-	c.RunsDir, c.StateDir = o.RunsDir, o.StateDir
-	num(&c.RunsKeep, o.RunsKeep)
-	num(&c.RunsMaxMB, o.RunsMaxMB)
-	c.DebugImages = !o.NoDebugImages
-	str(&c.LogLevel, o.LogLevel)
-	c.LogFile, c.SettingsFile, c.Sources = o.LogFile, o.SettingsFile, o.sources
+	o.applyTo(&c)
 	if o.sources == nil {
 		if err := c.ApplySettingsFile(); err != nil {
 			return c, err
@@ -240,4 +258,27 @@ func (o Options) config() (config.Config, error) {
 	c.FillSessionDefaults(config.Getenv)
 	err := c.Validate()
 	return c, err
+}
+
+// applyTo sets the knobs of c whose Options field is not zero to its value,
+// and c's XAuthority and Sources to o's.
+func (o Options) applyTo(c *config.Config) {
+	ov, cv := reflect.ValueOf(o), reflect.ValueOf(c).Elem()
+	for _, k := range config.Knobs {
+		f, negated, ok := optionField(ov, k)
+		if !ok || f.IsZero() {
+			continue
+		}
+		dst := cv.FieldByName(k.Name)
+		switch {
+		case negated:
+			dst.SetBool(false)
+		case f.Type() == reflect.TypeOf(Size{}):
+			s := f.Interface().(Size)
+			dst.Set(reflect.ValueOf(geom.Size{W: s.Width, H: s.Height}))
+		default:
+			dst.Set(f)
+		}
+	}
+	c.XAuthority, c.Sources = o.XAuthority, o.sources
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/ask"
+	"github.com/guiagent/guiagent/internal/config"
 )
 
 // Status is how a task ended.
@@ -25,8 +26,8 @@ const (
 	Superseded Status = "superseded"
 )
 
-// Result is what a task returns: the same fields, with the same JSON names,
-// as gui_execute_task's result.
+// Result is what a task returns: the fields of gui_execute_task's result,
+// with the same JSON names (TestResultMirrorsTheTool holds them to it).
 type Result struct {
 	Status  Status `json:"status"`
 	Summary string `json:"summary"`
@@ -57,10 +58,18 @@ type Step struct {
 	Reasoning       string       `json:"reasoning,omitempty"`
 	Actions         []StepAction `json:"actions"`
 	ExpectedOutcome string       `json:"expected_outcome,omitempty"`
-	Outcome         string       `json:"outcome,omitempty"`
-	Warnings        []string     `json:"warnings,omitempty"`
-	ModelMillis     int64        `json:"model_ms"`
-	StepMillis      int64        `json:"step_ms"`
+	// ModelStatus is what the model said of the task at this step:
+	// "continue", "done", "blocked" or "failed".
+	ModelStatus string   `json:"model_status,omitempty"`
+	Outcome     string   `json:"outcome,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
+	// Usage is what this step's model calls consumed.
+	Usage       StepUsage `json:"usage"`
+	ModelMillis int64     `json:"model_ms"`
+	StepMillis  int64     `json:"step_ms"`
+	// FrameID names the screenshot the step's decision was made on (its
+	// image is in the run record).
+	FrameID string `json:"frame_id,omitempty"`
 }
 
 // StepAction is one action of a step.
@@ -68,10 +77,21 @@ type StepAction struct {
 	// Action is the action as the model gave it (kind, point in the model's
 	// convention, text, keys...), as JSON.
 	Action json.RawMessage `json:"action"`
+	// Image is where the action pointed, in pixels of the step's screenshot,
+	// and Screen where its input went; ImageTo and ScreenTo are the same for
+	// a drag's end or a zoom's far corner. They are nil for an action
+	// without a point.
+	Image    *ImageXY  `json:"image,omitempty"`
+	Screen   *ScreenXY `json:"global,omitempty"`
+	ImageTo  *ImageXY  `json:"image_to,omitempty"`
+	ScreenTo *ScreenXY `json:"global_to,omitempty"`
 	// Outcome is "ok" or what went wrong; Error and Warning say more.
 	Outcome string `json:"outcome"`
 	Error   string `json:"error,omitempty"`
 	Warning string `json:"warning,omitempty"`
+	// LocatedBy says how a target was found ("vision", "grounding",
+	// "cache", ...), empty for coordinates the model gave.
+	LocatedBy string `json:"located_by,omitempty"`
 	// Answer is a person's answer to an ask_user action (a secret's only as
 	// "<typed N chars>"), AnsweredBy where it came from ("client" for the MCP
 	// client or WithAsk, "dashboard").
@@ -79,6 +99,14 @@ type StepAction struct {
 	AnsweredBy string `json:"answered_by,omitempty"`
 	Millis     int64  `json:"ms"`
 }
+
+// ImageXY is a position in pixels of a screenshot's image, origin at its
+// top-left (fractions allowed).
+type ImageXY struct{ X, Y float64 }
+
+// ScreenXY is a position in screen pixels: logical pixels of the virtual
+// desktop, origin at the primary display's top-left (may be negative).
+type ScreenXY struct{ X, Y int }
 
 // Question is what a running task asks a person: the model's question
 // (ask_user), a provider's safety check to approve, or a key combination of
@@ -135,6 +163,13 @@ type Usage struct {
 	WallMillis   int64 `json:"wall_ms"`
 }
 
+// StepUsage is what one step's model calls consumed.
+type StepUsage struct {
+	ModelCalls   int `json:"model_calls"`
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
 // Progress is one progress report of a running task.
 type Progress struct {
 	// Message says what the task is doing, e.g. "step 2: click (120,44)".
@@ -187,8 +222,8 @@ func (a *Agent) Execute(ctx context.Context, task string, opts ...TaskOption) (R
 	if strings.TrimSpace(task) == "" {
 		return Result{}, errors.New("guiagent: the task is empty: describe the goal in plain words")
 	}
-	if o.task.MaxSteps < 0 || o.task.MaxSteps > 500 {
-		return Result{}, fmt.Errorf("guiagent: WithMaxSteps(%d): want 1 to 500", o.task.MaxSteps)
+	if o.task.MaxSteps < 0 || o.task.MaxSteps > config.MaxStepsLimit {
+		return Result{}, fmt.Errorf("guiagent: WithMaxSteps(%d): want 1 to %d", o.task.MaxSteps, config.MaxStepsLimit)
 	}
 	if o.task.Timeout < 0 {
 		return Result{}, fmt.Errorf("guiagent: WithTimeout(%v): want a positive duration", o.task.Timeout)

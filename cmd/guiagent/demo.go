@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent"
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
 	"github.com/guiagent/guiagent/internal/platform"
 	"github.com/guiagent/guiagent/internal/sampleapp"
@@ -103,18 +104,18 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 func demoModel(c guiagent.Options, task string, stderr io.Writer) (_ guiagent.Options, stop func(), err error) {
 	if c.Provider != "" && c.Model != "" {
 		if c.APIKey == "" && c.BaseURL == "" {
-			return c, nil, fmt.Errorf("demo: provider %s, model %s, but GUI_AGENT_API_KEY is not set (a local OpenAI-compatible server needs GUI_AGENT_BASE_URL instead)", c.Provider, c.Model)
+			return c, nil, fmt.Errorf("demo: provider %s, model %s, but %s is not set (a local OpenAI-compatible server needs %s instead)", c.Provider, c.Model, config.Var("APIKey"), config.Var("BaseURL"))
 		}
 		fmt.Fprintf(stderr, "demo: using %s model %s\n", c.Provider, c.Model)
 		return c, func() {}, nil
 	}
 	if task != demoTask {
-		return c, nil, fmt.Errorf("demo: the built-in scripted model only knows the demo's own task (%q), so it cannot do %q: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY to run your task with a real model, or run guiagent demo without a task", demoTask, task)
+		return c, nil, fmt.Errorf("demo: the built-in scripted model only knows the demo's own task (%q), so it cannot do %q: set %s to run your task with a real model, or run guiagent demo without a task", demoTask, task, config.Vars("Provider", "Model", "APIKey"))
 	}
 	srv := fakellm.NewChatServer(fakellm.DemoFormBrain(fakellm.DefaultDemoForm), fakellm.ChatOptions{Model: "guiagent-scripted"})
 	c.Provider, c.Model, c.BaseURL, c.APIKey, c.Adapter = "openai", "guiagent-scripted", srv.URL, "demo-no-key", "generic"
 	c.MemoryModel, c.MemoryProvider, c.GroundingModel = "", "", ""
-	fmt.Fprintln(stderr, "demo: no model is configured, so the built-in scripted model plays the model's part (offline). Set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY to use a real one (for example anthropic, claude-sonnet-5-5; openai, gpt-5.5; gemini, gemini-2.5-computer-use-preview-10-2025).")
+	fmt.Fprintln(stderr, "demo: no model is configured, so the built-in scripted model plays the model's part (offline). Set "+config.Vars("Provider", "Model", "APIKey")+" to use a real one (for example anthropic, claude-sonnet-5-5; openai, gpt-5.5; gemini, gemini-2.5-computer-use-preview-10-2025).")
 	return c, srv.Close, nil
 }
 

@@ -91,10 +91,10 @@ func checkModel(c config.Config, add func(level, name, detail, fix string)) {
 	switch {
 	case !app.ModelConfigured(c):
 		add("warn", "model", "no model configured: gui_execute_task is not offered; the atomic tools work",
-			"set GUI_AGENT_PROVIDER ("+strings.Join(llm.ProviderNames(), ", ")+"), GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
+			"set "+config.Var("Provider")+" ("+strings.Join(llm.ProviderNames(), ", ")+"), "+config.Vars("Model", "APIKey"))
 	case c.APIKey == "" && c.BaseURL == "":
-		add("FAIL", "model", fmt.Sprintf("provider %s, model %s, but GUI_AGENT_API_KEY is not set", c.Provider, c.Model),
-			"set GUI_AGENT_API_KEY, or GUI_AGENT_BASE_URL for a local server that needs no key")
+		add("FAIL", "model", fmt.Sprintf("provider %s, model %s, but %s is not set", c.Provider, c.Model, config.Var("APIKey")),
+			"set "+config.Var("APIKey")+", or "+config.Var("BaseURL")+" for a local server that needs no key")
 	default:
 		p, perr := app.ProfileFor(c)
 		detail := fmt.Sprintf("provider %s, model %s, adapter %s, coordinates profile %q", c.Provider, c.Model, app.AdapterName(c), p.Name)
@@ -111,7 +111,7 @@ func checkModel(c config.Config, add func(level, name, detail, fix string)) {
 		}
 		checkModelLifecycle(c, time.Now(), add)
 		if m, err := app.NewMemoryModel(c); err != nil {
-			add("FAIL", "memory model", err.Error(), "check GUI_AGENT_MEMORY_MODEL, GUI_AGENT_MEMORY_PROVIDER and GUI_AGENT_MEMORY_API_KEY")
+			add("FAIL", "memory model", err.Error(), "check "+config.Vars("MemoryModel", "MemoryProvider", "MemoryAPIKey"))
 		} else if m != nil {
 			name := c.MemoryModel
 			if name == "" {
@@ -120,7 +120,7 @@ func checkModel(c config.Config, add func(level, name, detail, fix string)) {
 			add("ok", "memory model", "older steps are summarized by "+name, "")
 		}
 		if g, err := app.NewGrounder(c); err != nil {
-			add("FAIL", "grounding", err.Error(), "check GUI_AGENT_GROUNDING_MODEL and GUI_AGENT_GROUNDING_BASE_URL")
+			add("FAIL", "grounding", err.Error(), "check "+config.Vars("GroundingModel", "GroundingBaseURL"))
 		} else if g != nil {
 			add("ok", "grounding", "named targets are located by "+c.GroundingModel, "")
 		}
@@ -140,7 +140,7 @@ func checkModelLifecycle(c config.Config, now time.Time, add func(level, name, d
 		if next == "" {
 			next = p.Example
 		}
-		add("warn", "model lifecycle", fmt.Sprintf("%s is %s (the provider's SDK marks it)", c.Model, l.Describe(now)), "set GUI_AGENT_MODEL to "+next)
+		add("warn", "model lifecycle", fmt.Sprintf("%s is %s (the provider's SDK marks it)", c.Model, l.Describe(now)), "set "+config.Var("Model")+" to "+next)
 	}
 	if p.Doctor == nil {
 		return
@@ -153,9 +153,9 @@ func checkModelLifecycle(c config.Config, now time.Time, add func(level, name, d
 // checkFiles checks the runs folder and the kill switch.
 func checkFiles(c config.Config, add func(level, name, detail, fix string)) {
 	if err := os.MkdirAll(c.RunsDir, 0o700); err != nil {
-		add("FAIL", "runs folder", err.Error(), "set GUI_AGENT_RUNS_DIR to a writable folder")
+		add("FAIL", "runs folder", err.Error(), "set "+config.Var("RunsDir")+" to a writable folder")
 	} else if f, err := os.CreateTemp(c.RunsDir, ".doctor-*"); err != nil {
-		add("FAIL", "runs folder", c.RunsDir+" is not writable: "+err.Error(), "set GUI_AGENT_RUNS_DIR to a writable folder")
+		add("FAIL", "runs folder", c.RunsDir+" is not writable: "+err.Error(), "set "+config.Var("RunsDir")+" to a writable folder")
 	} else {
 		f.Close()
 		os.Remove(f.Name())
@@ -168,7 +168,7 @@ func checkFiles(c config.Config, add func(level, name, detail, fix string)) {
 			add("ok", "kill switch", "armed: creating "+c.KillSwitchFile+" stops all input", "")
 		}
 	} else {
-		add("warn", "kill switch", "none configured", "set GUI_AGENT_KILL_SWITCH_FILE, e.g. "+filepath.Join(os.TempDir(), "guiagent.stop"))
+		add("warn", "kill switch", "none configured", "set "+config.Var("KillSwitchFile")+", e.g. "+filepath.Join(os.TempDir(), "guiagent.stop"))
 	}
 }
 
@@ -230,9 +230,9 @@ func printChecks(w io.Writer, checks []check) {
 // environment, settings file or default), the key only as set or not.
 func checkSettings(c config.Config, add func(level, name, detail, fix string)) {
 	if c.SettingsFile == "" {
-		add("warn", "settings file", "none: no HOME or XDG_CONFIG_HOME, so settings changed over /api/settings last until exit", "set GUI_AGENT_SETTINGS_FILE")
+		add("warn", "settings file", "none: no HOME or XDG_CONFIG_HOME, so settings changed over /api/settings last until exit", "set "+config.Var("SettingsFile"))
 	} else {
-		add("ok", "settings file", c.SettingsFile+" (flags and GUI_AGENT_* variables take precedence over it)", "")
+		add("ok", "settings file", c.SettingsFile+" (flags and "+config.EnvPrefix+"* variables take precedence over it)", "")
 	}
 	for _, s := range config.Settings {
 		v := s.Get(c)
@@ -250,7 +250,7 @@ func checkSettings(c config.Config, add func(level, name, detail, fix string)) {
 	for name, src := range c.Sources {
 		if _, isSetting := settingEnv(name); !isSetting {
 			if !strings.HasPrefix(name, "--") {
-				name = "GUI_AGENT_" + name
+				name = config.EnvPrefix + name
 			}
 			others = append(others, fmt.Sprintf("%s (%s)", name, src))
 		}
@@ -276,7 +276,7 @@ func checkVision(c config.Config, add func(level, name, detail, fix string)) {
 	locateBy, err := app.VisionModels(c)
 	if err != nil {
 		add("warn", "vision tools", "gui_locate, gui_query, gui_assert, gui_wait_for and `target` are not offered: "+err.Error(),
-			"configure a vision model (GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY)")
+			"configure a vision model ("+config.Vars("Provider", "Model", "APIKey")+")")
 		return
 	}
 	add("ok", "vision tools", fmt.Sprintf("gui_locate, gui_query, gui_assert, gui_wait_for and `target`: query/assert by %s, locating by %s", c.Model, locateBy), "")

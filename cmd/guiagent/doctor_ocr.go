@@ -27,7 +27,7 @@ func checkOCR(ctx context.Context, c config.Config, add func(level, name, detail
 				fixes = append(fixes, tesseract.LangInstallHint(l))
 			}
 		}
-		add("warn", "OCR", detail+": "+err.Error(), strings.Join(fixes, "; ")+", or change GUI_AGENT_OCR_LANGS")
+		add("warn", "OCR", detail+": "+err.Error(), strings.Join(fixes, "; ")+", or change "+config.Var("OCRLangs"))
 		return
 	}
 	add("ok", "OCR", detail, "")

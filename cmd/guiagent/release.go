@@ -21,7 +21,7 @@ func checkHeldInput(ctx context.Context, c config.Config, s desktop.Screen, add 
 	}
 	switch {
 	case err != nil:
-		add("FAIL", "held input", err.Error(), "check GUI_AGENT_STATE_DIR, then run guiagent release")
+		add("FAIL", "held input", err.Error(), "check "+config.Var("StateDir")+", then run guiagent release")
 	case len(rec) == 0:
 		add("ok", "held input", "no key or button left held by a killed guiagent (ledgers in "+c.StateDir+")", "")
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent"
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/platform"
 )
 
@@ -202,7 +203,7 @@ func startSoakServers(ctx context.Context, self string, displays []string, stder
 		s := &soakServer{name: name, state: state, errors: map[string]int{}, firstErrors: map[string]string{}}
 		out = append(out, s)
 		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + state, "XDG_STATE_HOME=" + state,
-			"GUI_AGENT_RUNS_DIR=" + filepath.Join(state, "runs"), "GUI_AGENT_LOG_LEVEL=warn"}
+			config.Var("RunsDir") + "=" + filepath.Join(state, "runs"), config.Var("LogLevel") + "=warn"}
 		if name == "stdio" {
 			s.cmd = exec.Command(self, "serve", "--display", display)
 			s.cmd.Env, s.cmd.Stderr = env, stderr
@@ -382,7 +383,7 @@ func startHTTPClient(ctx context.Context, self, display string, env []string, st
 	_, _ = rand.Read(tok)
 	c := &httpClient{url: "http://" + addr + "/mcp", token: hex.EncodeToString(tok), hc: &http.Client{Timeout: time.Minute}}
 	*cmd = exec.Command(self, "serve", "--http", "--addr", addr, "--display", display)
-	(*cmd).Env, (*cmd).Stderr = append(env, "GUI_AGENT_HTTP_TOKEN="+c.token), stderr
+	(*cmd).Env, (*cmd).Stderr = append(env, config.Var("HTTPToken")+"="+c.token), stderr
 	if err := (*cmd).Start(); err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ func printToolGroups(w io.Writer) {
 func toolsCheck(c config.Config) check {
 	names, err := mcpserver.ResolveTools(app.ToolSelection(c))
 	if err != nil {
-		return check{"FAIL", "tools", err.Error(), "correct --tools or GUI_AGENT_TOOLS"}
+		return check{"FAIL", "tools", err.Error(), "correct --tools or " + config.Var("Tools")}
 	}
 	noTask := !app.ModelConfigured(c) && slices.Contains(names, "gui_execute_task")
 	if noTask {

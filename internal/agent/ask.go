@@ -8,6 +8,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/ask"
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/operate"
@@ -138,7 +139,7 @@ func (ru *run) waitAnswer(q ask.Question) (ask.Answer, *ending) {
 		return ans, &ending{status: Cancelled, summary: "cancelled: the user cancelled the question: " + q.Text}
 	case errors.Is(err, errNoAnswer):
 		return ans, &ending{status: Blocked, blockReason: ReasonNoAnswer, next: next,
-			summary: fmt.Sprintf("blocked: no answer within %s (GUI_AGENT_ASK_TIMEOUT_S) to: %s", ru.o.AskTimeout, q.Text)}
+			summary: fmt.Sprintf("blocked: no answer within %s (%s) to: %s", ru.o.AskTimeout, config.Var("AskTimeout"), q.Text)}
 	case errors.Is(err, ask.ErrNoChannel):
 		return ans, &ending{status: Blocked, blockReason: ReasonNoAnswer, next: next,
 			summary: "blocked: the model asks the user: " + q.Text + " (" + err.Error() + ")"}

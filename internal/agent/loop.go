@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
@@ -230,7 +231,7 @@ func (ru *run) stopEnding() *ending {
 	if ru.o.KillSwitch != nil && ru.o.KillSwitch.Engaged() {
 		return &ending{status: Blocked, blockReason: ReasonKillSwitch,
 			summary: "stopped by the kill switch: all input is halted",
-			next:    "remove the kill-switch file (GUI_AGENT_KILL_SWITCH_FILE) when input may resume, then run the task again"}
+			next:    "remove the kill-switch file (" + config.Var("KillSwitchFile") + ") when input may resume, then run the task again"}
 	}
 	if ru.watcher != nil {
 		if err := ru.watcher.Check(ru.ctx); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/ask"
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
@@ -195,14 +196,14 @@ func (o Options) withDefaults() (Options, error) {
 		errs = append(errs, errors.New("agent: Options.Input is nil: pass desktop.NewInput(screen)"))
 	}
 	if o.Adapter == nil {
-		errs = append(errs, errors.New("agent: Options.Adapter is nil: configure a model provider (GUI_AGENT_PROVIDER, GUI_AGENT_MODEL)"))
+		errs = append(errs, errors.New("agent: Options.Adapter is nil: configure a model provider ("+config.Vars("Provider", "Model")+")"))
 	}
 	switch o.OnBusy {
 	case "":
 		o.OnBusy = BusyQueue
 	case BusyQueue, BusyPreempt, BusyReject:
 	default:
-		errs = append(errs, fmt.Errorf("agent: OnBusy %q is not valid: use queue, preempt or reject (GUI_AGENT_ON_BUSY)", o.OnBusy))
+		errs = append(errs, fmt.Errorf("agent: OnBusy %q is not valid: use queue, preempt or reject (%s)", o.OnBusy, config.Var("OnBusy")))
 	}
 	if o.MaxSteps < 0 || o.TokenBudget < 0 || o.KeepImages < 0 || o.Timeout < 0 {
 		errs = append(errs, errors.New("agent: MaxSteps, TokenBudget, KeepImages and Timeout must not be negative"))

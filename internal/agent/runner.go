@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/guiagent/guiagent/internal/config"
 )
 
 // Runner runs gui_execute_task tasks, one desktop task at a time. It satisfies
@@ -160,8 +162,8 @@ func (r *Runner) acquire(ctx context.Context, ru *run) (Result, bool) {
 			r.mu.Unlock()
 			info := cur.info()
 			return quickResult(ru.id, ru.started, Failed, fmt.Sprintf(
-				"%v (run %s, step %d: %q); try again when it finishes, or set GUI_AGENT_ON_BUSY=queue to wait or preempt to replace it",
-				ErrBusy, info.RunID, info.Step, shorten(info.Task, 80))), false
+				"%v (run %s, step %d: %q); try again when it finishes, or set %s=queue to wait or preempt to replace it",
+				ErrBusy, info.RunID, info.Step, shorten(info.Task, 80), config.Var("OnBusy"))), false
 		case BusyPreempt:
 			cur.cancel(errSuperseded)
 		}

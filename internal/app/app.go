@@ -110,6 +110,9 @@ func newBase(c config.Config, x Extra) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, d := range c.Deprecations() {
+		log.Warn(d)
+	}
 	return &App{cfg: c, sources: c.Sources, scrub: scrub, log: log, closes: []func() error{func() error { closeLog(); return nil }}}, nil
 }
 
@@ -119,6 +122,9 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 		return err
 	}
 	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, ForceVirtual: x.ForceVirtual, VNC: c.VNC, VNCPassword: c.VNCPassword})
+	if errors.Is(err, platform.ErrNoDisplay) {
+		return fmt.Errorf("%w (or set %s=1280x800)", err, config.Var("VirtualDisplay"))
+	}
 	if err != nil {
 		return err
 	}
@@ -137,7 +143,7 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 	a.logDesktop(ctx, x.Version)
 	a.log.Info("tools offered", "tools", strings.Join(a.server.ToolNames(), ","))
 	if !a.tasks.configured() {
-		a.log.Info("gui_execute_task is not offered: no model is configured; the atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY, or PUT them to /api/settings (serve --http)")
+		a.log.Info("gui_execute_task is not offered: no model is configured; the atomic tools work", "fix", "set "+config.Vars("Provider", "Model", "APIKey")+", or PUT them to /api/settings (serve --http)")
 	}
 	return nil
 }
@@ -147,7 +153,7 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 func (a *App) openShared(c config.Config) error {
 	var err error
 	if a.keys, err = safety.NewKeyPolicy(safety.KeyPolicyOptions{Blocked: c.BlockedHotkeys, Allowed: c.AllowedHotkeys, Confirm: c.ConfirmHotkeys}); err != nil {
-		return fmt.Errorf("GUI_AGENT_BLOCKED_HOTKEYS/GUI_AGENT_ALLOWED_HOTKEYS/GUI_AGENT_CONFIRM_HOTKEYS: %w", err)
+		return fmt.Errorf("%s/%s/%s: %w", config.Var("BlockedHotkeys"), config.Var("AllowedHotkeys"), config.Var("ConfirmHotkeys"), err)
 	}
 	a.questions = ask.NewBroker(false) // HTTPOptions turns the dashboard on
 	a.link = &dashLink{}
@@ -250,7 +256,7 @@ func (a *App) newRunner(c config.Config) (*agent.Runner, error) {
 	}
 	ground, err := newGrounder(c)
 	if err != nil {
-		return nil, fmt.Errorf("GUI_AGENT_GROUNDING_MODEL: %w", err)
+		return nil, fmt.Errorf("%s: %w", config.Var("GroundingModel"), err)
 	}
 	o := agent.Options{
 		Input: a.input, Executor: a.exec, Screen: a.screen, Shots: a.shots, Shot: shotOptions(c), Adapter: adapter,

@@ -55,7 +55,7 @@ func NewFleet(c config.Config, x Extra) (*App, error) {
 	a.log.Info("serving a private desktop per MCP session", "width", c.DesktopPerSession.W, "height", c.DesktopPerSession.H,
 		"max_desktops", c.MaxDesktops, "session_command", c.SessionCommand != "", "version", version)
 	if !modelConfigured(c) {
-		a.log.Info("gui_execute_task is not offered: no model is configured; the atomic tools work", "fix", "set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY")
+		a.log.Info("gui_execute_task is not offered: no model is configured; the atomic tools work", "fix", "set "+config.Vars("Provider", "Model", "APIKey"))
 	}
 	return a, nil
 }

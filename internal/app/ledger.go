@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
@@ -24,8 +25,9 @@ func RecoverHeldInput(ctx context.Context, c config.Config, s desktop.Screen) (*
 	display := LedgerDisplay(c, s)
 	led, err := desktop.NewLedger(c.StateDir, display)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%w: set %s to a writable directory", err, config.Var("StateDir"))
 	}
+	led.StateVar = config.Var("StateDir")
 	rec, err := desktop.RecoverInput(ctx, s, c.StateDir, display)
 	return led, rec, err
 }

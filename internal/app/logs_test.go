@@ -58,3 +58,20 @@ func TestCappedWriter(t *testing.T) {
 		t.Errorf("capped output %q: want the first 10 bytes and one note", got)
 	}
 }
+
+// TestDeprecationsAreLoggedAtStart: a configuration that relies on a
+// deprecated use (GUI_AGENT_COORDINATE_MODE standing in for
+// GUI_AGENT_MODEL_COORDINATES) says so, with the replacement, in the log.
+func TestDeprecationsAreLoggedAtStart(t *testing.T) {
+	c := config.Default()
+	c.CoordinateMode = "normalized-1000"
+	var buf bytes.Buffer
+	a, err := newBase(c, Extra{Log: &buf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	if got := buf.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "GUI_AGENT_MODEL_COORDINATES=normalized-1000") {
+		t.Errorf("start-up log %q: want a warning naming GUI_AGENT_MODEL_COORDINATES=normalized-1000", got)
+	}
+}

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -44,10 +43,17 @@ func disabled(c config.Config) []action.Kind {
 }
 
 // profileFor is the coordinate profile of model behind adapter, chosen by
-// llm.ProfileFor (GUI_AGENT_COORDINATE_MODE overrides the convention of a
+// llm.ProfileFor (c.ModelCoordinateMode overrides the convention of a
 // model the table does not know).
 func profileFor(c config.Config, adapter, model string) (geom.Profile, error) {
-	return llm.ProfileFor(adapter, model, c.CoordinateMode)
+	return llm.ProfileFor(adapter, model, c.ModelCoordinateMode())
+}
+
+// modelVars are the variables of one model's name, key and endpoint, for
+// its errors.
+func modelVars(model, key, baseURL string) llm.Vars {
+	return llm.Vars{Model: model, APIKey: key, BaseURL: baseURL, Timeout: config.Var("ModelTimeout"),
+		ToolVersion: config.Var("ToolVersion"), DisableActions: config.Var("DisableActions")}
 }
 
 func llmConfig(c config.Config, adapter, provider, model string) (llm.Config, error) {
@@ -58,6 +64,7 @@ func llmConfig(c config.Config, adapter, provider, model string) (llm.Config, er
 	return llm.Config{
 		Provider: provider, Model: model, APIKey: c.APIKey, BaseURL: c.BaseURL,
 		Timeout: c.ModelTimeout, KeepImages: c.KeepImages, Profile: &p, ToolVersion: c.ToolVersion, Disabled: disabled(c),
+		Vars: modelVars(config.Var("Model"), config.Var("APIKey"), config.Var("BaseURL")),
 	}, nil
 }
 
@@ -67,12 +74,12 @@ func newAdapter(c config.Config) (llm.Adapter, error) {
 		return nil, ErrNoModel
 	}
 	if c.APIKey == "" && c.BaseURL == "" {
-		return nil, fmt.Errorf("GUI_AGENT_API_KEY is not set for provider %s (a local OpenAI-compatible server needs GUI_AGENT_BASE_URL instead)", c.Provider)
+		return nil, fmt.Errorf("%s is not set for provider %s (a local OpenAI-compatible server needs %s instead)", config.Var("APIKey"), c.Provider, config.Var("BaseURL"))
 	}
 	name := adapterName(c)
 	spec, ok := llm.AdapterNamed(name)
 	if !ok {
-		return nil, fmt.Errorf("GUI_AGENT_ADAPTER=%q: want one of %s", name, strings.Join(llm.AdapterNames(), ", "))
+		return nil, fmt.Errorf("%s=%q: want one of %s", config.Var("Adapter"), name, strings.Join(llm.AdapterNames(), ", "))
 	}
 	lc, err := llmConfig(c, name, c.Provider, c.Model)
 	if err != nil {
@@ -99,6 +106,9 @@ func newMemoryModel(c config.Config) (llm.TextModel, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.MemoryModel != "" {
+		lc.Vars = modelVars(config.Var("MemoryModel"), config.Var("MemoryAPIKey"), config.Var("MemoryBaseURL"))
+	}
 	if provider != c.Provider { // another provider: its own endpoint and key, never the main ones
 		lc.BaseURL, lc.APIKey = c.MemoryBaseURL, c.MemoryAPIKey
 	}
@@ -110,7 +120,7 @@ func newMemoryModel(c config.Config) (llm.TextModel, error) {
 	}
 	p, ok := llm.ProviderNamed(provider)
 	if !ok || p.Text == nil {
-		return nil, fmt.Errorf("provider %s has no text model for memory summaries: set GUI_AGENT_MEMORY_PROVIDER to one of %s", provider, strings.Join(llm.ProviderNames(), ", "))
+		return nil, fmt.Errorf("provider %s has no text model for memory summaries: set %s to one of %s", provider, config.Var("MemoryProvider"), strings.Join(llm.ProviderNames(), ", "))
 	}
 	return p.Text(lc)
 }
@@ -120,7 +130,7 @@ func newMemoryModel(c config.Config) (llm.TextModel, error) {
 func compatible() (llm.Provider, error) {
 	p, ok := llm.ProviderNamed("openai")
 	if !ok || p.Grounder == nil || p.Vision == nil {
-		return llm.Provider{}, errors.New("GUI_AGENT_GROUNDING_MODEL needs the openai provider, which this binary does not link in")
+		return llm.Provider{}, fmt.Errorf("%s needs the openai provider, which this binary does not link in", config.Var("GroundingModel"))
 	}
 	return p, nil
 }
@@ -141,7 +151,7 @@ func newGrounder(c config.Config) (llm.Grounder, error) {
 	return p.Grounder(lc)
 }
 
-// groundingConfig is the model configuration of GUI_AGENT_GROUNDING_MODEL:
+// groundingConfig is the model configuration of the grounding model:
 // OpenAI-compatible Chat Completions, on its own endpoint when one is given.
 func groundingConfig(c config.Config) (llm.Config, error) {
 	provider := c.Provider
@@ -152,6 +162,7 @@ func groundingConfig(c config.Config) (llm.Config, error) {
 	if err != nil {
 		return llm.Config{}, err
 	}
+	lc.Vars = modelVars(config.Var("GroundingModel"), config.Var("GroundingAPIKey"), config.Var("GroundingBaseURL"))
 	if c.GroundingBaseURL != "" {
 		lc.BaseURL = c.GroundingBaseURL
 	}
@@ -169,12 +180,12 @@ type visionModels struct {
 
 // newVision builds the plain-vision service of gui_locate, gui_query,
 // gui_assert, gui_wait_for and `target`: the main model (Anthropic Messages
-// or OpenAI-compatible Chat Completions), and GUI_AGENT_GROUNDING_MODEL for
+// or OpenAI-compatible Chat Completions), and the grounding model for
 // locating when one is configured. It returns an error saying why there is
 // none.
 func newVision(c config.Config) (visionModels, error) {
 	if !modelConfigured(c) {
-		return visionModels{}, errors.New("no model configured: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
+		return visionModels{}, fmt.Errorf("no model configured: set %s", config.Vars("Provider", "Model", "APIKey"))
 	}
 	adapter := adapterName(c)
 	if llm.RuleFor(adapter, c.Model).NoVision {
@@ -197,14 +208,14 @@ func newVision(c config.Config) (visionModels, error) {
 	if c.GroundingModel != "" {
 		gc, err := groundingConfig(c)
 		if err != nil {
-			return visionModels{}, fmt.Errorf("GUI_AGENT_GROUNDING_MODEL: %w", err)
+			return visionModels{}, fmt.Errorf("%s: %w", config.Var("GroundingModel"), err)
 		}
 		cp, err := compatible()
 		if err != nil {
 			return visionModels{}, err
 		}
 		if ground, err = cp.Vision(gc); err != nil {
-			return visionModels{}, fmt.Errorf("GUI_AGENT_GROUNDING_MODEL: %w", err)
+			return visionModels{}, fmt.Errorf("%s: %w", config.Var("GroundingModel"), err)
 		}
 		vm.locateBy = c.GroundingModel
 	}

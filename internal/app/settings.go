@@ -101,7 +101,7 @@ func (a *App) applyChanges(changes map[string]string) (config.Config, []config.S
 			keys = append(keys, v)
 		}
 		if src := a.sources.Of(s.Env); src.Locked() {
-			return next, nil, nil, &SettingsError{http.StatusConflict, fmt.Errorf("%s is set by the %s (GUI_AGENT_%s, its flag or the program's options), which takes precedence over the settings: unset it and restart guiagent to change it here", name, src, s.Env)}
+			return next, nil, nil, &SettingsError{http.StatusConflict, fmt.Errorf("%s is set by the %s (%s, its flag or the program's options), which takes precedence over the settings: unset it and restart guiagent to change it here", name, src, s.Var())}
 		}
 		s.Set(&next, v)
 		changed = append(changed, s)
@@ -234,7 +234,7 @@ func (a *App) persist(next config.Config, changed []config.Setting) error {
 func nameSettings(err error) error {
 	msg := err.Error()
 	for _, s := range config.Settings {
-		msg = strings.ReplaceAll(msg, "GUI_AGENT_"+s.Env, s.Name)
+		msg = strings.ReplaceAll(msg, s.Var(), s.Name)
 	}
 	return errors.New(msg)
 }

@@ -36,7 +36,7 @@ func ChooseDesktop(ctx context.Context, c config.Config, screen desktop.Screen) 
 	vd := c.VirtualDisplay
 	switch {
 	case c.VNC != "":
-		ch.Why = "--vnc/GUI_AGENT_VNC is set"
+		ch.Why = "--vnc/" + config.Var("VNC") + " is set"
 	case vd.W != 0 && name != c.XDisplay && c.XDisplay == "":
 		ch.Why = fmt.Sprintf("a private Xvfb started for --virtual-display %dx%d, since DISPLAY is not set", vd.W, vd.H)
 	case vd.W != 0 && name != c.XDisplay:

@@ -8,11 +8,13 @@ import (
 	"sync/atomic"
 
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/secret"
 )
 
 // ErrNoModel explains what to set for gui_execute_task.
-var ErrNoModel = errors.New("no model configured for gui_execute_task: set GUI_AGENT_PROVIDER (openai, anthropic or gemini), GUI_AGENT_MODEL and GUI_AGENT_API_KEY (and GUI_AGENT_BASE_URL for a local or compatible server), or PUT them to /api/settings; `guiagent doctor` checks them")
+var ErrNoModel = errors.New("no model configured for gui_execute_task: set " + config.Var("Provider") + " (openai, anthropic or gemini), " +
+	config.Vars("Model", "APIKey") + " (and " + config.Var("BaseURL") + " for a local or compatible server), or PUT them to /api/settings; `guiagent doctor` checks them")
 
 // generation is one task runner built from one set of settings, with the
 // tasks running on it.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 )
 
@@ -15,7 +16,7 @@ import (
 // GUI_AGENT_CONFIRM_HOTKEYS lists as combo.
 func KeysQuestion(who, keys, combo string) Question {
 	return Question{Kind: action.AskConfirm,
-		Text: fmt.Sprintf("%s wants to press %s (GUI_AGENT_CONFIRM_HOTKEYS lists %s). Allow it?", who, keys, combo)}
+		Text: fmt.Sprintf("%s wants to press %s (%s lists %s). Allow it?", who, keys, config.Var("ConfirmHotkeys"), combo)}
 }
 
 // Confirmer says which key combinations need a person's yes
@@ -41,9 +42,9 @@ func ConfirmKeys(ctx context.Context, b *Broker, p Confirmer, keys []desktop.Key
 	ans, err := Ask(actx, b, q, chs...)
 	switch {
 	case errors.Is(err, ErrNoChannel):
-		return fmt.Errorf("%s needs a person's yes (GUI_AGENT_CONFIRM_HOTKEYS), and nobody can be asked: the MCP client does not support elicitation and no dashboard is served; serve with --http for the dashboard, or remove it from GUI_AGENT_CONFIRM_HOTKEYS", what)
+		return fmt.Errorf("%s needs a person's yes (%s), and nobody can be asked: the MCP client does not support elicitation and no dashboard is served; serve with --http for the dashboard, or remove it from %[2]s", what, config.Var("ConfirmHotkeys"))
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-		return fmt.Errorf("%s was not sent: nobody confirmed it within %s (GUI_AGENT_ASK_TIMEOUT_S)", what, timeout)
+		return fmt.Errorf("%s was not sent: nobody confirmed it within %s (%s)", what, timeout, config.Var("AskTimeout"))
 	case err != nil:
 		return fmt.Errorf("%s was not sent: asking for confirmation failed: %w", what, err)
 	case ans.Outcome != Accept:

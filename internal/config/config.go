@@ -21,102 +21,104 @@ import (
 
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/geom"
-	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
-	"github.com/guiagent/guiagent/internal/ocr"
 	"github.com/guiagent/guiagent/internal/secret"
 )
 
 // Config is guiagent's whole configuration. Zero values are never used directly:
-// Load fills every default.
+// Load fills every default. Each field but XAuthority and Sources is set by
+// one knob of Knobs, which names its variable, flag, default and range.
 type Config struct {
 	// Model provider.
-	Provider         string        `json:"provider"`           // GUI_AGENT_PROVIDER: a registered provider (openai, anthropic, gemini)
-	Model            string        `json:"model"`              // GUI_AGENT_MODEL
-	APIKey           string        `json:"api_key"`            // GUI_AGENT_API_KEY (never logged)
-	BaseURL          string        `json:"base_url"`           // GUI_AGENT_BASE_URL
-	Adapter          string        `json:"adapter"`            // GUI_AGENT_ADAPTER: generic | anthropic-computer | openai-computer | ui-tars ("" = by provider and model)
-	MemoryModel      string        `json:"memory_model"`       // GUI_AGENT_MEMORY_MODEL ("" = Model)
-	MemoryProvider   string        `json:"memory_provider"`    // GUI_AGENT_MEMORY_PROVIDER ("" = Provider)
-	MemoryBaseURL    string        `json:"memory_base_url"`    // GUI_AGENT_MEMORY_BASE_URL ("" = BaseURL when the memory provider is the main one, else that provider's default)
-	MemoryAPIKey     string        `json:"memory_api_key"`     // GUI_AGENT_MEMORY_API_KEY ("" = APIKey when the memory provider is the main one; never logged)
-	GroundingModel   string        `json:"grounding_model"`    // GUI_AGENT_GROUNDING_MODEL ("" = none)
-	GroundingBaseURL string        `json:"grounding_base_url"` // GUI_AGENT_GROUNDING_BASE_URL: OpenAI-compatible endpoint of the grounding model ("" = BaseURL)
-	GroundingAPIKey  string        `json:"grounding_api_key"`  // GUI_AGENT_GROUNDING_API_KEY ("" = APIKey; never logged)
-	ToolVersion      string        `json:"tool_version"`       // GUI_AGENT_TOOL_VERSION: native tool version ("" = by model; Anthropic computer_toolset_20260801, computer_20251124, computer_20250124; OpenAI computer, computer_use_preview)
-	DisableActions   []string      `json:"disable_actions"`    // GUI_AGENT_DISABLE_ACTIONS: action kinds the model is not offered (zoom, mouse_down, ...), comma separated
-	ModelTimeout     time.Duration `json:"model_timeout"`      // GUI_AGENT_MODEL_TIMEOUT_S, 1-600, default 120
+	Provider         string        `json:"provider"`
+	Model            string        `json:"model"`
+	APIKey           string        `json:"api_key"` // never logged
+	BaseURL          string        `json:"base_url"`
+	Adapter          string        `json:"adapter"`         // "" = by provider and model
+	MemoryModel      string        `json:"memory_model"`    // "" = Model
+	MemoryProvider   string        `json:"memory_provider"` // "" = Provider
+	MemoryBaseURL    string        `json:"memory_base_url"` // "" = BaseURL when the memory provider is the main one, else that provider's default
+	MemoryAPIKey     string        `json:"memory_api_key"`  // "" = APIKey when the memory provider is the main one; never logged
+	GroundingModel   string        `json:"grounding_model"` // "" = none
+	GroundingBaseURL string        `json:"grounding_base_url"`
+	GroundingAPIKey  string        `json:"grounding_api_key"` // never logged
+	ToolVersion      string        `json:"tool_version"`
+	DisableActions   []string      `json:"disable_actions"`
+	ModelTimeout     time.Duration `json:"model_timeout"`
 
 	// Desktop.
-	DisplayIndex   string    `json:"display_index"`   // GUI_AGENT_DISPLAY_INDEX: default display id ("" = primary)
-	CoordinateMode string    `json:"coordinate_mode"` // GUI_AGENT_COORDINATE_MODE (geom.CoordinateModes; "" = by model)
-	XDisplay       string    `json:"x_display"`       // --display / $DISPLAY
-	XAuthority     string    `json:"x_authority"`     // $XAUTHORITY, else ~/.Xauthority
-	VirtualDisplay geom.Size `json:"virtual_display"` // --virtual-display / GUI_AGENT_VIRTUAL_DISPLAY WxH: private Xvfb when no display is reachable (zero = none)
-	VNC            string    `json:"vnc"`             // --vnc / GUI_AGENT_VNC host:port: drive a remote desktop over VNC instead
-	VNCPassword    string    `json:"vnc_password"`    // GUI_AGENT_VNC_PASSWORD (never logged)
+	DisplayIndex string `json:"display_index"` // "" = primary
+	// CoordinateMode is the MCP tools' default space (geom.ParseSpace; "" =
+	// image pixels); ModelCoordinates the convention of a model the profile
+	// table does not know (ModelCoordinateMode).
+	CoordinateMode   string    `json:"coordinate_mode"`
+	ModelCoordinates string    `json:"model_coordinates"`
+	XDisplay         string    `json:"x_display"`       // "" = $DISPLAY
+	XAuthority       string    `json:"x_authority"`     // $XAUTHORITY, else ~/.Xauthority (no knob: the session's)
+	VirtualDisplay   geom.Size `json:"virtual_display"` // zero = none
+	VNC              string    `json:"vnc"`
+	VNCPassword      string    `json:"vnc_password"` // never logged
 
 	// Screenshots.
-	JPEGQuality           int    `json:"jpeg_quality"`            // GUI_AGENT_JPEG_QUALITY 1-100, default 75
-	MaxLongEdge           int    `json:"max_long_edge"`           // GUI_AGENT_MAX_LONG_EDGE 64-8192, default 1920
-	MaxImageBytes         int    `json:"max_image_bytes"`         // GUI_AGENT_MAX_IMAGE_BYTES 32768-20000000, default 750000 (about 1 MB once base64-encoded in a tool result)
-	ImageFormat           string `json:"image_format"`            // GUI_AGENT_IMAGE_FORMAT jpeg | png, default jpeg
-	ScreenshotAfterAction bool   `json:"screenshot_after_action"` // GUI_AGENT_SCREENSHOT_AFTER_ACTION
+	JPEGQuality           int    `json:"jpeg_quality"`
+	MaxLongEdge           int    `json:"max_long_edge"`
+	MaxImageBytes         int    `json:"max_image_bytes"`
+	ImageFormat           string `json:"image_format"`
+	ScreenshotAfterAction bool   `json:"screenshot_after_action"`
 
 	// Text finding (OCR, model-free).
 	OCRLangs []string `json:"ocr_langs"` // GUI_AGENT_OCR_LANGS: Tesseract languages, comma or + separated (eng, chi_sim, jpn, kor ...), default eng
 
 	// Task loop.
-	MaxSteps      int           `json:"max_steps"`      // GUI_AGENT_MAX_STEPS 1-500, default 50
-	StepDelay     time.Duration `json:"step_delay"`     // GUI_AGENT_STEP_DELAY_MS 0-10000, default 0
-	TaskTimeout   time.Duration `json:"task_timeout"`   // GUI_AGENT_TASK_TIMEOUT_S 1-86400, default 600
-	TokenBudget   int           `json:"token_budget"`   // GUI_AGENT_TOKEN_BUDGET (0 = none)
-	KeepImages    int           `json:"keep_images"`    // GUI_AGENT_SCREENSHOT_KEEP 1-10, default 3
-	OnBusy        string        `json:"on_busy"`        // GUI_AGENT_ON_BUSY queue | preempt | reject
-	HumanOverride bool          `json:"human_override"` // GUI_AGENT_HUMAN_OVERRIDE, default true
-	// AskTimeout bounds the wait for a person's answer to one ask_user
-	// (GUI_AGENT_ASK_TIMEOUT_S 1-86400, default 300); without an answer by
-	// then the run ends as blocked.
+	MaxSteps      int           `json:"max_steps"`
+	StepDelay     time.Duration `json:"step_delay"`
+	TaskTimeout   time.Duration `json:"task_timeout"`
+	TokenBudget   int           `json:"token_budget"` // 0 = none
+	KeepImages    int           `json:"keep_images"`
+	OnBusy        string        `json:"on_busy"`
+	HumanOverride bool          `json:"human_override"`
+	// AskTimeout bounds the wait for a person's answer to one ask_user;
+	// without an answer by then the run ends as blocked.
 	AskTimeout time.Duration `json:"ask_timeout"`
 
 	// Safety.
-	KillSwitchFile string   `json:"kill_switch_file"` // GUI_AGENT_KILL_SWITCH_FILE
-	BlockedHotkeys []string `json:"blocked_hotkeys"`  // GUI_AGENT_BLOCKED_HOTKEYS: extra combos, comma separated
-	AllowedHotkeys []string `json:"allowed_hotkeys"`  // GUI_AGENT_ALLOWED_HOTKEYS: combos removed from the default blocklist
-	ConfirmHotkeys []string `json:"confirm_hotkeys"`  // GUI_AGENT_CONFIRM_HOTKEYS: combos sent only after a person says yes (a blocked combo stays blocked)
+	KillSwitchFile string   `json:"kill_switch_file"`
+	BlockedHotkeys []string `json:"blocked_hotkeys"` // extra combos
+	AllowedHotkeys []string `json:"allowed_hotkeys"` // combos removed from the default blocklist
+	ConfirmHotkeys []string `json:"confirm_hotkeys"` // combos sent only after a person says yes (a blocked combo stays blocked)
 
 	// HTTP transport.
-	HTTP        bool   `json:"http"`         // serve --http
-	HTTPAddr    string `json:"http_addr"`    // --addr / GUI_AGENT_HTTP_ADDR, default 127.0.0.1:60008
-	HTTPToken   string `json:"http_token"`   // GUI_AGENT_HTTP_TOKEN ("" = generated at start; never logged)
-	AllowRemote bool   `json:"allow_remote"` // --allow-remote / GUI_AGENT_ALLOW_REMOTE (requires a token)
+	HTTP        bool   `json:"http"`
+	HTTPAddr    string `json:"http_addr"`
+	HTTPToken   string `json:"http_token"`   // "" = generated at start; never logged
+	AllowRemote bool   `json:"allow_remote"` // requires a token
 
 	// MCP surface.
-	Tools    []string `json:"tools"`     // --tools / GUI_AGENT_TOOLS: tool names or groups to offer, comma separated (nil = all)
-	ReadOnly bool     `json:"read_only"` // --read-only / GUI_AGENT_READ_ONLY: offer only the observe group (Tools must be empty)
+	Tools    []string `json:"tools"`     // tool names or groups to offer (nil = all)
+	ReadOnly bool     `json:"read_only"` // offer only the observe group (Tools must be empty)
 
 	// Many desktops (serve --http only).
-	DesktopPerSession geom.Size     `json:"desktop_per_session"` // --desktop-per-session / GUI_AGENT_DESKTOP_PER_SESSION WxH: a private Xvfb per MCP session (zero = one shared desktop)
-	SessionCommand    string        `json:"session_command"`     // --session-command / GUI_AGENT_SESSION_COMMAND: started on each new session desktop
-	MaxDesktops       int           `json:"max_desktops"`        // --max-desktops / GUI_AGENT_MAX_DESKTOPS 1-4096, default the number of CPUs
-	MetricsPublic     bool          `json:"metrics_public"`      // --metrics-public / GUI_AGENT_METRICS_PUBLIC: /metrics without the token
-	SessionKeepAlive  time.Duration `json:"session_keepalive"`   // GUI_AGENT_SESSION_KEEPALIVE_S 1-3600, default 10: with --desktop-per-session, ping each client this often; one without an answer loses its session and desktop
+	DesktopPerSession geom.Size     `json:"desktop_per_session"` // zero = one shared desktop
+	SessionCommand    string        `json:"session_command"`
+	MaxDesktops       int           `json:"max_desktops"`
+	MetricsPublic     bool          `json:"metrics_public"`
+	SessionKeepAlive  time.Duration `json:"session_keepalive"`
 
 	// Records and logs.
-	RunsDir     string `json:"runs_dir"`     // GUI_AGENT_RUNS_DIR, default DefaultRunsDir
-	RunsKeep    int    `json:"runs_keep"`    // GUI_AGENT_RUNS_KEEP: finished run records kept, 1-100000, default 200
-	RunsMaxMB   int    `json:"runs_max_mb"`  // GUI_AGENT_RUNS_MAX_MB: total size of finished run records, 1-1048576 MB, default 2048
-	StateDir    string `json:"state_dir"`    // GUI_AGENT_STATE_DIR (held-input ledgers), default the runs folder's parent
-	DebugImages bool   `json:"debug_images"` // GUI_AGENT_DEBUG_IMAGES, default true
-	LogLevel    string `json:"log_level"`    // GUI_AGENT_LOG_LEVEL debug | info | warn | error
-	LogFile     string `json:"log_file"`     // GUI_AGENT_LOG_FILE ("" = stderr)
-	// CacheDir holds flow caches (GUI_AGENT_CACHE_DIR); "" = FLOW.cache.yaml
-	// beside the flow file, and for gui_run_flow FlowCacheDir's default.
+	RunsDir     string `json:"runs_dir"`  // "" = DefaultRunsDir
+	RunsKeep    int    `json:"runs_keep"` // finished run records kept
+	RunsMaxMB   int    `json:"runs_max_mb"`
+	StateDir    string `json:"state_dir"` // held-input ledgers; "" = the runs folder's parent
+	DebugImages bool   `json:"debug_images"`
+	LogLevel    string `json:"log_level"`
+	LogFile     string `json:"log_file"` // "" = stderr
+	// CacheDir holds flow caches; "" = FLOW.cache.yaml beside the flow file,
+	// and for gui_run_flow FlowCacheDir's default.
 	CacheDir  string `json:"cache_dir"`
-	LogFormat string `json:"log_format"` // GUI_AGENT_LOG_FORMAT text | json
+	LogFormat string `json:"log_format"`
 
 	// Settings a host application changes at run time (settings.go).
-	SettingsFile string  `json:"settings_file"` // GUI_AGENT_SETTINGS_FILE, default os.UserConfigDir()/guiagent/settings.json ("" = none)
+	SettingsFile string  `json:"settings_file"` // "" = none
 	Sources      Sources `json:"-"`             // which layer set each value; absent = default
 }
 
@@ -129,9 +131,57 @@ func (c Config) FlowCacheDir() string {
 	return filepath.Join(filepath.Dir(c.RunsDir), "flow-cache")
 }
 
-// Providers lists accepted GUI_AGENT_PROVIDER values: the providers
-// registered with internal/llm (internal/llm/providers links them in).
+// ModelCoordinateMode is the coordinate convention assumed for a model the
+// profile table does not know: ModelCoordinates, else CoordinateMode when
+// it names a normalized convention. GUI_AGENT_COORDINATE_MODE set both the
+// MCP tools' default space and this before GUI_AGENT_MODEL_COORDINATES
+// existed, so a setup that relied on it keeps reading its model's points
+// the same way; Deprecations warns about it.
+func (c Config) ModelCoordinateMode() string {
+	if c.ModelCoordinates != "" {
+		return c.ModelCoordinates
+	}
+	if c.coordinateModeForModel() {
+		return c.CoordinateMode
+	}
+	return ""
+}
+
+// coordinateModeForModel reports whether CoordinateMode stands in for an
+// unset ModelCoordinates: it names a convention other than image pixels
+// (image pixels are what a model the table does not know gets anyway).
+func (c Config) coordinateModeForModel() bool {
+	if c.ModelCoordinates != "" || c.CoordinateMode == "" {
+		return false
+	}
+	sp, err := geom.ParseSpace(c.CoordinateMode, "")
+	return err == nil && sp != geom.SpaceImage && sp != geom.SpaceScreen
+}
+
+// Deprecations lists what c relies on that is deprecated, each with its
+// replacement, for the start-up log.
+func (c Config) Deprecations() []string {
+	var out []string
+	if c.coordinateModeForModel() {
+		out = append(out, fmt.Sprintf("%s=%s also sets how a model guiagent does not know gives points, as it did before %s existed; that use is deprecated: set %s=%s for the model (and keep %s for the MCP tools' default space)",
+			Var("CoordinateMode"), c.CoordinateMode, Var("ModelCoordinates"), Var("ModelCoordinates"), c.CoordinateMode, Var("CoordinateMode")))
+	}
+	return out
+}
+
+// Providers lists accepted provider values (the provider knobs'): the
+// providers registered with internal/llm (internal/llm/providers links them in).
 func Providers() []string { return llm.ProviderNames() }
+
+// checkDisableActions accepts action kinds the model performs.
+func checkDisableActions(kinds []string) error {
+	for _, k := range kinds {
+		if !slices.Contains(action.Kinds, action.Kind(k)) || k == string(action.AskUser) {
+			return fmt.Errorf("%q is not an action the model performs: use %s", k, disableable())
+		}
+	}
+	return nil
+}
 
 // disableable lists the action kinds GUI_AGENT_DISABLE_ACTIONS takes.
 func disableable() string {
@@ -147,30 +197,18 @@ func disableable() string {
 // Adapters lists accepted GUI_AGENT_ADAPTER values, the registered adapters.
 func Adapters() []string { return llm.AdapterNames() }
 
-// Default returns the configuration with every default filled and nothing read.
+// Default returns the configuration with every default of Knobs filled and
+// nothing read.
 func Default() Config {
-	return Config{
-		ModelTimeout:     llm.DefaultTimeout,
-		JPEGQuality:      imaging.DefaultQuality,
-		MaxLongEdge:      imaging.DefaultMaxLongEdge,
-		MaxImageBytes:    imaging.DefaultMaxBytes,
-		ImageFormat:      "jpeg",
-		OCRLangs:         slices.Clone(ocr.DefaultLangs),
-		MaxSteps:         50,
-		TaskTimeout:      600 * time.Second,
-		AskTimeout:       300 * time.Second,
-		KeepImages:       llm.DefaultKeepImages,
-		OnBusy:           "queue",
-		HumanOverride:    true,
-		HTTPAddr:         "127.0.0.1:60008",
-		DebugImages:      true,
-		RunsKeep:         200,
-		RunsMaxMB:        2048,
-		LogLevel:         "info",
-		LogFormat:        "text",
-		MaxDesktops:      runtime.NumCPU(),
-		SessionKeepAlive: 10 * time.Second,
+	var c Config
+	for _, k := range Knobs {
+		if d := k.defaultText(); d != "" {
+			if err := k.set(&c, d); err != nil {
+				panic(fmt.Sprintf("config: the default of %s: %v", k.Name, err)) // TestKnobDefaults
+			}
+		}
 	}
+	return c
 }
 
 // Load reads environment variables through getenv, then the flags in args (flags
@@ -184,31 +222,14 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	if err := c.loadEnv(getenv); err != nil {
 		return c, nil, err
 	}
-	fs, vd, tools, dps := newFlagSet(name, &c)
+	fs := newFlagSet(name, &c)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, nil, err
 		}
 		return c, nil, fmt.Errorf("%s: %w (run 'guiagent %s --help')", name, err, name)
 	}
-	if err := c.applyToolFlags(*tools); err != nil {
-		return c, nil, err
-	}
 	c.markFlags(fs)
-	if *dps != "" {
-		s, err := ParseSize(*dps)
-		if err != nil {
-			return c, nil, fmt.Errorf("--desktop-per-session: %w", err)
-		}
-		c.DesktopPerSession = s
-	}
-	if *vd != "" {
-		s, err := ParseSize(*vd)
-		if err != nil {
-			return c, nil, fmt.Errorf("--virtual-display: %w", err)
-		}
-		c.VirtualDisplay = s
-	}
 	c.FillSessionDefaults(getenv)
 	// Validate normalizes c (the provider's case), so it must run before c is
 	// copied into the results: within one return statement Go leaves the order
@@ -235,56 +256,94 @@ func (c *Config) FillSessionDefaults(getenv func(string) string) {
 	}
 }
 
-// newFlagSet declares every configuration flag of name (serve, demo, doctor,
-// release) over c's current values. vd and tools hold --virtual-display and
-// --tools as given, parsed by Load.
-func newFlagSet(name string, c *Config) (fs *flag.FlagSet, vd, tools, dps *string) {
-	fs = flag.NewFlagSet(name, flag.ContinueOnError)
+// newFlagSet declares the flag of every knob that has one, for command name
+// (serve, demo, doctor, release, run), over c's current values.
+func newFlagSet(name string, c *Config) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.BoolVar(&c.HTTP, "http", c.HTTP, "serve MCP over Streamable HTTP instead of stdio")
-	fs.StringVar(&c.HTTPAddr, "addr", c.HTTPAddr, "HTTP listen `host:port` (loopback unless --allow-remote; GUI_AGENT_HTTP_ADDR)")
-	fs.BoolVar(&c.AllowRemote, "allow-remote", c.AllowRemote, "allow a non-loopback --addr (requires GUI_AGENT_HTTP_TOKEN; GUI_AGENT_ALLOW_REMOTE)")
-	fs.StringVar(&c.XDisplay, "display", c.XDisplay, "X `display` to drive, e.g. :1 (default $DISPLAY)")
-	fs.StringVar(&c.VNC, "vnc", c.VNC, "drive a remote desktop over VNC at `host[:port]` (default port 5900; password in GUI_AGENT_VNC_PASSWORD; GUI_AGENT_VNC)")
-	vd = fs.String("virtual-display", "", "when no X display is reachable, start a private Xvfb of this `size`, e.g. 1280x800 (GUI_AGENT_VIRTUAL_DISPLAY)")
-	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "`level`: debug, info, warn or error (GUI_AGENT_LOG_LEVEL)")
-	fs.StringVar(&c.LogFile, "log-file", c.LogFile, "write logs to this `file` instead of stderr (GUI_AGENT_LOG_FILE)")
-	fs.StringVar(&c.RunsDir, "runs-dir", c.RunsDir, "`dir`ectory of run records (GUI_AGENT_RUNS_DIR; default $XDG_STATE_HOME/guiagent/runs)")
-	fs.StringVar(&c.Model, "model", c.Model, "model `name` (GUI_AGENT_MODEL)")
-	fs.StringVar(&c.Provider, "provider", c.Provider, "model `provider`: "+strings.Join(Providers(), ", ")+" (GUI_AGENT_PROVIDER)")
-	tools = fs.String("tools", "", "offer only these tools: comma `list` of tool names or groups, listed below (GUI_AGENT_TOOLS)")
-	fs.BoolVar(&c.ReadOnly, "read-only", c.ReadOnly, "offer only the observe tools: no input, no clipboard writes, no tasks (GUI_AGENT_READ_ONLY)")
-	dps = fs.String("desktop-per-session", "", "serve --http only: give each MCP session its own private Xvfb of this `size`, e.g. 1280x800 (GUI_AGENT_DESKTOP_PER_SESSION)")
-	fs.StringVar(&c.SessionCommand, "session-command", c.SessionCommand, "with --desktop-per-session: a `command` (sh -c) started on each new desktop; its output goes to desktops/<session>/session-command.log (GUI_AGENT_SESSION_COMMAND)")
-	fs.IntVar(&c.MaxDesktops, "max-desktops", c.MaxDesktops, "with --desktop-per-session: at most this many desktops at once (GUI_AGENT_MAX_DESKTOPS; default: the number of CPUs)")
-	fs.BoolVar(&c.MetricsPublic, "metrics-public", c.MetricsPublic, "serve /metrics without the bearer token (GUI_AGENT_METRICS_PUBLIC)")
-	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json (GUI_AGENT_LOG_FORMAT)")
-	return fs, vd, tools, dps
+	for _, k := range Knobs {
+		if k.Flag == "" {
+			continue
+		}
+		f := k.field(c).Addr().Interface()
+		switch p := f.(type) {
+		case *string:
+			fs.StringVar(p, k.Flag, *p, k.usage())
+		case *bool:
+			fs.BoolVar(p, k.Flag, *p, k.usage())
+		case *int:
+			fs.IntVar(p, k.Flag, *p, k.usage())
+		default:
+			fs.Var(&knobFlag{k: k, c: c}, k.Flag, k.usage())
+		}
+	}
+	return fs
+}
+
+// usage is k's flag help: its Doc (backquotes but the first pair, which
+// names the flag's value, removed), what it accepts, its variable and a
+// default computed at start.
+func (k Knob) usage() string {
+	doc := k.Doc
+	if i := strings.Index(doc, "`"); i >= 0 {
+		if j := strings.Index(doc[i+1:], "`"); j >= 0 {
+			cut := i + 1 + j + 1
+			doc = doc[:cut] + strings.ReplaceAll(doc[cut:], "`", "")
+		}
+	}
+	var notes []string
+	if k.Kind == KindChoice {
+		notes = append(notes, strings.Join(k.Choices(), ", "))
+	}
+	if k.Env != "" {
+		notes = append(notes, k.Env)
+	}
+	if k.Shown != "" {
+		notes = append(notes, "default "+strings.ReplaceAll(k.Shown, "`", ""))
+	}
+	if len(notes) == 0 {
+		return doc
+	}
+	return doc + " (" + strings.Join(notes, "; ") + ")"
+}
+
+// knobFlag is the flag.Value of a knob of a kind the flag package lacks (a
+// size, a list); given, it replaces the variable's value.
+type knobFlag struct {
+	k Knob
+	c *Config
+}
+
+func (f *knobFlag) String() string {
+	if f == nil || f.c == nil {
+		return ""
+	}
+	return f.k.format(f.c)
+}
+
+func (f *knobFlag) Set(v string) error {
+	if v == "" {
+		return nil // --tools= or --virtual-display "": as if not given
+	}
+	if f.k.Kind == KindList && len(splitList(v)) == 0 {
+		if f.k.empty != "" {
+			return fmt.Errorf("--%s %q %s", f.k.Flag, v, f.k.empty)
+		}
+		return fmt.Errorf("--%s %q names nothing: give a comma-separated list", f.k.Flag, v)
+	}
+	if err := f.k.set(f.c, v); err != nil {
+		return fmt.Errorf("--%s: %w", f.k.Flag, err)
+	}
+	return nil
 }
 
 // PrintFlags writes the configuration flags of command name, one per entry
 // with its default, to w (for `guiagent name --help`).
 func PrintFlags(name string, w io.Writer) {
 	c := Default()
-	fs, _, _, _ := newFlagSet(name, &c)
+	fs := newFlagSet(name, &c)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
-}
-
-// applyToolFlags parses --tools (it replaces GUI_AGENT_TOOLS when given) into
-// c.Tools and refuses it together with --read-only. Names are checked by the
-// server, which defines the tools and groups.
-func (c *Config) applyToolFlags(tools string) error {
-	if tools != "" {
-		c.Tools = splitList(tools)
-		if len(c.Tools) == 0 {
-			return fmt.Errorf("--tools %q names no tool: give tool names or groups, comma separated (see guiagent serve --help)", tools)
-		}
-	}
-	if c.ReadOnly && len(c.Tools) > 0 {
-		return fmt.Errorf("--read-only (GUI_AGENT_READ_ONLY) and --tools (GUI_AGENT_TOOLS=%s) are both set: --read-only means --tools observe; keep one", strings.Join(c.Tools, ","))
-	}
-	return nil
 }
 
 func splitList(v string) []string {
@@ -321,7 +380,7 @@ func XAuthority(getenv func(string) string) string {
 // RunsDir is where run records are kept for commands that take no other
 // configuration (runs, report): GUI_AGENT_RUNS_DIR, else DefaultRunsDir.
 func RunsDir(getenv func(string) string) string {
-	if d := strings.TrimSpace(getenv("GUI_AGENT_RUNS_DIR")); d != "" {
+	if d := strings.TrimSpace(getenv(Var("RunsDir"))); d != "" {
 		return d
 	}
 	return DefaultRunsDir(getenv)
@@ -342,146 +401,29 @@ func DefaultRunsDir(getenv func(string) string) string {
 	return RunsDirFor(runtime.GOOS, getenv, home)
 }
 
-type envReader struct {
-	getenv func(string) string
-	errs   []error
-	c      *Config // its Sources record each variable found
-}
-
-func (r *envReader) str(name string, dst *string) {
-	if v, ok := r.lookup(name); ok {
-		*dst = v
-	}
-}
-
-func (r *envReader) lookup(name string) (string, bool) {
-	v := strings.TrimSpace(r.getenv("GUI_AGENT_" + name))
-	if v != "" {
-		r.c.source(name, SourceEnv)
-	}
-	return v, v != ""
-}
-
-func (r *envReader) int(name string, dst *int, lo, hi int) {
-	v, ok := r.lookup(name)
-	if !ok {
-		return
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		r.errs = append(r.errs, fmt.Errorf("GUI_AGENT_%s=%q: want a whole number from %d to %d", name, v, lo, hi))
-		return
-	}
-	*dst = n
-}
-
-func (r *envReader) dur(name string, dst *time.Duration, unit time.Duration, lo, hi int) {
-	n := -1
-	r.int(name, &n, lo, hi)
-	if n >= 0 {
-		*dst = time.Duration(n) * unit
-	}
-}
-
-func (r *envReader) bool(name string, dst *bool) {
-	v, ok := r.lookup(name)
-	if !ok {
-		return
-	}
-	switch strings.ToLower(v) {
-	case "1", "true", "yes", "on":
-		*dst = true
-	case "0", "false", "no", "off":
-		*dst = false
-	default:
-		r.errs = append(r.errs, fmt.Errorf("GUI_AGENT_%s=%q: want true or false (1/0, yes/no, on/off)", name, v))
-	}
-}
-
-func (r *envReader) list(name string, dst *[]string) {
-	if v, ok := r.lookup(name); ok {
-		*dst = append(*dst, splitList(v)...)
-	}
-}
-
+// loadEnv reads the variable of every knob that has one: a value that is
+// not blank replaces the default (or the settings file's) and is recorded in
+// c.Sources; a bad one is an error naming the variable and what it accepts.
 func (c *Config) loadEnv(getenv func(string) string) error {
-	r := &envReader{getenv: getenv, c: c}
-	r.str("PROVIDER", &c.Provider)
-	r.str("MODEL", &c.Model)
-	r.str("API_KEY", &c.APIKey)
-	r.str("BASE_URL", &c.BaseURL)
-	r.str("ADAPTER", &c.Adapter)
-	r.str("MEMORY_MODEL", &c.MemoryModel)
-	r.str("MEMORY_PROVIDER", &c.MemoryProvider)
-	r.str("MEMORY_BASE_URL", &c.MemoryBaseURL)
-	r.str("MEMORY_API_KEY", &c.MemoryAPIKey)
-	r.str("GROUNDING_MODEL", &c.GroundingModel)
-	r.str("GROUNDING_BASE_URL", &c.GroundingBaseURL)
-	r.str("GROUNDING_API_KEY", &c.GroundingAPIKey)
-	r.str("TOOL_VERSION", &c.ToolVersion)
-	r.list("DISABLE_ACTIONS", &c.DisableActions)
-	r.dur("MODEL_TIMEOUT_S", &c.ModelTimeout, time.Second, 1, 600)
-	r.str("DISPLAY_INDEX", &c.DisplayIndex)
-	r.str("COORDINATE_MODE", &c.CoordinateMode)
-	r.str("VNC", &c.VNC)
-	r.str("VNC_PASSWORD", &c.VNCPassword)
-	if v, ok := r.lookup("VIRTUAL_DISPLAY"); ok {
-		s, err := ParseSize(v)
-		if err != nil {
-			r.errs = append(r.errs, fmt.Errorf("GUI_AGENT_VIRTUAL_DISPLAY: %w", err))
+	var errs []error
+	for _, k := range Knobs {
+		if k.Env == "" {
+			continue
 		}
-		c.VirtualDisplay = s
-	}
-	r.int("JPEG_QUALITY", &c.JPEGQuality, 1, 100)
-	r.int("MAX_LONG_EDGE", &c.MaxLongEdge, 64, 8192)
-	r.int("MAX_IMAGE_BYTES", &c.MaxImageBytes, 32768, 20_000_000)
-	r.str("IMAGE_FORMAT", &c.ImageFormat)
-	r.bool("SCREENSHOT_AFTER_ACTION", &c.ScreenshotAfterAction)
-	if v, ok := r.lookup("OCR_LANGS"); ok {
-		langs, err := ParseOCRLangs(v)
-		if err != nil {
-			r.errs = append(r.errs, err)
+		v := strings.TrimSpace(getenv(k.Env))
+		if v == "" {
+			continue
 		}
-		c.OCRLangs = langs
-	}
-	r.int("MAX_STEPS", &c.MaxSteps, 1, 500)
-	r.dur("STEP_DELAY_MS", &c.StepDelay, time.Millisecond, 0, 10000)
-	r.dur("TASK_TIMEOUT_S", &c.TaskTimeout, time.Second, 1, 86400)
-	r.int("TOKEN_BUDGET", &c.TokenBudget, 0, 1<<30)
-	r.int("SCREENSHOT_KEEP", &c.KeepImages, 1, 10)
-	r.str("ON_BUSY", &c.OnBusy)
-	r.bool("HUMAN_OVERRIDE", &c.HumanOverride)
-	r.dur("ASK_TIMEOUT_S", &c.AskTimeout, time.Second, 1, 86400)
-	r.str("KILL_SWITCH_FILE", &c.KillSwitchFile)
-	r.list("BLOCKED_HOTKEYS", &c.BlockedHotkeys)
-	r.list("ALLOWED_HOTKEYS", &c.AllowedHotkeys)
-	r.list("CONFIRM_HOTKEYS", &c.ConfirmHotkeys)
-	r.str("HTTP_ADDR", &c.HTTPAddr)
-	r.str("HTTP_TOKEN", &c.HTTPToken)
-	r.bool("ALLOW_REMOTE", &c.AllowRemote)
-	r.list("TOOLS", &c.Tools)
-	r.bool("READ_ONLY", &c.ReadOnly)
-	r.str("RUNS_DIR", &c.RunsDir)
-	r.int("RUNS_KEEP", &c.RunsKeep, 1, 100_000)
-	r.int("RUNS_MAX_MB", &c.RunsMaxMB, 1, 1<<20)
-	r.str("STATE_DIR", &c.StateDir)
-	r.bool("DEBUG_IMAGES", &c.DebugImages)
-	r.str("LOG_LEVEL", &c.LogLevel)
-	r.str("LOG_FILE", &c.LogFile)
-	r.str("CACHE_DIR", &c.CacheDir)
-	r.str("LOG_FORMAT", &c.LogFormat)
-	if v, ok := r.lookup("DESKTOP_PER_SESSION"); ok {
-		s, err := ParseSize(v)
-		if err != nil {
-			r.errs = append(r.errs, fmt.Errorf("GUI_AGENT_DESKTOP_PER_SESSION: %w", err))
+		c.source(k.key(), SourceEnv)
+		if err := k.set(c, v); err != nil {
+			if k.Kind == KindSize {
+				errs = append(errs, fmt.Errorf("%s: %w", k.Env, err))
+			} else {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", k.Env, v, err))
+			}
 		}
-		c.DesktopPerSession = s
 	}
-	r.str("SESSION_COMMAND", &c.SessionCommand)
-	r.int("MAX_DESKTOPS", &c.MaxDesktops, 1, 4096)
-	r.bool("METRICS_PUBLIC", &c.MetricsPublic)
-	r.dur("SESSION_KEEPALIVE_S", &c.SessionKeepAlive, time.Second, 1, 3600)
-	return errors.Join(r.errs...)
+	return errors.Join(errs...)
 }
 
 // ocrLang is what a Tesseract language name looks like (eng, chi_sim, script/Latin).
@@ -526,68 +468,72 @@ func oneOf(name, v string, allowed []string) error {
 	return fmt.Errorf("%s=%q: want one of %s", name, v, strings.Join(allowed, ", "))
 }
 
-// Validate checks values that are not simple ranges.
+// Validate checks every knob's value against what its knob accepts (Knobs:
+// ranges, choices, URLs, sizes, coordinate modes; the provider is kept
+// lowercase), then the values that depend on one another. It reports every
+// problem at once, each naming its variable or flag.
 func (c *Config) Validate() error {
 	var errs []error
-	c.Provider = strings.ToLower(c.Provider)
-	c.MemoryProvider = strings.ToLower(c.MemoryProvider)
-	if c.Provider != "" {
-		errs = append(errs, oneOf("GUI_AGENT_PROVIDER", c.Provider, Providers()))
+	for _, k := range Knobs {
+		errs = append(errs, k.validate(c))
 	}
-	errs = append(errs, c.checkModelPair())
-	if c.MemoryProvider != "" {
-		errs = append(errs, oneOf("GUI_AGENT_MEMORY_PROVIDER", c.MemoryProvider, Providers()))
-	}
-	for _, k := range c.DisableActions {
-		if !slices.Contains(action.Kinds, action.Kind(k)) || k == string(action.AskUser) {
-			errs = append(errs, fmt.Errorf("GUI_AGENT_DISABLE_ACTIONS: %q is not an action the model performs: use %s", k, disableable()))
-		}
-	}
-	if c.Adapter != "" {
-		errs = append(errs, oneOf("GUI_AGENT_ADAPTER", c.Adapter, Adapters()))
-	}
-	if c.CoordinateMode != "" {
-		if _, err := (geom.Profile{}).WithMode(c.CoordinateMode); err != nil {
-			errs = append(errs, fmt.Errorf("GUI_AGENT_COORDINATE_MODE: %w", err))
-		}
-	}
-	errs = append(errs, oneOf("GUI_AGENT_IMAGE_FORMAT", c.ImageFormat, []string{"jpeg", "png"}))
-	errs = append(errs, oneOf("GUI_AGENT_ON_BUSY", c.OnBusy, []string{"queue", "preempt", "reject"}))
-	errs = append(errs, oneOf("GUI_AGENT_LOG_LEVEL", c.LogLevel, []string{"debug", "info", "warn", "error"}))
-	errs = append(errs, oneOf("GUI_AGENT_LOG_FORMAT", c.LogFormat, []string{"text", "json"}))
-	errs = append(errs, c.validateDesktops())
-	for _, u := range []struct{ name, url string }{{"GUI_AGENT_BASE_URL", c.BaseURL}, {"GUI_AGENT_GROUNDING_BASE_URL", c.GroundingBaseURL}, {"GUI_AGENT_MEMORY_BASE_URL", c.MemoryBaseURL}} {
-		if u.url != "" && !strings.HasPrefix(u.url, "http://") && !strings.HasPrefix(u.url, "https://") {
-			errs = append(errs, fmt.Errorf("%s=%q: want an http:// or https:// URL", u.name, u.url))
-		}
-	}
+	errs = append(errs, c.checkModelPair(), c.checkModels(), c.validateDesktops(), c.checkTools(), c.checkVNC(), c.checkHTTP())
+	return errors.Join(errs...)
+}
+
+// checkModels checks the memory and grounding models against the main one.
+func (c *Config) checkModels() error {
+	var errs []error
 	if c.Provider != "" && c.MemoryProvider != "" && c.MemoryProvider != c.Provider && c.MemoryAPIKey == "" && c.MemoryBaseURL == "" {
-		errs = append(errs, fmt.Errorf("GUI_AGENT_MEMORY_PROVIDER=%s differs from GUI_AGENT_PROVIDER=%s: set GUI_AGENT_MEMORY_API_KEY (and GUI_AGENT_MEMORY_BASE_URL for a compatible server) for it", c.MemoryProvider, c.Provider))
+		errs = append(errs, fmt.Errorf("%s=%s differs from %s=%s: set %s (and %s for a compatible server) for it",
+			Var("MemoryProvider"), c.MemoryProvider, Var("Provider"), c.Provider, Var("MemoryAPIKey"), Var("MemoryBaseURL")))
 	}
 	if c.GroundingModel != "" && c.Provider == "anthropic" && c.GroundingBaseURL == "" {
-		errs = append(errs, errors.New("GUI_AGENT_GROUNDING_MODEL is called over an OpenAI-compatible endpoint (vLLM, Ollama, OpenRouter...), and the provider is anthropic: set GUI_AGENT_GROUNDING_BASE_URL (and GUI_AGENT_GROUNDING_API_KEY if it needs one)"))
+		errs = append(errs, fmt.Errorf("%s is called over an OpenAI-compatible endpoint (vLLM, Ollama, OpenRouter...), and the provider is anthropic: set %s (and %s if it needs one)",
+			Var("GroundingModel"), Var("GroundingBaseURL"), Var("GroundingAPIKey")))
 	}
-	if c.VNC != "" {
-		if _, _, err := net.SplitHostPort(c.VNC); err != nil {
-			if strings.ContainsAny(c.VNC, " /") || strings.Count(c.VNC, ":") == 1 {
-				errs = append(errs, fmt.Errorf("--vnc/GUI_AGENT_VNC=%q: want host or host:port such as 192.168.1.20:5900", c.VNC))
-			} else {
-				c.VNC = net.JoinHostPort(strings.Trim(c.VNC, "[]"), "5900") // a bare host: the RFB default port
-			}
+	return errors.Join(errs...)
+}
+
+// checkTools refuses --read-only together with a tool selection.
+func (c *Config) checkTools() error {
+	if c.ReadOnly && len(c.Tools) > 0 {
+		return fmt.Errorf("--read-only (%s) and --tools (%s=%s) are both set: --read-only means --tools observe; keep one",
+			Var("ReadOnly"), Var("Tools"), strings.Join(c.Tools, ","))
+	}
+	return nil
+}
+
+// checkVNC checks the VNC address and gives a bare host the RFB default port.
+func (c *Config) checkVNC() error {
+	if c.VNC == "" {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(c.VNC); err != nil {
+		if strings.ContainsAny(c.VNC, " /") || strings.Count(c.VNC, ":") == 1 {
+			return fmt.Errorf("--vnc/%s=%q: want host or host:port such as 192.168.1.20:5900", Var("VNC"), c.VNC)
 		}
+		c.VNC = net.JoinHostPort(strings.Trim(c.VNC, "[]"), "5900") // a bare host: the RFB default port
 	}
+	return nil
+}
+
+// checkHTTP checks the listen address against --allow-remote and the token.
+func (c *Config) checkHTTP() error {
+	var errs []error
+	token := Var("HTTPToken")
 	host, _, err := net.SplitHostPort(c.HTTPAddr)
 	switch {
 	case err != nil:
-		errs = append(errs, fmt.Errorf("--addr/GUI_AGENT_HTTP_ADDR=%q: want host:port such as 127.0.0.1:60008", c.HTTPAddr))
+		errs = append(errs, fmt.Errorf("--addr/%s=%q: want host:port such as 127.0.0.1:60008", Var("HTTPAddr"), c.HTTPAddr))
 	case !IsLoopbackHost(host) && !c.AllowRemote:
-		errs = append(errs, fmt.Errorf("--addr %s is not a loopback address: guiagent listens on loopback only unless --allow-remote is given together with GUI_AGENT_HTTP_TOKEN", c.HTTPAddr))
+		errs = append(errs, fmt.Errorf("--addr %s is not a loopback address: guiagent listens on loopback only unless --allow-remote is given together with %s", c.HTTPAddr, token))
 	}
 	if c.AllowRemote && c.HTTPToken == "" {
-		errs = append(errs, errors.New("--allow-remote requires GUI_AGENT_HTTP_TOKEN: set a long random token so remote clients must present it"))
+		errs = append(errs, fmt.Errorf("--allow-remote requires %s: set a long random token so remote clients must present it", token))
 	}
 	if c.HTTPToken != "" && len(c.HTTPToken) < 16 {
-		errs = append(errs, errors.New("GUI_AGENT_HTTP_TOKEN is too short: use at least 16 characters (e.g. openssl rand -hex 32)"))
+		errs = append(errs, fmt.Errorf("%s is too short: use at least 16 characters (e.g. openssl rand -hex 32)", token))
 	}
 	return errors.Join(errs...)
 }
@@ -596,13 +542,14 @@ func (c *Config) Validate() error {
 // provider needs a model and a model a provider. Neither means no model
 // (atomic tools only); a key or base URL alone names both.
 func (c *Config) checkModelPair() error {
+	provider, model := Var("Provider"), Var("Model")
 	switch {
 	case c.Provider != "" && c.Model == "":
-		return fmt.Errorf("GUI_AGENT_PROVIDER=%s is set but GUI_AGENT_MODEL (--model) is not: set the model name too, or unset GUI_AGENT_PROVIDER to run without a model", c.Provider)
+		return fmt.Errorf("%s=%s is set but %s (--model) is not: set the model name too, or unset %s to run without a model", provider, c.Provider, model, provider)
 	case c.Model != "" && c.Provider == "":
-		return fmt.Errorf("GUI_AGENT_MODEL=%s is set but GUI_AGENT_PROVIDER (--provider) is not: set it to %s, or unset GUI_AGENT_MODEL to run without a model", c.Model, strings.Join(Providers(), ", "))
+		return fmt.Errorf("%s=%s is set but %s (--provider) is not: set it to %s, or unset %s to run without a model", model, c.Model, provider, strings.Join(Providers(), ", "), model)
 	case c.Model == "" && (c.APIKey != "" || c.BaseURL != ""):
-		return errors.New("GUI_AGENT_API_KEY or GUI_AGENT_BASE_URL is set but GUI_AGENT_PROVIDER and GUI_AGENT_MODEL are not: set both to use a model, or unset the key")
+		return fmt.Errorf("%s or %s is set but %s and %s are not: set both to use a model, or unset the key", Var("APIKey"), Var("BaseURL"), provider, model)
 	}
 	return nil
 }
@@ -626,9 +573,16 @@ func (c Config) Redacted() Config {
 	return c
 }
 
-// secretFields lists every credential of c, the one place Redacted and Secrets read.
+// secretFields lists every credential of c (the Secret knobs), the one
+// place Redacted and Secrets read.
 func (c *Config) secretFields() []*string {
-	return []*string{&c.APIKey, &c.HTTPToken, &c.VNCPassword, &c.GroundingAPIKey, &c.MemoryAPIKey}
+	var out []*string
+	for _, k := range Knobs {
+		if k.Secret {
+			out = append(out, k.field(c).Addr().Interface().(*string))
+		}
+	}
+	return out
 }
 
 // LogValue keeps secrets out of slog output.
@@ -649,20 +603,18 @@ func (c Config) Secrets() []string {
 	return s
 }
 
-// validateDesktops checks the desktop-per-session settings.
+// validateDesktops checks the desktop-per-session settings against the
+// transport and the other desktops.
 func (c *Config) validateDesktops() error {
 	var errs []error
-	if c.MaxDesktops < 1 || c.MaxDesktops > 4096 {
-		errs = append(errs, fmt.Errorf("--max-desktops/GUI_AGENT_MAX_DESKTOPS=%d: want 1-4096", c.MaxDesktops))
-	}
 	if c.DesktopPerSession == (geom.Size{}) {
 		if c.SessionCommand != "" {
-			errs = append(errs, errors.New("--session-command/GUI_AGENT_SESSION_COMMAND needs --desktop-per-session WxH: it is started on each session's own desktop"))
+			errs = append(errs, fmt.Errorf("--session-command/%s needs --desktop-per-session WxH: it is started on each session's own desktop", Var("SessionCommand")))
 		}
 		return errors.Join(errs...)
 	}
 	if !c.HTTP {
-		errs = append(errs, errors.New("--desktop-per-session/GUI_AGENT_DESKTOP_PER_SESSION needs serve --http: over stdio there is one session, use --virtual-display WxH instead"))
+		errs = append(errs, fmt.Errorf("--desktop-per-session/%s needs serve --http: over stdio there is one session, use --virtual-display WxH instead", Var("DesktopPerSession")))
 	}
 	if c.VNC != "" {
 		errs = append(errs, errors.New("--desktop-per-session and --vnc exclude each other: per-session desktops are private Xvfb servers; drop one of them"))

@@ -49,31 +49,39 @@ func (s Sources) Of(name string) Source {
 type Setting struct {
 	// Name is its JSON name in the settings file and the settings API.
 	Name string
-	// Env is its GUI_AGENT_ variable without the prefix.
+	// Env is its GUI_AGENT_ variable without the prefix (its Sources key).
 	Env string
 	// Secret settings are write-only: never returned, logged or recorded.
 	Secret bool
-	field  func(*Config) *string
+	knob   Knob
 }
+
+// Var is the setting's environment variable.
+func (s Setting) Var() string { return s.knob.Env }
 
 // Get returns the setting's value in c.
-func (s Setting) Get(c Config) string { return *s.field(&c) }
+func (s Setting) Get(c Config) string { return s.knob.field(&c).String() }
 
 // Set sets the setting's value in c.
-func (s Setting) Set(c *Config, v string) { *s.field(c) = v }
+func (s Setting) Set(c *Config, v string) { s.knob.field(c).SetString(v) }
 
-// Settings lists the run-time settings, in the order the API shows them.
-var Settings = []Setting{
-	{Name: "provider", Env: "PROVIDER", field: func(c *Config) *string { return &c.Provider }},
-	{Name: "model", Env: "MODEL", field: func(c *Config) *string { return &c.Model }},
-	{Name: "base_url", Env: "BASE_URL", field: func(c *Config) *string { return &c.BaseURL }},
-	{Name: "api_key", Env: "API_KEY", Secret: true, field: func(c *Config) *string { return &c.APIKey }},
-	{Name: "coordinate_mode", Env: "COORDINATE_MODE", field: func(c *Config) *string { return &c.CoordinateMode }},
-	{Name: "display", Env: "DISPLAY_INDEX", field: func(c *Config) *string { return &c.DisplayIndex }},
-	{Name: "adapter", Env: "ADAPTER", field: func(c *Config) *string { return &c.Adapter }},
-	{Name: "grounding_model", Env: "GROUNDING_MODEL", field: func(c *Config) *string { return &c.GroundingModel }},
-	{Name: "memory_model", Env: "MEMORY_MODEL", field: func(c *Config) *string { return &c.MemoryModel }},
-}
+// Settings lists the run-time settings, in the order the API shows them:
+// each is a text knob of Knobs under its API name.
+var Settings = func() []Setting {
+	var out []Setting
+	for _, n := range []struct{ api, knob string }{
+		{"provider", "Provider"}, {"model", "Model"}, {"base_url", "BaseURL"}, {"api_key", "APIKey"},
+		{"coordinate_mode", "CoordinateMode"}, {"display", "DisplayIndex"}, {"adapter", "Adapter"},
+		{"grounding_model", "GroundingModel"}, {"memory_model", "MemoryModel"},
+	} {
+		k, ok := KnobNamed(n.knob)
+		if !ok {
+			panic("config: setting " + n.api + " names no knob") // TestSettingsAreTextKnobs
+		}
+		out = append(out, Setting{Name: n.api, Env: k.key(), Secret: k.Secret, knob: k})
+	}
+	return out
+}()
 
 // SettingNamed returns the setting called name.
 func SettingNamed(name string) (Setting, bool) {
@@ -94,20 +102,15 @@ func SettingNames() []string {
 	return names
 }
 
-// flagVars maps a flag to the GUI_AGENT_ variable it overrides, for Sources.
-var flagVars = map[string]string{
-	"addr": "HTTP_ADDR", "allow-remote": "ALLOW_REMOTE", "vnc": "VNC",
-	"virtual-display": "VIRTUAL_DISPLAY", "log-level": "LOG_LEVEL", "log-file": "LOG_FILE",
-	"runs-dir": "RUNS_DIR", "model": "MODEL", "provider": "PROVIDER", "tools": "TOOLS", "read-only": "READ_ONLY",
-}
-
 // markFlags records the flags fs was given in c.Sources: under the variable
-// they override, or as "--name" for a flag that has none (--display, --http).
+// of their knob, or as "--name" for a flag that has none (--display, --http).
 func (c *Config) markFlags(fs *flag.FlagSet) {
 	fs.Visit(func(f *flag.Flag) {
-		name, ok := flagVars[f.Name]
-		if !ok {
-			name = "--" + f.Name
+		name := "--" + f.Name
+		for _, k := range Knobs {
+			if k.Flag == f.Name {
+				name = k.key()
+			}
 		}
 		c.source(name, SourceFlag)
 	})
@@ -125,7 +128,7 @@ func (c *Config) source(name string, s Source) {
 // computed from getenv ("" when getenv names no config or home directory, so
 // a test that passes its own getenv never reads the user's file).
 func DefaultSettingsFile(getenv func(string) string) string {
-	if f := strings.TrimSpace(getenv("GUI_AGENT_SETTINGS_FILE")); f != "" {
+	if f := strings.TrimSpace(getenv(Var("SettingsFile"))); f != "" {
 		return f
 	}
 	var dir string
@@ -240,7 +243,7 @@ func (c *Config) loadSettingsFile(getenv func(string) string) error {
 	}
 	values, err := ReadSettingsFile(c.SettingsFile)
 	if err != nil {
-		return fmt.Errorf("%w (GUI_AGENT_SETTINGS_FILE names another file)", err)
+		return fmt.Errorf("%w (%s names another file)", err, Var("SettingsFile"))
 	}
 	for _, s := range Settings {
 		if v, ok := values[s.Name]; ok && v != "" {

@@ -24,6 +24,9 @@ import (
 type Ledger struct {
 	dir, display, path string
 	pid                int
+	// StateVar names the setting of the state directory in errors (the
+	// configuration's variable); "" names the directory only.
+	StateVar string
 }
 
 // ledgerFile is the file's JSON form.
@@ -42,16 +45,24 @@ type ledgerFile struct {
 // stateDir, creating the directory. Set it as Input.Ledger.
 func NewLedger(stateDir, display string) (*Ledger, error) {
 	if stateDir == "" {
-		return nil, errors.New("input ledger: no state directory given: set GUI_AGENT_STATE_DIR")
+		return nil, errors.New("input ledger: no state directory given")
 	}
 	dir := filepath.Join(stateDir, "held-input")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("input ledger: %w (GUI_AGENT_STATE_DIR must be a writable directory)", err)
+		return nil, fmt.Errorf("input ledger: %w (the state directory %s must be a writable directory)", err, stateDir)
 	}
 	pid := os.Getpid()
 	l := &Ledger{dir: dir, display: display, pid: pid}
 	l.path = filepath.Join(dir, ledgerPrefix(display)+strconv.Itoa(pid)+".json")
 	return l, nil
+}
+
+// stateName names the state directory in an error: its setting, else its path.
+func (l *Ledger) stateName() string {
+	if l.StateVar != "" {
+		return "the state directory (" + l.StateVar + ")"
+	}
+	return "the state directory " + filepath.Dir(l.dir)
 }
 
 // Path is the file this process writes while something is held.
@@ -88,7 +99,7 @@ func (l *Ledger) save(backend string, keys []Key, buttons []Button, typing bool)
 	}
 	tmp := l.path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("input ledger: record held input: %w (GUI_AGENT_STATE_DIR must be writable)", err)
+		return fmt.Errorf("input ledger: record held input: %w (%s must be writable)", err, l.stateName())
 	}
 	if err := os.Rename(tmp, l.path); err != nil {
 		os.Remove(tmp)

@@ -85,6 +85,7 @@ func TestUnwritableLedgerRefusesThePress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	led.StateVar = "GUI_AGENT_STATE_DIR"
 	in.Ledger = led
 	// A directory where the ledger's temporary file must go makes the write fail, also as root.
 	if err := os.Mkdir(led.Path()+".tmp", 0o700); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/vision"
 )
 
@@ -221,11 +222,11 @@ func (c *Cache) Save(flowName string) error {
 		return fmt.Errorf("encode the flow cache: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
-		return fmt.Errorf("create the flow cache folder (set GUI_AGENT_CACHE_DIR to a writable folder): %w", err)
+		return fmt.Errorf("create the flow cache folder (set %s to a writable folder): %w", config.Var("CacheDir"), err)
 	}
 	tmp := c.path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("write the flow cache (set GUI_AGENT_CACHE_DIR to a writable folder): %w", err)
+		return fmt.Errorf("write the flow cache (set %s to a writable folder): %w", config.Var("CacheDir"), err)
 	}
 	if err := os.Rename(tmp, c.path); err != nil {
 		return fmt.Errorf("write the flow cache: %w", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
@@ -306,7 +307,7 @@ func (ru *run) act(st Step, sr *StepResult) error {
 		}
 	}
 	if ru.r.o.Tasks == nil {
-		return errors.New("act steps need a model: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
+		return errors.New("act steps need a model: set " + config.Vars("Provider", "Model", "APIKey"))
 	}
 	w := &actWatcher{task: task, shots: map[int]*image.RGBA{}, content: map[int]geom.Size{}}
 	if obs, ok := ru.r.o.Tasks.(Observable); ok {

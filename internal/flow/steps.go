@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
@@ -16,7 +17,7 @@ import (
 )
 
 // errNoSeer is returned by a step that needs the model when none is configured.
-var errNoSeer = errors.New("this step needs a vision model and its element is not in the cache: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY (or GUI_AGENT_GROUNDING_MODEL)")
+var errNoSeer = errors.New("this step needs a vision model and its element is not in the cache: set " + config.Vars("Provider", "Model", "APIKey") + " (or " + config.Var("GroundingModel") + ")")
 
 // shoot takes a screenshot of the flow's display for locating, pixels kept.
 func (ru *run) shoot() (*imaging.Shot, error) {

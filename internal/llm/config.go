@@ -46,7 +46,40 @@ type Config struct {
 	// can (Anthropic's toolset configs, Gemini's excluded functions), and
 	// refuses them if the model calls them anyway.
 	Disabled []action.Kind
+	// Vars names the configuration variables this Config came from, so that
+	// an error says what to set: internal/app fills them from the knob
+	// table, a memory or grounding model with its own.
+	Vars Vars
 }
+
+// Vars are the configuration variables of one model's Config. An empty one
+// reads as the Config field ("Config.APIKey").
+type Vars struct{ Model, APIKey, BaseURL, Timeout, ToolVersion, DisableActions string }
+
+func orField(v, field string) string {
+	if v == "" {
+		return "Config." + field
+	}
+	return v
+}
+
+// ModelVar names the variable of the model's name.
+func (v Vars) ModelVar() string { return orField(v.Model, "Model") }
+
+// APIKeyVar names the variable of the model's key.
+func (v Vars) APIKeyVar() string { return orField(v.APIKey, "APIKey") }
+
+// BaseURLVar names the variable of the model's endpoint.
+func (v Vars) BaseURLVar() string { return orField(v.BaseURL, "BaseURL") }
+
+// ToolVersionVar names the variable of the native tool version.
+func (v Vars) ToolVersionVar() string { return orField(v.ToolVersion, "ToolVersion") }
+
+// DisableActionsVar names the variable of the actions withheld from the model.
+func (v Vars) DisableActionsVar() string { return orField(v.DisableActions, "Disabled") }
+
+// TimeoutVar names the variable of the bound on one request.
+func (v Vars) TimeoutVar() string { return orField(v.Timeout, "Timeout") }
 
 // Defaults of a model call, the one place they are set.
 const (
@@ -74,9 +107,7 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Adapter names (GUI_AGENT_ADAPTER). Each is registered by its package
-// (RegisterAdapter); the names are here so the agent and app can refer to
-// them without importing a provider.
+// Adapter names (the adapter knob's values).
 const (
 	AdapterGeneric        = "generic"
 	AdapterUITARS         = "ui-tars"
@@ -98,8 +129,8 @@ const (
 //   - ui-tars: the model's UI-TARS row, or "ui-tars-1.5" (smart-resized pixels,
 //     the open 1.5 weights) for a name the table does not know as UI-TARS;
 //   - generic (and anything else): the model's row of geom.Profiles; mode
-//     (GUI_AGENT_COORDINATE_MODE), when set, overrides the convention of a model
-//     the table does not know (the "default" row).
+//     (the model coordinates knob), when set, overrides the convention of a
+//     model the table does not know (the "default" row).
 func ProfileFor(adapter, model, mode string) (geom.Profile, error) {
 	if r := RuleFor(adapter, model); r.Profile != "" {
 		return profileRow(r.Profile), nil

@@ -55,7 +55,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func tooLarge(max int64, detail string) error {
-	return fmt.Errorf("%w: %s, over the %d MiB cap (the provider or a proxy misbehaves; check GUI_AGENT_BASE_URL)", ErrResponseTooLarge, detail, max>>20)
+	return fmt.Errorf("%w: %s, over the %d MiB cap (the provider or a proxy misbehaves; check the model's base URL)", ErrResponseTooLarge, detail, max>>20)
 }
 
 // limitedBody reads at most max bytes of rc and fails past them.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/guiagent/guiagent/internal/config"
 )
 
 // Tool groups that Options.Tools (--tools, GUI_AGENT_TOOLS) selects by name.
@@ -84,7 +86,7 @@ func selectTools(names []string) (toolSelection, error) {
 			continue
 		}
 		if _, ok := groupOf(n); !ok {
-			return nil, fmt.Errorf("--tools/GUI_AGENT_TOOLS: %q is neither a tool nor a group: the groups are %s; the tools are %s",
+			return nil, fmt.Errorf("--tools/"+config.Var("Tools")+": %q is neither a tool nor a group: the groups are %s; the tools are %s",
 				n, strings.Join(groupOrder, ", "), strings.Join(allToolNames(), ", "))
 		}
 		sel[n] = true

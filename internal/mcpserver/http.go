@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/config"
 )
 
 // HTTP defaults.
@@ -105,7 +107,7 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 }
 
 // ErrNoToken is returned when HTTP is requested without a bearer token.
-var ErrNoToken = errors.New("the HTTP transport needs a bearer token: set GUI_AGENT_HTTP_TOKEN or let guiagent generate one")
+var ErrNoToken = errors.New("the HTTP transport needs a bearer token: set " + config.Var("HTTPToken") + " or let guiagent generate one")
 
 // NewHTTPHandler returns the HTTP handler: Streamable HTTP MCP at /mcp behind a
 // bearer token (401 when missing or wrong), and the optional dashboard at /.
@@ -213,13 +215,13 @@ func (s *Server) requireToken(token string, next http.Handler) http.Handler {
 		auth := r.Header.Get("Authorization")
 		scheme, got, ok := strings.Cut(auth, " ")
 		if auth == "" || !ok || !strings.EqualFold(scheme, "Bearer") {
-			unauthorized(w, "missing", "unauthorized: send the header Authorization: Bearer <token> (GUI_AGENT_HTTP_TOKEN, or the token guiagent printed at start and wrote to its http-token file)")
+			unauthorized(w, "missing", "unauthorized: send the header Authorization: Bearer <token> ("+config.Var("HTTPToken")+", or the token guiagent printed at start and wrote to its http-token file)")
 			return
 		}
 		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
 		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 			s.log.Warn("HTTP request with a wrong bearer token", "remote", r.RemoteAddr)
-			unauthorized(w, "wrong", "unauthorized: the bearer token is wrong (use GUI_AGENT_HTTP_TOKEN, or the token in guiagent's http-token file; a restart without GUI_AGENT_HTTP_TOKEN makes a new one)")
+			unauthorized(w, "wrong", "unauthorized: the bearer token is wrong (use "+config.Var("HTTPToken")+", or the token in guiagent's http-token file; a restart without "+config.Var("HTTPToken")+" makes a new one)")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -245,7 +247,7 @@ func unauthorized(w http.ResponseWriter, what, msg string) {
 var noOAuthPaths = []string{"/.well-known/", "/authorize", "/token", "/register"}
 
 // NoOAuthMessage is the error_description of every OAuth path's 404.
-const NoOAuthMessage = "guiagent does not use OAuth: send its static bearer token in the header Authorization: Bearer <token> (GUI_AGENT_HTTP_TOKEN, or the token in guiagent's http-token file)"
+var NoOAuthMessage = "guiagent does not use OAuth: send its static bearer token in the header Authorization: Bearer <token> (" + config.Var("HTTPToken") + ", or the token in guiagent's http-token file)"
 
 // noOAuth answers a definitive 404 with an OAuth-style JSON error, so a client
 // that probes for OAuth stops and shows the description.
@@ -307,7 +309,7 @@ func checkListenAddr(o HTTPOptions) error {
 		return fmt.Errorf("HTTP address %q: want host:port such as %s", o.Addr, DefaultHTTPAddr)
 	}
 	if !o.AllowRemote && host != "localhost" && !isLoopbackIP(host) {
-		return fmt.Errorf("HTTP address %s is not loopback: guiagent listens on loopback only unless --allow-remote is given together with GUI_AGENT_HTTP_TOKEN", o.Addr)
+		return fmt.Errorf("HTTP address %s is not loopback: guiagent listens on loopback only unless --allow-remote is given together with %s", o.Addr, config.Var("HTTPToken"))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/trace"
@@ -158,8 +159,8 @@ func (s *Server) Permissions(ctx context.Context) (any, error) {
 		"clipboard": caps.Clipboard,
 		"windows":   caps.Windows,
 		"details":   caps.Details,
-		"hotkeys": map[string]any{"platform": s.keys.Platform(), "blocked": s.keys.Blocked(), "allow_with": "GUI_AGENT_ALLOWED_HOTKEYS",
-			"confirm": s.keys.Confirm(), "confirm_with": "GUI_AGENT_CONFIRM_HOTKEYS"},
-		"kill_switch": map[string]any{"file": s.kill.Path(), "engaged": s.kill.Engaged(), "set_with": "GUI_AGENT_KILL_SWITCH_FILE"},
+		"hotkeys": map[string]any{"platform": s.keys.Platform(), "blocked": s.keys.Blocked(), "allow_with": config.Var("AllowedHotkeys"),
+			"confirm": s.keys.Confirm(), "confirm_with": config.Var("ConfirmHotkeys")},
+		"kill_switch": map[string]any{"file": s.kill.Path(), "engaged": s.kill.Engaged(), "set_with": config.Var("KillSwitchFile")},
 	}, nil
 }

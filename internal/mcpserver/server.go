@@ -36,6 +36,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/ask"
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
@@ -281,7 +282,7 @@ func New(opts Options) (*Server, error) {
 	}
 	mode, err := geom.ParseSpace(opts.CoordinateMode, geom.SpaceImage)
 	if err != nil {
-		return nil, fmt.Errorf("GUI_AGENT_COORDINATE_MODE: %w", err)
+		return nil, fmt.Errorf("%s: %w", config.Var("CoordinateMode"), err)
 	}
 	s.mode = mode
 	if s.opts.AfterActionDelay == 0 {
@@ -339,7 +340,7 @@ func (s *Server) registerTools() error {
 		if s.opts.Tasks == nil {
 			why = " (gui_execute_task needs a model: none is configured)"
 		}
-		return fmt.Errorf("--tools/GUI_AGENT_TOOLS=%s selects no tool this server offers%s", strings.Join(s.opts.Tools, ","), why)
+		return fmt.Errorf("--tools/%s=%s selects no tool this server offers%s", config.Var("Tools"), strings.Join(s.opts.Tools, ","), why)
 	}
 	return nil
 }

@@ -12,13 +12,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/config"
 )
 
 // ExecuteTaskArgs are gui_execute_task's arguments.
 type ExecuteTaskArgs struct {
 	Task     string `json:"task" jsonschema:"the goal in plain words, with any details needed (what to open, what to type, when it is done)"`
 	Display  string `json:"display,omitempty"`
-	MaxSteps int    `json:"max_steps,omitempty" jsonschema:"step budget, 1-500; default from the server configuration"`
+	MaxSteps int    `json:"max_steps,omitempty" jsonschema:"step budget; default from the server configuration"`
 	TimeoutS int    `json:"timeout_s,omitempty" jsonschema:"time budget in seconds, 1-86400; default from the server configuration"`
 }
 
@@ -28,7 +29,8 @@ func (s *Server) executeTaskTool() toolDef {
 		changesDesk,
 		func(sc *jsonschema.Schema) {
 			prop(sc, "task").MinLength = new(1)
-			between(sc, "max_steps", 1, 500)
+			between(sc, "max_steps", 1, config.MaxStepsLimit)
+			prop(sc, "max_steps").Description = fmt.Sprintf("step budget, 1-%d; default from the server configuration", config.MaxStepsLimit)
 			between(sc, "timeout_s", 1, 86400)
 		},
 		func(ctx context.Context, c *call, in ExecuteTaskArgs) (*mcp.CallToolResult, error) {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -898,4 +899,40 @@ func TestClipboardTextStaysOutOfAuditAndRecord(t *testing.T) {
 	if len(rec.calls) != 1 || strings.Contains(rec.calls[0], secret) || !strings.Contains(rec.calls[0], "28 characters") {
 		t.Errorf("the session record keeps the clipboard text: %q", rec.calls)
 	}
+}
+
+// TestExecuteTaskStepBudgetIsTheConfiguredLimit: gui_execute_task offers
+// max_steps up to config.MaxStepsLimit, the limit of GUI_AGENT_MAX_STEPS,
+// and says so in the schema, and refuses one beyond it.
+func TestExecuteTaskStepBudgetIsTheConfiguredLimit(t *testing.T) {
+	e := newEnv(t, nil, Options{Tasks: &scriptedRunner{}, DefaultDisplay: "0"})
+	tools, err := e.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tl := range tools.Tools {
+		if tl.Name != "gui_execute_task" {
+			continue
+		}
+		found = true
+		b, _ := json.Marshal(tl.InputSchema)
+		var sc struct {
+			Properties map[string]struct {
+				Maximum     *float64 `json:"maximum"`
+				Description string   `json:"description"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(b, &sc); err != nil {
+			t.Fatal(err)
+		}
+		p := sc.Properties["max_steps"]
+		if p.Maximum == nil || *p.Maximum != config.MaxStepsLimit || !strings.Contains(p.Description, fmt.Sprintf("1-%d", config.MaxStepsLimit)) {
+			t.Errorf("max_steps schema: maximum %v, description %q; want %d in both", p.Maximum, p.Description, config.MaxStepsLimit)
+		}
+	}
+	if !found {
+		t.Fatal("gui_execute_task is not offered")
+	}
+	fails(t, e.cs, "gui_execute_task", map[string]any{"task": "x", "max_steps": config.MaxStepsLimit + 1}, "max_steps")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/action"
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
@@ -20,7 +21,7 @@ import (
 )
 
 // errNoVision explains what a `target` needs when no vision model is configured.
-var errNoVision = errors.New("locating a target needs a vision model: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY (`guiagent doctor` checks them), or give coordinates")
+var errNoVision = errors.New("locating a target needs a vision model: set " + config.Vars("Provider", "Model", "APIKey") + " (`guiagent doctor` checks them), or give coordinates")
 
 // Limits of gui_wait_for.
 const (

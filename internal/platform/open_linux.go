@@ -34,11 +34,11 @@ func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) 
 		}
 	}
 	if display == "" {
-		return nil, nil, fmt.Errorf("%w: DISPLAY is not set; run inside a desktop session, or pass --virtual-display 1280x800 (or set GUI_AGENT_VIRTUAL_DISPLAY=1280x800) to use a private Xvfb", ErrNoDisplay)
+		return nil, nil, fmt.Errorf("%w: DISPLAY is not set; run inside a desktop session, or pass --virtual-display 1280x800 to use a private Xvfb", ErrNoDisplay)
 	}
 	if vd == nil {
 		if err := x11.Reachable(display); err != nil {
-			return nil, nil, fmt.Errorf("%w: DISPLAY=%s: %v; check DISPLAY and XAUTHORITY, or pass --virtual-display 1280x800 (or set GUI_AGENT_VIRTUAL_DISPLAY=1280x800) to use a private Xvfb", ErrNoDisplay, display, err)
+			return nil, nil, fmt.Errorf("%w: DISPLAY=%s: %v; check DISPLAY and XAUTHORITY, or pass --virtual-display 1280x800 to use a private Xvfb", ErrNoDisplay, display, err)
 		}
 	}
 	b := x11.New(x11.Options{Display: display, XAuthority: o.XAuthority})

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 )
 
@@ -80,7 +81,7 @@ func NewKeyPolicy(o KeyPolicyOptions) (*KeyPolicy, error) {
 	for _, s := range o.Confirm {
 		c, err := parseCombo(s)
 		if err != nil {
-			return nil, fmt.Errorf("GUI_AGENT_CONFIRM_HOTKEYS: %w", err)
+			return nil, fmt.Errorf("%s: %w", config.Var("ConfirmHotkeys"), err)
 		}
 		if !slices.ContainsFunc(p.confirm, func(d combo) bool { return slices.Equal(d.keys, c.keys) }) {
 			p.confirm = append(p.confirm, c)
@@ -90,7 +91,7 @@ func NewKeyPolicy(o KeyPolicyOptions) (*KeyPolicy, error) {
 	for _, s := range o.Allowed {
 		c, err := parseCombo(s)
 		if err != nil {
-			return nil, fmt.Errorf("GUI_AGENT_ALLOWED_HOTKEYS: %w", err)
+			return nil, fmt.Errorf("%s: %w", config.Var("AllowedHotkeys"), err)
 		}
 		allowed = append(allowed, c)
 	}
@@ -121,7 +122,7 @@ func NewKeyPolicy(o KeyPolicyOptions) (*KeyPolicy, error) {
 		}
 	}
 	for _, s := range o.Blocked {
-		if err := add(s, "GUI_AGENT_BLOCKED_HOTKEYS"); err != nil {
+		if err := add(s, config.Var("BlockedHotkeys")); err != nil {
 			return nil, err
 		}
 	}
@@ -262,8 +263,8 @@ func (p *KeyPolicy) Check(keys []desktop.Key) error {
 	pressed := pressedSet(keys)
 	for _, c := range p.blocked {
 		if containsAll(pressed, c.keys) {
-			return fmt.Errorf("%w: %s is blocked by the key policy on %s (it matches %q); to allow it, add %q to GUI_AGENT_ALLOWED_HOTKEYS",
-				ErrBlockedHotkey, strings.Join(orderModsFirst(pressed), "+"), p.platform, c.name, c.name)
+			return fmt.Errorf("%w: %s is blocked by the key policy on %s (it matches %q); to allow it, add %q to %s",
+				ErrBlockedHotkey, strings.Join(orderModsFirst(pressed), "+"), p.platform, c.name, c.name, config.Var("AllowedHotkeys"))
 		}
 	}
 	return nil

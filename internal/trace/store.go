@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/secret"
 )
 
@@ -225,13 +226,13 @@ func (s *Store) BeginFlow(runID, title string, config any) (*Run, error) {
 	return s.begin(KindFlow, runID, title, "", "", config)
 }
 
-func (s *Store) begin(kind, runID, task, sessionID, client string, config any) (*Run, error) {
-	cfg, cfgSecrets, err := secret.RedactJSON(config)
+func (s *Store) begin(kind, runID, task, sessionID, client string, conf any) (*Run, error) {
+	cfg, cfgSecrets, err := secret.RedactJSON(conf)
 	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("trace: cannot create the runs folder (set GUI_AGENT_RUNS_DIR to a writable folder): %w", err)
+		return nil, fmt.Errorf("trace: cannot create the runs folder (set %s to a writable folder): %w", config.Var("RunsDir"), err)
 	}
 	base := sanitizeID(runID)
 	id, dir := base, ""

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 )
@@ -60,7 +61,7 @@ var _ Seer = (*Service)(nil)
 // main must not be nil.
 func NewService(main, ground Model) (*Service, error) {
 	if main == nil {
-		return nil, errors.New("vision: no model: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY")
+		return nil, errors.New("vision: no model: set " + config.Vars("Provider", "Model", "APIKey"))
 	}
 	if ground == nil {
 		ground = main

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/guiagent/guiagent/internal/config"
 )
 
 // MaxLoginFormBytes bounds the login form's body.
@@ -24,7 +26,7 @@ var loginTemplate = template.Must(template.New("login").Parse(`<!DOCTYPE html>
 <button type="submit">Sign in</button>
 </form>
 <p class="hint">Paste the HTTP bearer token: the one <code>guiagent serve --http</code> printed, or set as
-GUI_AGENT_HTTP_TOKEN, or stored in the <code>http-token</code> file beside the runs folder.
+{{.TokenVar}}, or stored in the <code>http-token</code> file beside the runs folder.
 A one-time login link works too: a signed-in dashboard makes new ones (“New login link”).</p>
 </main></body></html>
 `))
@@ -33,7 +35,7 @@ A one-time login link works too: a signed-in dashboard makes new ones (“New lo
 func (d *Dashboard) loginPage(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	loginTemplate.Execute(w, struct{ Message string }{msg})
+	loginTemplate.Execute(w, struct{ Message, TokenVar string }{msg, config.Var("HTTPToken")})
 }
 
 // newSession starts a dashboard session and sets its cookie.
@@ -96,7 +98,7 @@ func (d *Dashboard) loginWithToken(w http.ResponseWriter, r *http.Request) {
 	if d.opts.Token == "" || !d.tokenMatches(tok) {
 		d.log.Warn("web: dashboard sign-in with a wrong token", "remote", r.RemoteAddr)
 		time.Sleep(200 * time.Millisecond) // slows guessing; the token is 256 random bits anyway
-		d.loginPage(w, http.StatusUnauthorized, "That is not this server's bearer token. Check the token file or GUI_AGENT_HTTP_TOKEN, and paste it whole.")
+		d.loginPage(w, http.StatusUnauthorized, "That is not this server's bearer token. Check the token file or "+config.Var("HTTPToken")+", and paste it whole.")
 		return
 	}
 	d.newSession(w, r)

@@ -49,7 +49,7 @@ func mapToolUse(raw json.RawMessage, zoom bool, off map[string]bool) ([]action.R
 		return nil, 0, fmt.Errorf("computer tool input is not a JSON object: %v", err)
 	}
 	if off[in.Action] {
-		return nil, 0, fmt.Errorf("action %s is disabled in this deployment (GUI_AGENT_DISABLE_ACTIONS): use another action", in.Action)
+		return nil, 0, fmt.Errorf("action %s is disabled in this deployment (its configuration withholds it): use another action", in.Action)
 	}
 	switch in.Action {
 	case "":

@@ -101,10 +101,10 @@ var _ llm.Adapter = (*Adapter)(nil)
 // it is not disabled).
 func New(cfg llm.Config) (llm.Adapter, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("anthropic-computer: no model given: set GUI_AGENT_MODEL to a Claude model such as " + Example)
+		return nil, fmt.Errorf("anthropic-computer: no model given: set %s to a Claude model such as %s", cfg.Vars.ModelVar(), Example)
 	}
 	if cfg.APIKey == "" {
-		return nil, errors.New("anthropic-computer: no API key: set GUI_AGENT_API_KEY to an Anthropic API key")
+		return nil, fmt.Errorf("anthropic-computer: no API key: set %s to an Anthropic API key", cfg.Vars.APIKeyVar())
 	}
 	tool := cfg.ToolVersion
 	if tool == "" {
@@ -112,7 +112,7 @@ func New(cfg llm.Config) (llm.Adapter, error) {
 	}
 	beta, err := BetaFor(tool)
 	if err != nil {
-		return nil, fmt.Errorf("anthropic-computer: GUI_AGENT_TOOL_VERSION: %w", err)
+		return nil, fmt.Errorf("anthropic-computer: %s: %w", cfg.Vars.ToolVersionVar(), err)
 	}
 	off, err := disabledMembers(cfg.Disabled)
 	if err != nil {

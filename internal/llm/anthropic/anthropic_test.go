@@ -531,8 +531,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		cfg  llm.Config
 		want string
 	}{
-		{llm.Config{APIKey: "k"}, "GUI_AGENT_MODEL"},
-		{llm.Config{Model: "claude-sonnet-4-5"}, "GUI_AGENT_API_KEY"},
+		{llm.Config{APIKey: "k", Vars: llm.Vars{Model: "GUI_AGENT_MODEL"}}, "GUI_AGENT_MODEL"},
+		{llm.Config{Model: "claude-sonnet-4-5", Vars: llm.Vars{APIKey: "GUI_AGENT_API_KEY"}}, "GUI_AGENT_API_KEY"},
+		{llm.Config{Model: "claude-sonnet-4-5"}, "Config.APIKey"},
 		{llm.Config{Model: "claude-sonnet-4-5", APIKey: "k", ToolVersion: "computer_2099"}, "computer_20250124"},
 	} {
 		_, err := anthropic.New(tc.cfg)

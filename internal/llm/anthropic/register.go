@@ -57,7 +57,7 @@ func doctor(c llm.Config) []llm.Check {
 	tool := c.ToolVersion
 	by := "chosen by model"
 	if tool != "" {
-		by = "set by GUI_AGENT_TOOL_VERSION"
+		by = "set by " + c.Vars.ToolVersionVar()
 	} else {
 		tool = ToolVersionFor(c.Model)
 	}
@@ -72,8 +72,8 @@ func doctor(c llm.Config) []llm.Check {
 	want := ToolVersionFor(c.Model)
 	if c.ToolVersion != "" && (want == Toolset20260801) != (c.ToolVersion == Toolset20260801) {
 		out = append(out, llm.Check{Level: "warn", Name: "computer tool",
-			Detail: fmt.Sprintf("GUI_AGENT_TOOL_VERSION=%s for %s, whose tool is %s: the API refuses a legacy tool for Claude 5.x and the toolset for 4.x", c.ToolVersion, c.Model, want),
-			Fix:    "unset GUI_AGENT_TOOL_VERSION"})
+			Detail: fmt.Sprintf("%s=%s for %s, whose tool is %s: the API refuses a legacy tool for Claude 5.x and the toolset for 4.x", c.Vars.ToolVersionVar(), c.ToolVersion, c.Model, want),
+			Fix:    "unset " + c.Vars.ToolVersionVar()})
 	}
 	if strings.Contains(c.Model, ".anthropic.") || strings.Contains(c.Model, "@") {
 		out = append(out, llm.Check{Level: "ok", Name: "model id", Detail: fmt.Sprintf("%s reads as %s", c.Model, llm.NormalizeModel(c.Model))})

@@ -30,10 +30,10 @@ var _ llm.TextModel = (*TextModel)(nil)
 // the answer (zero = llm.DefaultMaxTokens); KeepImages, Profile and ToolVersion are unused.
 func NewTextModel(cfg llm.Config) (*TextModel, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("anthropic text model: no model given: set GUI_AGENT_MEMORY_MODEL (or GUI_AGENT_MODEL) to a Claude model such as claude-haiku-5-5")
+		return nil, fmt.Errorf("anthropic text model: no model given: set %s to a Claude model such as claude-haiku-5-5", cfg.Vars.ModelVar())
 	}
 	if cfg.APIKey == "" {
-		return nil, errors.New("anthropic text model: no API key: set GUI_AGENT_API_KEY to an Anthropic API key")
+		return nil, fmt.Errorf("anthropic text model: no API key: set %s to an Anthropic API key", cfg.Vars.APIKeyVar())
 	}
 	cfg, client := newClient(cfg)
 	return &TextModel{cfg: cfg, svc: client.Messages}, nil

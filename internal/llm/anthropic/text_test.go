@@ -182,11 +182,14 @@ func TestTextModelHungRequestTimesOut(t *testing.T) {
 	}
 }
 
+// TestNewTextModelNeedsModelAndKey: the errors name the variables the
+// model was configured by (a memory model's own, from internal/app).
 func TestNewTextModelNeedsModelAndKey(t *testing.T) {
-	if _, err := anthropic.NewTextModel(llm.Config{APIKey: testKey}); err == nil || !strings.Contains(err.Error(), "GUI_AGENT_MEMORY_MODEL") {
+	vars := llm.Vars{Model: "GUI_AGENT_MEMORY_MODEL", APIKey: "GUI_AGENT_MEMORY_API_KEY"}
+	if _, err := anthropic.NewTextModel(llm.Config{APIKey: testKey, Vars: vars}); err == nil || !strings.Contains(err.Error(), "GUI_AGENT_MEMORY_MODEL") {
 		t.Errorf("no model: err = %v, want one naming GUI_AGENT_MEMORY_MODEL", err)
 	}
-	if _, err := anthropic.NewTextModel(llm.Config{Model: "claude-haiku-4-5"}); err == nil || !strings.Contains(err.Error(), "GUI_AGENT_API_KEY") {
-		t.Errorf("no key: err = %v, want one naming GUI_AGENT_API_KEY", err)
+	if _, err := anthropic.NewTextModel(llm.Config{Model: "claude-haiku-4-5", Vars: vars}); err == nil || !strings.Contains(err.Error(), "GUI_AGENT_MEMORY_API_KEY") {
+		t.Errorf("no key: err = %v, want one naming GUI_AGENT_MEMORY_API_KEY", err)
 	}
 }

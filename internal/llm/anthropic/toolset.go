@@ -60,7 +60,7 @@ func disabledMembers(kinds []action.Kind) (map[string]bool, error) {
 	off := map[string]bool{}
 	for _, k := range kinds {
 		if !slices.Contains(action.Kinds, k) {
-			return nil, fmt.Errorf("GUI_AGENT_DISABLE_ACTIONS: unknown action %q", k)
+			return nil, fmt.Errorf("disabled action %q is not an action", k)
 		}
 		for name, m := range Members {
 			if m.Kind == k {

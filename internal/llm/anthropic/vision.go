@@ -37,10 +37,10 @@ var _ vision.Model = (*VisionModel)(nil)
 // "anthropic" profile) unless cfg.Profile says otherwise.
 func NewVisionModel(cfg llm.Config) (*VisionModel, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("anthropic vision model: no model given: set GUI_AGENT_MODEL to a Claude model such as " + Example)
+		return nil, fmt.Errorf("anthropic vision model: no model given: set %s to a Claude model such as %s", cfg.Vars.ModelVar(), Example)
 	}
 	if cfg.APIKey == "" {
-		return nil, errors.New("anthropic vision model: no API key: set GUI_AGENT_API_KEY to an Anthropic API key")
+		return nil, fmt.Errorf("anthropic vision model: no API key: set %s to an Anthropic API key", cfg.Vars.APIKeyVar())
 	}
 	cfg, client := newClient(cfg)
 	return &VisionModel{cfg: cfg, svc: client.Messages, profile: cfg.ProfileOf(Name)}, nil

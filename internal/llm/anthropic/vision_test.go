@@ -94,7 +94,7 @@ func TestVisionTextInsteadOfToolIsReaskedThenAnError(t *testing.T) {
 }
 
 func TestNewVisionModelNeedsModelAndKey(t *testing.T) {
-	if _, err := anthropic.NewVisionModel(llm.Config{Model: "claude-sonnet-4-5"}); err == nil || !strings.Contains(err.Error(), "GUI_AGENT_API_KEY") {
+	if _, err := anthropic.NewVisionModel(llm.Config{Model: "claude-sonnet-4-5", Vars: llm.Vars{APIKey: "GUI_AGENT_API_KEY"}}); err == nil || !strings.Contains(err.Error(), "GUI_AGENT_API_KEY") {
 		t.Fatalf("no key: %v", err)
 	}
 }

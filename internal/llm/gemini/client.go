@@ -53,10 +53,10 @@ func (t captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // each attempt bounded by cfg.Timeout.
 func newClient(what string, cfg llm.Config) (*client, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, fmt.Errorf("%s: no model given: set GUI_AGENT_MODEL to a Gemini model such as %s", what, Example)
+		return nil, fmt.Errorf("%s: no model given: set %s to a Gemini model such as %s", what, cfg.Vars.ModelVar(), Example)
 	}
 	if cfg.APIKey == "" {
-		return nil, fmt.Errorf("%s: no API key: set GUI_AGENT_API_KEY to a Gemini API key", what)
+		return nil, fmt.Errorf("%s: no API key: set %s to a Gemini API key", what, cfg.Vars.APIKeyVar())
 	}
 	cfg = cfg.WithDefaults()
 	base := strings.TrimSpace(cfg.BaseURL)

@@ -43,7 +43,7 @@ type client struct {
 
 func newClient(cfg llm.Config) (*client, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("no model name: set GUI_AGENT_MODEL (for example gpt-5.5 or ui-tars-1.5-7b)")
+		return nil, fmt.Errorf("no model name: set %s (for example gpt-5.5 or ui-tars-1.5-7b)", cfg.Vars.ModelVar())
 	}
 	provider := strings.ToLower(strings.TrimSpace(cfg.Provider))
 	if provider == "" {
@@ -58,7 +58,7 @@ func newClient(cfg llm.Config) (*client, error) {
 		case "gemini":
 			base = GeminiBaseURL
 		default:
-			return nil, fmt.Errorf("provider %q has no default endpoint for the OpenAI-compatible wire: set GUI_AGENT_BASE_URL to the server's URL up to and including /v1", cfg.Provider)
+			return nil, fmt.Errorf("provider %q has no default endpoint for the OpenAI-compatible wire: set %s to the server's URL up to and including /v1", cfg.Provider, cfg.Vars.BaseURLVar())
 		}
 	}
 	if strings.HasPrefix(base, "https://api.openai.com/") || base == "https://api.openai.com" {
@@ -89,7 +89,7 @@ func newClient(cfg llm.Config) (*client, error) {
 		opts = append(opts, option.WithAPIKey("none"))
 	}
 	// NewChatCompletionService, unlike NewClient, does not read OPENAI_* variables:
-	// guiagent's configuration is GUI_AGENT_*.
+	// guiagent's configuration is its own.
 	return &client{
 		cfg: cfg, provider: provider, baseURL: base,
 		svc:      oai.NewChatCompletionService(opts...),
@@ -161,8 +161,8 @@ func (c *client) callFormat(ctx context.Context, msgs []oai.ChatCompletionMessag
 		r, err := c.svc.New(actx, params)
 		if err != nil {
 			if ctx.Err() == nil && actx.Err() != nil {
-				return fmt.Errorf("%s request to %s timed out after %v (raise GUI_AGENT_MODEL_TIMEOUT_S if the model is slow): %w",
-					c.provider, c.redactedBase(), c.cfg.Timeout, context.DeadlineExceeded)
+				return fmt.Errorf("%s request to %s timed out after %v (raise %s if the model is slow): %w",
+					c.provider, c.redactedBase(), c.cfg.Timeout, c.cfg.Vars.TimeoutVar(), context.DeadlineExceeded)
 			}
 			return c.translate(err)
 		}
@@ -218,7 +218,7 @@ func (c *client) scrub(s string) string {
 	s = secret.NewScrubber(c.cfg.APIKey).String(s)
 	s = secretish.ReplaceAllString(s, secret.Marker)
 	if i := strings.Index(strings.ToLower(s), "incorrect api key provided:"); i >= 0 {
-		s = s[:i] + "Incorrect API key provided (check GUI_AGENT_API_KEY)."
+		s = s[:i] + "Incorrect API key provided (check " + c.cfg.Vars.APIKeyVar() + ")."
 	}
 	return s
 }

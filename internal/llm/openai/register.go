@@ -41,7 +41,7 @@ func init() {
 	})
 	llm.RegisterProvider(llm.Provider{
 		Name:     "openai",
-		Doc:      "OpenAI, or any OpenAI-compatible server (GUI_AGENT_BASE_URL up to and including /v1)",
+		Doc:      "OpenAI, or any OpenAI-compatible server (a base URL up to and including /v1)",
 		Adapters: []string{llm.AdapterOpenAIComputer, llm.AdapterGeneric, llm.AdapterUITARS},
 		Rules:    Rules,
 		Models:   sdkLifecycle,
@@ -62,7 +62,7 @@ func doctor(c llm.Config) []llm.Check {
 	if l, ok := llm.LifecycleOf("openai", c.Model); ok && l.ShutDown(time.Now()) {
 		return []llm.Check{{Level: "warn", Name: "computer tool",
 			Detail: fmt.Sprintf("%s and its computer_use_preview tool were shut down on %s: requests will fail", c.Model, l.Date),
-			Fix:    "set GUI_AGENT_MODEL to " + Example + " (the GA computer tool)"}}
+			Fix:    "set " + c.Vars.ModelVar() + " to " + Example + " (the GA computer tool)"}}
 	}
 	return nil
 }

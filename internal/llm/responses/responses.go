@@ -85,17 +85,17 @@ var _ llm.Adapter = (*Adapter)(nil)
 // up to and including /v1 (empty = OpenAI).
 func New(cfg llm.Config) (llm.Adapter, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("openai-computer: no model given: set GUI_AGENT_MODEL to a model with the computer tool such as gpt-5.5")
+		return nil, fmt.Errorf("openai-computer: no model given: set %s to a model with the computer tool such as gpt-5.5", cfg.Vars.ModelVar())
 	}
 	if cfg.APIKey == "" {
-		return nil, errors.New("openai-computer: no API key: set GUI_AGENT_API_KEY to an OpenAI API key")
+		return nil, fmt.Errorf("openai-computer: no API key: set %s to an OpenAI API key", cfg.Vars.APIKeyVar())
 	}
 	tool := cfg.ToolVersion
 	if tool == "" {
 		tool = ToolFor(cfg.Model)
 	}
 	if tool != ToolComputer && tool != ToolPreview {
-		return nil, fmt.Errorf("openai-computer: GUI_AGENT_TOOL_VERSION=%q: use %s (the GA tool) or %s", tool, ToolComputer, ToolPreview)
+		return nil, fmt.Errorf("openai-computer: %s=%q: use %s (the GA tool) or %s", cfg.Vars.ToolVersionVar(), tool, ToolComputer, ToolPreview)
 	}
 	cfg = cfg.WithDefaults()
 	hc := cfg.HTTPClient

@@ -93,14 +93,14 @@ var langName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*(/[A-Za-z0-9_]+)?$`)
 // one and names the package that installs it.
 func CheckLangs(want, have []string) error {
 	if len(want) == 0 {
-		return errors.New("no OCR language given: set GUI_AGENT_OCR_LANGS to eng, or eng+jpn and the like")
+		return errors.New("no OCR language given: use eng, or eng+jpn and the like")
 	}
 	for _, l := range want {
 		if !langName.MatchString(l) {
-			return fmt.Errorf("OCR language %q is not a Tesseract language name: use names such as eng, chi_sim, jpn, kor (GUI_AGENT_OCR_LANGS)", l)
+			return fmt.Errorf("OCR language %q is not a Tesseract language name: use names such as eng, chi_sim, jpn, kor", l)
 		}
 		if !slices.Contains(have, l) {
-			return fmt.Errorf("%w: OCR language %q (GUI_AGENT_OCR_LANGS) is not installed (installed: %s): %s",
+			return fmt.Errorf("%w: OCR language %q is not installed (installed: %s): %s",
 				ocr.ErrUnavailable, l, strings.Join(have, ", "), LangInstallHint(l))
 		}
 	}

@@ -48,7 +48,7 @@ func Do[T any](ctx context.Context, cfg llm.Config, provider, what string, call 
 		*capt = Capture{}
 		var err error
 		if res, err = call(ctx, capt); err != nil {
-			return RequestError(ctx, capt, provider, what, cfg.Timeout, err, cfg.APIKey)
+			return RequestError(ctx, capt, provider, what, cfg, err)
 		}
 		return nil
 	})
@@ -242,20 +242,21 @@ func APIError(provider string, status int, header http.Header, body []byte, secr
 // exchange and ctx being the caller's context: *llm.APIError when the server
 // answered with an error status; a timeout naming the per-attempt limit when
 // the attempt ran out of its own time while ctx is still live; otherwise the
-// failed request or unreadable response. The cause stays wrapped for
-// llm.Retryable; secret never appears.
-func RequestError(ctx context.Context, c *Capture, provider, what string, timeout time.Duration, err error, secret string) error {
+// failed request or unreadable response, each naming the variable of
+// cfg.Vars to check. The cause stays wrapped for llm.Retryable; cfg.APIKey
+// never appears.
+func RequestError(ctx context.Context, c *Capture, provider, what string, cfg llm.Config, err error) error {
 	if c.Status >= 400 {
-		return APIError(provider, c.Status, c.Header, c.Response, secret)
+		return APIError(provider, c.Status, c.Header, c.Response, cfg.APIKey)
 	}
 	var ne net.Error
 	if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
-		return fmt.Errorf("%s request timed out after %v (raise GUI_AGENT_MODEL_TIMEOUT_S if the model is slow): %w", what, timeout, err)
+		return fmt.Errorf("%s request timed out after %v (raise %s if the model is slow): %w", what, cfg.Timeout, cfg.Vars.TimeoutVar(), err)
 	}
 	if c.Status != 0 {
 		return fmt.Errorf("%s response (HTTP %d) could not be read: %w", what, c.Status, err)
 	}
-	return fmt.Errorf("%s request failed (check GUI_AGENT_BASE_URL and the network): %w", what, err)
+	return fmt.Errorf("%s request failed (check %s and the network): %w", what, cfg.Vars.BaseURLVar(), err)
 }
 
 // Final is a model's closing text read as a verdict on the task, or as a

@@ -139,8 +139,10 @@ func TestCaptureKeepsBodiesForTheSDK(t *testing.T) {
 
 func TestRequestErrorNamesATimeoutAndKeepsTheCause(t *testing.T) {
 	ctx := context.Background()
-	err := RequestError(ctx, &Capture{}, "anthropic", "anthropic messages", 300*time.Millisecond, context.DeadlineExceeded, "k")
-	if !strings.Contains(err.Error(), "timed out after 300ms") || strings.Contains(err.Error(), "network") ||
+	vars := llm.Vars{Timeout: "MY_TIMEOUT", BaseURL: "MY_BASE_URL"}
+	cfg := func(d time.Duration) llm.Config { return llm.Config{Timeout: d, APIKey: "k", Vars: vars} }
+	err := RequestError(ctx, &Capture{}, "anthropic", "anthropic messages", cfg(300*time.Millisecond), context.DeadlineExceeded)
+	if !strings.Contains(err.Error(), "timed out after 300ms") || !strings.Contains(err.Error(), "raise MY_TIMEOUT") || strings.Contains(err.Error(), "network") ||
 		!errors.Is(err, context.DeadlineExceeded) || !llm.Retryable(err) {
 		t.Fatalf("attempt deadline: %v", err)
 	}
@@ -148,16 +150,16 @@ func TestRequestErrorNamesATimeoutAndKeepsTheCause(t *testing.T) {
 	done, cancel := context.WithTimeout(ctx, 0)
 	defer cancel()
 	<-done.Done()
-	err = RequestError(done, &Capture{}, "anthropic", "anthropic messages", time.Second, context.DeadlineExceeded, "k")
+	err = RequestError(done, &Capture{}, "anthropic", "anthropic messages", cfg(time.Second), context.DeadlineExceeded)
 	if strings.Contains(err.Error(), "timed out after") {
 		t.Fatalf("caller's deadline reported as the attempt's: %v", err)
 	}
-	err = RequestError(ctx, &Capture{}, "openai", "openai responses", time.Second, errors.New("connection refused"), "k")
-	if !strings.Contains(err.Error(), "check GUI_AGENT_BASE_URL") {
+	err = RequestError(ctx, &Capture{}, "openai", "openai responses", cfg(time.Second), errors.New("connection refused"))
+	if !strings.Contains(err.Error(), "check MY_BASE_URL") {
 		t.Fatalf("transport failure: %v", err)
 	}
 	var ae *llm.APIError
-	err = RequestError(ctx, &Capture{Status: 429, Response: []byte(`{"error":{"type":"rate_limit_error","message":"slow down"}}`)}, "anthropic", "anthropic messages", time.Second, errors.New("x"), "k")
+	err = RequestError(ctx, &Capture{Status: 429, Response: []byte(`{"error":{"type":"rate_limit_error","message":"slow down"}}`)}, "anthropic", "anthropic messages", cfg(time.Second), errors.New("x"))
 	if !errors.As(err, &ae) || ae.StatusCode != 429 || ae.Message != "slow down" {
 		t.Fatalf("error status: %v", err)
 	}
