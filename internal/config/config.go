@@ -241,13 +241,12 @@ func newFlagSet(name string, c *Config) (fs *flag.FlagSet, vd, tools, dps *strin
 	return fs, vd, tools, dps
 }
 
-// PrintFlags writes the configuration flags of command name, one per entry
-// with its default, to w (for `guiagent name --help`).
-func PrintFlags(name string, w io.Writer) {
+// FlagSet returns the configuration flags of command name over the
+// defaults, for `guiagent name --help` (cmd prints them).
+func FlagSet(name string) *flag.FlagSet {
 	c := Default()
 	fs, _, _, _ := newFlagSet(name, &c)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
+	return fs
 }
 
 // applyToolFlags parses --tools (it replaces GUI_AGENT_TOOLS when given) into

@@ -27,7 +27,6 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -300,7 +299,8 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// registerTools adds the tools of toolList that opts.Tools selects.
+// registerTools adds the tools of toolList that OfferedTools offers for
+// opts.Tools and the services opts gives.
 func (s *Server) registerTools() error {
 	sel, err := selectTools(s.opts.Tools)
 	if err != nil {
@@ -308,21 +308,18 @@ func (s *Server) registerTools() error {
 	}
 	s.sel, s.tasks = sel, s.opts.Tasks
 	s.vision = visionModel{s.opts.Vision, s.opts.VisionProfile, s.opts.LocateProfile}
+	offered, err := OfferedTools(s.opts.Tools, Serving{Vision: s.opts.Vision != nil, Tasks: s.opts.Tasks != nil, Flows: s.opts.Flows != nil})
+	if err != nil {
+		return err
+	}
 	for _, t := range s.toolList() {
 		if _, ok := groupOf(t.name); !ok {
 			panic("mcpserver: tool " + t.name + " has no row in toolGroups")
 		}
-		if sel.has(t.name) {
+		if slices.Contains(offered, t.name) {
 			t.add(s.mcp)
 			s.tools = append(s.tools, t.name)
 		}
-	}
-	if len(s.tools) == 0 {
-		why := ""
-		if s.opts.Tasks == nil {
-			why = " (gui_execute_task needs a model: none is configured)"
-		}
-		return fmt.Errorf("--tools/GUI_AGENT_TOOLS=%s selects no tool this server offers%s", strings.Join(s.opts.Tools, ","), why)
 	}
 	return nil
 }

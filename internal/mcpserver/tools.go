@@ -19,9 +19,10 @@ import (
 	"github.com/guiagent/guiagent/internal/safety"
 )
 
-// toolList is the one list of tools the server registers, in the order clients see them.
+// toolList is every tool the server defines, in the order clients see them;
+// OfferedTools decides which of them it registers.
 func (s *Server) toolList() []toolDef {
-	list := []toolDef{
+	return []toolDef{
 		s.listDisplaysTool(),
 		s.screenshotTool(),
 		s.zoomTool(),
@@ -39,17 +40,10 @@ func (s *Server) toolList() []toolDef {
 		s.waitTool(),
 		s.findImageTool(),
 		s.clipboardTool(),
+		s.locateTool(), s.queryTool(), s.assertTool(), s.waitForTool(),
+		s.executeTaskTool(),
+		s.runFlowTool(),
 	}
-	if s.vision.seer != nil {
-		list = append(list, s.locateTool(), s.queryTool(), s.assertTool(), s.waitForTool())
-	}
-	if s.opts.Tasks != nil {
-		list = append(list, s.executeTaskTool())
-	}
-	if s.opts.Flows != nil {
-		list = append(list, s.runFlowTool())
-	}
-	return list
 }
 
 // Shared argument fields.
