@@ -248,8 +248,8 @@ func (o *overlay) marker(p geom.ImagePoint, c color.RGBA, brackets bool) {
 			}
 		}
 	}
-	o.dot(p.X, p.Y, 2*o.scale, colorHalo)
-	o.dot(p.X, p.Y, o.scale, c)
+	o.dot(p.X, p.Y, 3*o.scale, colorHalo)
+	o.dot(p.X, p.Y, 2*o.scale, c)
 }
 
 func (o *overlay) arrow(a, b geom.ImagePoint, c color.RGBA) {

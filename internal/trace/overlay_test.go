@@ -181,7 +181,9 @@ func TestOverlayLeavesTheClickedLabelReadable(t *testing.T) {
 			{Action: action.Action{Kind: action.Click}, Image: &click, Outcome: "ok"},
 			{Action: action.Action{Kind: action.TypeText, Text: "Ada"}, Outcome: "ok"},
 		})
-		if kept := inkKept(src, ov, word); kept < 0.9 {
+		kept := inkKept(src, ov, word)
+		t.Logf("%v: %.0f%% of the label's ink left visible", size, kept*100)
+		if kept < 0.9 {
 			t.Errorf("%v: only %.0f%% of the clicked label's ink is left visible, want at least 90%%", size, kept*100)
 		}
 		if !isMarker(ov.At(cx, cy), colorOK) {
