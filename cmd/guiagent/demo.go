@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,7 +46,7 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 	o.AlwaysVirtualDisplay, o.Log = true, stderr
 	a, err := guiagent.New(ctx, o)
 	if err != nil {
-		return fmt.Errorf("demo needs a private virtual desktop: %w", err)
+		return fmt.Errorf("demo: %w", err)
 	}
 	defer a.Close()
 	appCtx, cancelApp := context.WithTimeout(ctx, 20*time.Second)
@@ -139,7 +141,11 @@ func submitted(ctx context.Context, sample *sampleapp.App, wait time.Duration, l
 		log.Warn("the sample application saw no form submitted")
 		return nil
 	}
-	b, _ := json.Marshal(ev.Fields)
-	log.Info("the sample application received", "fields", string(b))
+	names := slices.Sorted(maps.Keys(ev.Fields))
+	attrs := make([]any, 0, 2*len(names))
+	for _, n := range names {
+		attrs = append(attrs, n, ev.Fields[n])
+	}
+	log.Info("the sample application received", attrs...)
 	return ev.Fields
 }

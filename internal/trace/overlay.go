@@ -248,8 +248,9 @@ func (o *overlay) marker(p geom.ImagePoint, c color.RGBA, brackets bool) {
 			}
 		}
 	}
-	o.dot(p.X, p.Y, 3*o.scale, colorHalo)
-	o.dot(p.X, p.Y, 2*o.scale, c)
+	r := 2 + o.scale // big enough to keep its colour through JPEG, small enough to hide little
+	o.dot(p.X, p.Y, r+1, colorHalo)
+	o.dot(p.X, p.Y, r, c)
 }
 
 func (o *overlay) arrow(a, b geom.ImagePoint, c color.RGBA) {
