@@ -117,7 +117,7 @@ func demoModel(c guiagent.Options, task string, log *slog.Logger) (_ guiagent.Op
 		if c.APIKey == "" && c.BaseURL == "" {
 			return c, false, nil, fmt.Errorf("demo: provider %s, model %s, but GUI_AGENT_API_KEY is not set (a local OpenAI-compatible server needs GUI_AGENT_BASE_URL instead)", c.Provider, c.Model)
 		}
-		log.Info("demo model", "provider", c.Provider, "model", c.Model)
+		log.Info("using the configured model", "provider", c.Provider, "model", c.Model)
 		return c, false, func() {}, nil
 	}
 	if task != demoTask {
