@@ -158,7 +158,7 @@ func TestDemoRunsATaskWithTheConfiguredModel(t *testing.T) {
 	if len(prompts) == 0 || !strings.Contains(prompts[0], "tell me what the window shows") {
 		t.Fatalf("the configured model never got the task; prompts: %q", prompts)
 	}
-	if !strings.Contains(stderr, "using openai model "+testModel) {
+	if !strings.Contains(stderr, `msg="using the configured model" provider=openai model=`+testModel) {
 		t.Fatalf("demo does not say which model it uses:\n%s", stderr)
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/guiagent/guiagent"
 	"github.com/guiagent/guiagent/internal/app"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
@@ -23,31 +23,55 @@ import (
 
 // check is one doctor finding.
 type check struct {
-	level  string // "ok", "warn", "FAIL"
+	level  string // "ok", "info", "warn", "FAIL"
 	name   string
 	detail string
 	fix    string
+	// extra rows (settings at their defaults, backend details) are shown
+	// only with --all.
+	extra bool
+}
+
+// checks collects doctor's findings.
+type checks []check
+
+func (cs *checks) add(level, name, detail, fix string) {
+	*cs = append(*cs, check{level: level, name: name, detail: detail, fix: fix})
+}
+
+// addExtra adds a row shown only with --all.
+func (cs *checks) addExtra(level, name, detail string) {
+	*cs = append(*cs, check{level: level, name: name, detail: detail, extra: true})
 }
 
 // cmdDoctor checks what guiagent needs and prints what is missing and how to fix
 // it. It exits 1 when something required fails. It never prints secrets.
 func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) int {
-	var checks []check
-	add := func(level, name, detail, fix string) { checks = append(checks, check{level, name, detail, fix}) }
-	c, _, err := config.Load("doctor", args, getenv)
+	var cs checks
+	args, all, err := doctorArgs(args)
 	if err != nil {
-		add("FAIL", "configuration", err.Error(), "correct the variable or flag named above")
-		printChecks(stdout, checks)
+		cs.add("FAIL", "configuration", err.Error(), "run guiagent doctor --help")
+		cs.print(stdout, all)
 		return 1
 	}
-	add("ok", "platform", runtime.GOOS+"/"+runtime.GOARCH+", guiagent "+guiagent.Version, "")
+	c, _, err := config.Load("doctor", args, getenv)
+	if err != nil {
+		cs.add("FAIL", "configuration", err.Error(), "correct the variable or flag named above")
+		cs.print(stdout, all)
+		return 1
+	}
+	cs.add("ok", "platform", runtime.GOOS+"/"+runtime.GOARCH+", guiagent "+versionString(), "")
 
 	// Desktop.
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, VNC: c.VNC, VNCPassword: c.VNCPassword})
 	if err != nil {
-		add("FAIL", "display", err.Error(), "run inside a desktop session, set DISPLAY, or pass --virtual-display 1280x800 (needs Xvfb: apt-get install xvfb)")
+		fix := "run inside a desktop session, set DISPLAY, or pass --virtual-display 1280x800 (needs Xvfb: apt-get install xvfb)"
+		if errors.Is(err, platform.ErrNoDisplay) {
+			fix = "" // the message says how
+		}
+		cs.add("FAIL", "display", err.Error(), fix)
 	} else {
 		defer closeScreen()
 		ch := app.ChooseDesktop(ctx, c, screen)
@@ -55,33 +79,51 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		if ch.Warn {
 			level = "warn"
 		}
-		add(level, "desktop", fmt.Sprintf("%s, %s: %s", ch.Display, ch.Size, ch.Why), "")
-		checkDesktop(ctx, screen, add)
-		checkHeldInput(ctx, c, screen, add)
+		cs.add(level, "desktop", fmt.Sprintf("%s, %s: %s", ch.Display, ch.Size, ch.Why), "")
+		checkDesktop(ctx, screen, &cs)
+		checkHeldInput(ctx, c, screen, cs.add)
 	}
 	if _, err := exec.LookPath("Xvfb"); err != nil && runtime.GOOS == "linux" {
-		add("warn", "virtual display", "Xvfb is not installed, so --virtual-display and `guiagent demo` cannot start a private desktop", "apt-get install xvfb")
+		cs.add("warn", "virtual display", "Xvfb is not installed, so --virtual-display and `guiagent demo` cannot start a private desktop", "apt-get install xvfb")
 	} else if runtime.GOOS == "linux" {
-		add("ok", "virtual display", "Xvfb available for --virtual-display and demo", "")
+		cs.add("ok", "virtual display", "Xvfb available for --virtual-display and demo", "")
 	}
 
-	checkOCR(ctx, c, add)
+	checkOCR(ctx, c, cs.add)
 
-	checkModel(c, add)
-
+	checkModel(c, cs.add)
 	tc := toolsCheck(c)
-	add(tc.level, tc.name, tc.detail, tc.fix)
-
-	checkSettings(c, add)
-
-	checkFiles(c, add)
-	printChecks(stdout, checks)
-	for _, ch := range checks {
+	cs.add(tc.level, tc.name, tc.detail, tc.fix)
+	checkSettings(c, &cs)
+	checkFiles(c, cs.add)
+	cs.print(stdout, all)
+	for _, ch := range cs {
 		if ch.level == "FAIL" {
 			return 1
 		}
 	}
 	return 0
+}
+
+// doctorArgs takes doctor's own flag, --all, out of args (before any "--").
+func doctorArgs(args []string) (rest []string, all bool, err error) {
+	for i, a := range args {
+		if a == "--" {
+			return append(rest, args[i:]...), all, nil
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "all" {
+			rest = append(rest, a)
+			continue
+		}
+		all = true
+		if hasVal {
+			if all, err = strconv.ParseBool(val); err != nil {
+				return nil, false, fmt.Errorf("%s: want --all, --all=true or --all=false", a)
+			}
+		}
+	}
+	return rest, all, nil
 }
 
 // checkModel says which model, adapter and profile are configured, without
@@ -172,10 +214,10 @@ func checkFiles(c config.Config, add func(level, name, detail, fix string)) {
 	}
 }
 
-func checkDesktop(ctx context.Context, screen desktop.Screen, add func(level, name, detail, fix string)) {
+func checkDesktop(ctx context.Context, screen desktop.Screen, cs *checks) {
 	ds, err := screen.Displays(ctx)
 	if err != nil || len(ds) == 0 {
-		add("FAIL", "display", fmt.Sprintf("%s backend lists no displays: %v", screen.Name(), err), "check the X server")
+		cs.add("FAIL", "display", fmt.Sprintf("%s backend lists no displays: %v", screen.Name(), err), "check the X server")
 		return
 	}
 	var parts []string
@@ -186,26 +228,26 @@ func checkDesktop(ctx context.Context, screen desktop.Screen, add func(level, na
 		}
 		parts = append(parts, s)
 	}
-	add("ok", "displays", fmt.Sprintf("%s backend: %s", screen.Name(), strings.Join(parts, "; ")), "")
+	cs.add("ok", "displays", fmt.Sprintf("%s backend: %s", screen.Name(), strings.Join(parts, "; ")), "")
 	if _, err := screen.Capture(ctx, ds[0].Bounds, nil); err != nil {
-		add("FAIL", "capture", err.Error(), "allow screen capture for this process")
+		cs.add("FAIL", "capture", err.Error(), "allow screen capture for this process")
 	} else {
-		add("ok", "capture", "screenshot of display "+ds[0].ID+" works", "")
+		cs.add("ok", "capture", "screenshot of display "+ds[0].ID+" works", "")
 	}
 	caps := desktop.CapabilitiesOf(ctx, screen)
 	if caps.Input {
-		add("ok", "input", "mouse and keyboard injection available", "")
+		cs.add("ok", "input", "mouse and keyboard injection available", "")
 	} else {
-		add("FAIL", "input", "this backend cannot inject input", "on X11 the server needs the XTEST extension")
+		cs.add("FAIL", "input", "this backend cannot inject input", "on X11 the server needs the XTEST extension")
 	}
 	if cb, ok := screen.(desktop.Clipboard); ok {
 		if _, err := cb.ReadClipboard(ctx); err != nil && !strings.Contains(err.Error(), "empty") && !strings.Contains(err.Error(), "no owner") {
-			add("warn", "clipboard", "reading the clipboard failed: "+err.Error(), "typing long or non-ASCII text pastes through the clipboard; check the desktop's clipboard")
+			cs.add("warn", "clipboard", "reading the clipboard failed: "+err.Error(), "typing long or non-ASCII text pastes through the clipboard; check the desktop's clipboard")
 		} else {
-			add("ok", "clipboard", "readable", "")
+			cs.add("ok", "clipboard", "readable", "")
 		}
 	} else {
-		add("warn", "clipboard", "not available on this backend", "long and non-ASCII text may type slower")
+		cs.add("warn", "clipboard", "not available on this backend", "long and non-ASCII text may type slower")
 	}
 	keys := make([]string, 0, len(caps.Details))
 	for k := range caps.Details {
@@ -213,36 +255,55 @@ func checkDesktop(ctx context.Context, screen desktop.Screen, add func(level, na
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		add("ok", "backend "+k, caps.Details[k], "")
+		cs.addExtra("ok", "backend "+k, caps.Details[k])
 	}
 }
 
-func printChecks(w io.Writer, checks []check) {
-	for _, ch := range checks {
+// print writes the findings, a fix under each that is not ok, and (without
+// all) how many rows --all would add.
+func (cs checks) print(w io.Writer, all bool) {
+	hidden := 0
+	for _, ch := range cs {
+		if ch.extra && !all {
+			hidden++
+			continue
+		}
 		fmt.Fprintf(w, "%-4s %-16s %s\n", ch.level, ch.name, ch.detail)
 		if ch.fix != "" && ch.level != "ok" {
 			fmt.Fprintf(w, "     %-16s fix: %s\n", "", ch.fix)
 		}
 	}
+	if hidden > 0 {
+		fmt.Fprintf(w, "(%d more rows, settings at their defaults and backend details: guiagent doctor --all)\n", hidden)
+	}
 }
 
-// checkSettings shows each run-time setting with the layer that set it (flag,
-// environment, settings file or default), the key only as set or not.
-func checkSettings(c config.Config, add func(level, name, detail, fix string)) {
+// checkSettings shows each run-time setting that is set with the layer that
+// set it (flag, environment or settings file), the key only as set or not;
+// the settings left at their defaults are extra rows (--all).
+func checkSettings(c config.Config, cs *checks) {
 	if c.SettingsFile == "" {
-		add("warn", "settings file", "none: no HOME or XDG_CONFIG_HOME, so settings changed over /api/settings last until exit", "set "+config.Var("SettingsFile"))
+		cs.add("warn", "settings file", "none: no HOME or XDG_CONFIG_HOME, so settings changed over /api/settings last until exit", "set "+config.Var("SettingsFile"))
 	} else {
-		add("ok", "settings file", c.SettingsFile+" (flags and "+config.EnvPrefix+"* variables take precedence over it)", "")
+		cs.add("ok", "settings file", c.SettingsFile+" (flags and "+config.EnvPrefix+"* variables take precedence over it)", "")
 	}
 	for _, s := range config.Settings {
-		v := s.Get(c)
+		v, src := s.Get(c), c.Sources.Of(s.Env)
+		level := "ok"
 		switch {
 		case s.Secret && v != "":
 			v = "set"
+		case v == "" && s.Env == "API_KEY" && app.ModelConfigured(c) && c.BaseURL == "":
+			v, level = "not set, and the model needs it (see model)", "warn"
 		case v == "":
-			v = "(empty)"
+			v, level = "not set", "info"
 		}
-		add("ok", s.Name, fmt.Sprintf("%s (source: %s)", v, c.Sources.Of(s.Env)), "")
+		detail := fmt.Sprintf("%s (source: %s)", v, src)
+		if src == config.SourceDefault {
+			cs.addExtra(level, s.Name, detail)
+		} else {
+			cs.add(level, s.Name, detail, "")
+		}
 	}
 	// Every other value not at its default: its variable and source (values
 	// are not printed here: some are credentials).
@@ -257,7 +318,7 @@ func checkSettings(c config.Config, add func(level, name, detail, fix string)) {
 	}
 	sort.Strings(others)
 	if len(others) > 0 {
-		add("ok", "other values", "set by a flag or the environment: "+strings.Join(others, ", "), "")
+		cs.add("ok", "other values", "set by a flag or the environment: "+strings.Join(others, ", "), "")
 	}
 }
 
@@ -274,6 +335,10 @@ func settingEnv(name string) (config.Setting, bool) {
 // checkVision says whether the vision tools are offered, by which models, or why not.
 func checkVision(c config.Config, add func(level, name, detail, fix string)) {
 	locateBy, err := app.VisionModels(c)
+	if !app.ModelConfigured(c) {
+		add("warn", "vision tools", "gui_locate, gui_query, gui_assert, gui_wait_for and `target` are not offered: they need a model (see model)", "")
+		return
+	}
 	if err != nil {
 		add("warn", "vision tools", "gui_locate, gui_query, gui_assert, gui_wait_for and `target` are not offered: "+err.Error(),
 			"configure a vision model ("+config.Vars("Provider", "Model", "APIKey")+")")

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/guiagent/guiagent/internal/config"
@@ -21,7 +22,11 @@ type command struct {
 // configFlags prints the configuration flags every config.Load command takes.
 func configFlags(name string) func(io.Writer) {
 	return func(w io.Writer) {
-		config.PrintFlags(name, w)
+		fs := config.FlagSet(name)
+		if name == "doctor" {
+			fs.Bool("all", false, "also show the settings left at their defaults and every backend detail")
+		}
+		printFlagSet(w, fs)
 		if name == "serve" || name == "doctor" {
 			printToolGroups(w)
 		}
@@ -31,11 +36,42 @@ func configFlags(name string) func(io.Writer) {
 
 // flagSetFlags prints the flags of a command with its own flag set.
 func flagSetFlags(newFS func() *flag.FlagSet) func(io.Writer) {
-	return func(w io.Writer) {
-		fs := newFS()
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+	return func(w io.Writer) { printFlagSet(w, newFS()) }
+}
+
+// printFlagSet writes fs's flags, sorted, as the README spells them: two
+// dashes (one for a one-letter flag such as -n), the value's name, the usage
+// and the default, unless the default is the zero value or the usage already
+// says what it is.
+func printFlagSet(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		arg, usage := flag.UnquoteUsage(f)
+		head := "  " + dash + f.Name
+		if arg != "" {
+			head += " " + arg
+		}
+		if !zeroDefault(f) && !strings.Contains(usage, "default") {
+			def := f.DefValue
+			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
+				def = strconv.Quote(def)
+			}
+			usage += " (default " + def + ")"
+		}
+		fmt.Fprintf(w, "%s\n        %s\n", head, strings.ReplaceAll(usage, "\n", "\n        "))
+	})
+}
+
+// zeroDefault reports whether f's default is its type's zero value.
+func zeroDefault(f *flag.Flag) bool {
+	switch f.DefValue {
+	case "", "false", "0", "0s":
+		return true
 	}
+	return false
 }
 
 // commands is the one list of subcommands, in the order the root help shows them.

@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/guiagent/guiagent"
 )
 
 func main() {
@@ -55,7 +53,7 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	case "sample-app":
 		err = cmdSampleApp(ctx, args, getenv, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "guiagent", guiagent.Version)
+		fmt.Fprintln(stdout, "guiagent", versionString())
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "guiagent:", err)

@@ -23,22 +23,17 @@ func printToolGroups(w io.Writer) {
 	}
 }
 
-// toolsCheck is doctor's finding on the tools a server would offer.
+// toolsCheck is doctor's finding on the tools the server would offer: the
+// list mcpserver.New registers for this configuration.
 func toolsCheck(c config.Config) check {
-	names, err := mcpserver.ResolveTools(app.ToolSelection(c))
+	offered, err := app.OfferedTools(c)
 	if err != nil {
-		return check{"FAIL", "tools", err.Error(), "correct --tools or " + config.Var("Tools")}
+		return check{level: "FAIL", name: "tools", detail: err.Error(), fix: "correct --tools or " + config.Var("Tools") + ", or configure a model"}
 	}
-	noTask := !app.ModelConfigured(c) && slices.Contains(names, "gui_execute_task")
-	if noTask {
-		names = slices.DeleteFunc(names, func(n string) bool { return n == "gui_execute_task" })
+	detail := fmt.Sprintf("%d offered: %s", len(offered), strings.Join(offered, ", "))
+	selected, _ := mcpserver.ResolveTools(app.ToolSelection(c))
+	if missing := slices.DeleteFunc(selected, func(n string) bool { return slices.Contains(offered, n) }); len(missing) > 0 {
+		detail += fmt.Sprintf("; not offered: %s (see vision tools and model)", strings.Join(missing, ", "))
 	}
-	if len(names) == 0 {
-		return check{"FAIL", "tools", "the selection offers no tool: gui_execute_task needs a model and none is configured", "select other tools, or configure a model"}
-	}
-	detail := fmt.Sprintf("%d offered: %s", len(names), strings.Join(names, ", "))
-	if noTask {
-		detail += "; gui_execute_task is not offered because no model is configured"
-	}
-	return check{"ok", "tools", detail, ""}
+	return check{level: "ok", name: "tools", detail: detail}
 }

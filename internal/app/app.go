@@ -151,6 +151,9 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 // openShared builds what every desktop of the App shares: hotkey policy,
 // kill switch, audit, screenshot pipeline, run store, metrics and token.
 func (a *App) openShared(c config.Config) error {
+	if err := checkBeforeDesktop(c); err != nil {
+		return err
+	}
 	var err error
 	if a.keys, err = safety.NewKeyPolicy(safety.KeyPolicyOptions{Blocked: c.BlockedHotkeys, Allowed: c.AllowedHotkeys, Confirm: c.ConfirmHotkeys}); err != nil {
 		return fmt.Errorf("%s/%s/%s: %w", config.Var("BlockedHotkeys"), config.Var("AllowedHotkeys"), config.Var("ConfirmHotkeys"), err)

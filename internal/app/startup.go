@@ -7,6 +7,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/mcpserver"
 )
 
@@ -17,6 +18,49 @@ func ToolSelection(c config.Config) []string {
 		return []string{mcpserver.GroupObserve}
 	}
 	return c.Tools
+}
+
+// serving is what a server built from c has for the tools that need
+// something: a vision model, a task runner (a model) and flows (always), as
+// openServer gives them to mcpserver.New.
+func serving(c config.Config) mcpserver.Serving {
+	_, err := newVision(c)
+	return mcpserver.Serving{Vision: err == nil, Tasks: modelConfigured(c), Flows: true}
+}
+
+// OfferedTools lists the tools a server built from c offers at start, as
+// mcpserver.New decides them (doctor shows them).
+func OfferedTools(c config.Config) ([]string, error) {
+	return mcpserver.OfferedTools(ToolSelection(c), serving(c))
+}
+
+// checkBeforeDesktop refuses, before any desktop is opened, what New would
+// otherwise refuse only after opening one: a tool selection that names an
+// unknown tool or offers none, a bad coordinate mode or screenshot option,
+// and a model configuration that cannot be built.
+func checkBeforeDesktop(c config.Config) error {
+	if _, err := OfferedTools(c); err != nil {
+		return err
+	}
+	if _, err := geom.ParseSpace(c.CoordinateMode, geom.SpaceImage); err != nil {
+		return fmt.Errorf("%s: %w", config.Var("CoordinateMode"), err)
+	}
+	if err := shotOptions(c).Validate(); err != nil {
+		return fmt.Errorf("screenshot options: %w", err)
+	}
+	if !modelConfigured(c) {
+		return nil
+	}
+	if _, err := newAdapter(c); err != nil {
+		return err
+	}
+	if _, err := newMemoryModel(c); err != nil {
+		return fmt.Errorf("memory model: %w", err)
+	}
+	if _, err := newGrounder(c); err != nil {
+		return fmt.Errorf("%s: %w", config.Var("GroundingModel"), err)
+	}
+	return nil
 }
 
 // DesktopChoice says which desktop guiagent drives, its size, and why that
@@ -70,7 +114,7 @@ func displaySizes(ctx context.Context, screen desktop.Screen) string {
 func (a *App) logDesktop(ctx context.Context, version string) {
 	ch := ChooseDesktop(ctx, a.cfg, a.screen)
 	if a.forceVirtual {
-		ch.Why, ch.Warn = "a private Xvfb started, as asked (Options.AlwaysVirtualDisplay)", false
+		ch.Why, ch.Warn = "a private Xvfb this process started for itself: nothing runs on your own screen", false
 	}
 	log := a.log.Info
 	if ch.Warn {

@@ -337,13 +337,11 @@ func (f *knobFlag) Set(v string) error {
 	return nil
 }
 
-// PrintFlags writes the configuration flags of command name, one per entry
-// with its default, to w (for `guiagent name --help`).
-func PrintFlags(name string, w io.Writer) {
+// FlagSet returns the configuration flags of command name over the
+// defaults, for `guiagent name --help` (cmd prints them).
+func FlagSet(name string) *flag.FlagSet {
 	c := Default()
-	fs := newFlagSet(name, &c)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
+	return newFlagSet(name, &c)
 }
 
 func splitList(v string) []string {

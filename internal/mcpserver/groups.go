@@ -112,6 +112,44 @@ func ResolveTools(names []string) ([]string, error) {
 	return out, nil
 }
 
+// Serving says what a server has that some tools need to be offered: a
+// vision model (gui_locate, gui_query, gui_assert and gui_wait_for), a task
+// runner (gui_execute_task) and flows (gui_run_flow).
+type Serving struct{ Vision, Tasks, Flows bool }
+
+// serves reports whether a server with sv can offer tool.
+func (sv Serving) serves(tool string) bool {
+	switch {
+	case slices.Contains(visionTools, tool):
+		return sv.Vision
+	case tool == "gui_execute_task":
+		return sv.Tasks
+	case tool == "gui_run_flow":
+		return sv.Flows
+	}
+	return true
+}
+
+// OfferedTools returns the tools a server with sv offers for the selection
+// names (tool or group names; nil or empty selects every tool), in table
+// order: the tools New registers. An unknown name, or a selection of which
+// sv serves no tool, is the error New returns.
+func OfferedTools(names []string, sv Serving) ([]string, error) {
+	selected, err := ResolveTools(names)
+	if err != nil {
+		return nil, err
+	}
+	offered := slices.DeleteFunc(selected, func(t string) bool { return !sv.serves(t) })
+	if len(offered) == 0 {
+		why := ""
+		if !sv.Tasks {
+			why = " (gui_execute_task needs a model: none is configured)"
+		}
+		return nil, fmt.Errorf("--tools/%s=%s selects no tool this server offers%s", config.Var("Tools"), strings.Join(names, ","), why)
+	}
+	return offered, nil
+}
+
 func allToolNames() []string {
 	names := make([]string, len(toolGroups()))
 	for i, r := range toolGroups() {

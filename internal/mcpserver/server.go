@@ -27,7 +27,6 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -318,7 +317,8 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// registerTools adds the tools of toolList that opts.Tools selects.
+// registerTools adds the tools of toolList that OfferedTools offers for
+// opts.Tools and the services opts gives.
 func (s *Server) registerTools() error {
 	sel, err := selectTools(s.opts.Tools)
 	if err != nil {
@@ -326,21 +326,18 @@ func (s *Server) registerTools() error {
 	}
 	s.sel, s.tasks = sel, s.opts.Tasks
 	s.vision = visionModel{s.opts.Vision, s.opts.VisionProfile, s.opts.LocateProfile}
+	offered, err := OfferedTools(s.opts.Tools, Serving{Vision: s.opts.Vision != nil, Tasks: s.opts.Tasks != nil, Flows: s.opts.Flows != nil})
+	if err != nil {
+		return err
+	}
 	for _, t := range s.toolList() {
 		if !slices.Contains(groupOrder, t.group) {
 			panic("mcpserver: tool " + t.name + " declares no group of groupOrder: give newTool its group")
 		}
-		if sel.has(t.name) {
+		if slices.Contains(offered, t.name) {
 			t.add(s.mcp)
 			s.tools = append(s.tools, t.name)
 		}
-	}
-	if len(s.tools) == 0 {
-		why := ""
-		if s.opts.Tasks == nil {
-			why = " (gui_execute_task needs a model: none is configured)"
-		}
-		return fmt.Errorf("--tools/%s=%s selects no tool this server offers%s", config.Var("Tools"), strings.Join(s.opts.Tools, ","), why)
 	}
 	return nil
 }

@@ -28,14 +28,18 @@ var (
 const maxLabelRunes = 48
 
 // DrawOverlay returns a copy of img with every action drawn where it landed,
-// using the actions' image-space points (ActionTrace.Image and ImageTo): a ring
-// and crosshair with a numbered label for clicks and moves, an arrow for drags,
-// an arrow in the scroll direction for scrolls, a rectangle for zooms, and a
-// label with the typed text or keys for keyboard actions (placed at the last
-// pointer position, or in a list at the top-left when there is none). Refused
-// or failed actions are drawn in orange instead of red. An ask_user is not
-// drawn: a question to a person has no place on the screen (the report shows
-// it as a question and answer); the others keep their numbers in the step.
+// using the actions' image-space points (ActionTrace.Image and ImageTo):
+// corner brackets around a small dot for clicks, the dot alone for moves, an
+// arrow for drags, an arrow in the scroll direction for scrolls and a
+// rectangle for zooms. What was clicked stays readable: nothing is drawn over
+// the point but the dot, and each action's number (its row in the report's
+// action table) is a small tag beside its point, outside the brackets, never
+// over another marked point or tag. Keyboard actions are numbered beside the
+// last pointer position, or listed with their text at the top-left when
+// there is none. Refused or failed actions are drawn in orange instead of
+// red. An ask_user is not drawn: a question to a person has no place on the
+// screen (the report shows it as a question and answer); the others keep
+// their numbers in the step.
 func DrawOverlay(img image.Image, actions []action.Trace) *image.RGBA {
 	b := img.Bounds()
 	dst := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
@@ -44,6 +48,7 @@ func DrawOverlay(img image.Image, actions []action.Trace) *image.RGBA {
 	if b.Dx() >= 1600 || b.Dy() >= 1600 {
 		o.scale = 2
 	}
+	o.keepClear(actions)
 	var last *geom.ImagePoint
 	legendY := 6
 	for i, a := range actions {
@@ -54,31 +59,31 @@ func DrawOverlay(img image.Image, actions []action.Trace) *image.RGBA {
 		if a.Outcome != "" && !a.OK() || a.Error != "" {
 			c = colorFailed
 		}
-		label := fmt.Sprintf("%d %s", i+1, overlayLabel(a.Action))
+		num := fmt.Sprint(i + 1)
 		switch {
 		case a.Action.Kind == action.Drag && a.Image != nil && a.ImageTo != nil:
 			o.arrow(*a.Image, *a.ImageTo, c)
 			o.marker(*a.Image, c, false)
-			o.label(*a.Image, label, c)
+			o.beside(*a.Image, num, c)
 			last = a.ImageTo
 		case a.Action.Kind == action.Zoom && a.Image != nil && a.ImageTo != nil:
 			o.rect(*a.Image, *a.ImageTo, c)
-			o.label(*a.Image, label, c)
+			o.beside(*a.Image, num, c)
 		case a.Action.Kind == action.Scroll && a.Image != nil:
 			dx, dy := scrollVector(string(a.Action.Direction))
 			l := float64(36 * o.scale)
 			o.marker(*a.Image, c, false)
 			o.arrow(*a.Image, geom.ImagePoint{X: a.Image.X + dx*l, Y: a.Image.Y + dy*l}, c)
-			o.label(*a.Image, label, c)
+			o.beside(*a.Image, num, c)
 			last = a.Image
 		case a.Image != nil:
 			o.marker(*a.Image, c, a.Action.Kind != action.Move)
-			o.label(*a.Image, label, c)
+			o.beside(*a.Image, num, c)
 			last = a.Image
 		case last != nil:
-			o.label(*last, label, c)
+			o.beside(*last, num, c)
 		default:
-			o.labelAt(6, legendY, label, c)
+			o.labelAt(6, legendY, num+" "+overlayLabel(a.Action), c)
 			legendY += 16 * o.scale
 		}
 	}
@@ -137,6 +142,28 @@ type overlay struct {
 	dst    *image.RGBA
 	scale  int
 	placed []image.Rectangle // labels drawn so far, kept apart
+	marks  []image.Rectangle // the marked points with their brackets, which no label covers
+}
+
+// markRadius is the half size, in pixels at scale 1, of the brackets around
+// a clicked point; labels keep outside it.
+const markRadius = 12
+
+// keepClear records every point the actions mark, so that no label is drawn
+// over one, whichever action's label comes first.
+func (o *overlay) keepClear(actions []action.Trace) {
+	r := (markRadius + 2) * o.scale
+	for _, a := range actions {
+		if !drawn(a.Action.Kind) {
+			continue
+		}
+		for _, p := range []*geom.ImagePoint{a.Image, a.ImageTo} {
+			if p != nil && !math.IsNaN(p.X) && !math.IsNaN(p.Y) && math.Abs(p.X) < 1e9 && math.Abs(p.Y) < 1e9 {
+				x, y := int(math.Round(p.X)), int(math.Round(p.Y))
+				o.marks = append(o.marks, image.Rect(x-r, y-r, x+r+1, y+r+1))
+			}
+		}
+	}
 }
 
 // dot fills a disc of radius r (pixels) at x,y.
@@ -207,25 +234,23 @@ func clipSegment(ax, ay, bx, by float64, box [4]float64) (float64, float64, floa
 	return ax + t0*dx, ay + t0*dy, ax + t1*dx, ay + t1*dy, true
 }
 
-func (o *overlay) marker(p geom.ImagePoint, c color.RGBA, ring bool) {
-	r := float64(10 * o.scale)
-	if ring {
-		steps := 64
-		for _, pass := range []struct {
-			rad float64
-			th  int
-			col color.RGBA
-		}{{r, o.scale + 1, colorHalo}, {r, o.scale, c}} {
-			for i := 0; i < steps; i++ {
-				t := 2 * math.Pi * float64(i) / float64(steps)
-				o.dot(p.X+pass.rad*math.Cos(t), p.Y+pass.rad*math.Sin(t), pass.th, pass.col)
+// marker marks p with a small dot, and for clicks (brackets) four corner
+// brackets around it, which leave the clicked text readable: the brackets
+// lie above and below a line of text through p, and only the dot is on it.
+func (o *overlay) marker(p geom.ImagePoint, c color.RGBA, brackets bool) {
+	if brackets {
+		r, arm := float64(markRadius*o.scale), float64(5*o.scale)
+		for _, sx := range []float64{-1, 1} {
+			for _, sy := range []float64{-1, 1} {
+				cx, cy := p.X+sx*r, p.Y+sy*r
+				o.line(cx, cy, cx-sx*arm, cy, c)
+				o.line(cx, cy, cx, cy-sy*arm, c)
 			}
 		}
 	}
-	h := r * 0.6
-	o.line(p.X-h, p.Y, p.X+h, p.Y, c)
-	o.line(p.X, p.Y-h, p.X, p.Y+h, c)
-	o.dot(p.X, p.Y, 2*o.scale+1, c)
+	r := 2 + o.scale // big enough to keep its colour through JPEG, small enough to hide little
+	o.dot(p.X, p.Y, r+1, colorHalo)
+	o.dot(p.X, p.Y, r, c)
 }
 
 func (o *overlay) arrow(a, b geom.ImagePoint, c color.RGBA) {
@@ -244,14 +269,44 @@ func (o *overlay) rect(a, b geom.ImagePoint, c color.RGBA) {
 	o.line(a.X, b.Y, a.X, a.Y, c)
 }
 
-// label draws text just below-right of p, kept inside the image.
-func (o *overlay) label(p geom.ImagePoint, text string, c color.RGBA) {
-	off := 14 * o.scale
+// beside draws text (an action's number) in a small tag next to p, outside
+// its brackets: the first place around p, nearest first, that lies inside
+// the image and covers no marked point and no other label; below-right of p
+// as a last resort.
+func (o *overlay) beside(p geom.ImagePoint, text string, c color.RGBA) {
 	b := o.dst.Bounds()
 	// Clamped before the conversion: a float far beyond int's range has no int value.
 	x := int(math.Round(min(max(p.X, 0), float64(b.Max.X))))
 	y := int(math.Round(min(max(p.Y, 0), float64(b.Max.Y))))
-	o.labelAt(x+off, y+off/2, text, c)
+	small := o.tag(text, c)
+	w, h := small.Bounds().Dx()*o.scale, small.Bounds().Dy()*o.scale
+	gap, in := (markRadius+3)*o.scale, 4*o.scale
+	for ring := 0; ring < 5; ring++ {
+		// Above and below first: a tag level with p would cover the line
+		// of text that p is on.
+		d := gap + ring*(h+2*o.scale)
+		for _, at := range []image.Point{
+			{x + in, y - d - h}, {x + in, y + d}, {x - in - w, y - d - h}, {x - in - w, y + d},
+			{x + d, y - h/2}, {x - d - w, y - h/2},
+		} {
+			r := image.Rect(at.X, at.Y, at.X+w, at.Y+h)
+			if r.In(b) && !o.covers(r) {
+				o.put(r, small)
+				return
+			}
+		}
+	}
+	o.labelAt(x+gap, y+gap/2, text, c)
+}
+
+// covers reports whether r overlaps a label drawn before or a marked point.
+func (o *overlay) covers(r image.Rectangle) bool {
+	for _, q := range append(o.placed[:len(o.placed):len(o.placed)], o.marks...) {
+		if q.Overlaps(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // free moves r down (or, at the bottom edge, up) in label-height steps until
@@ -281,8 +336,8 @@ func (o *overlay) free(r image.Rectangle) image.Rectangle {
 	return r
 }
 
-// labelAt draws text on a dark box whose top-left is near x,y, with a colour bar.
-func (o *overlay) labelAt(x, y int, text string, c color.RGBA) {
+// tag renders text on a dark box with a colour bar, at scale 1.
+func (o *overlay) tag(text string, c color.RGBA) *image.RGBA {
 	face := basicfont.Face7x13
 	w := font.MeasureString(face, text).Ceil() + 8
 	h := 16
@@ -291,15 +346,27 @@ func (o *overlay) labelAt(x, y int, text string, c color.RGBA) {
 	draw.Draw(small, image.Rect(0, 0, 3, h), image.NewUniform(c), image.Point{}, draw.Src)
 	d := font.Drawer{Dst: small, Src: image.NewUniform(colorHalo), Face: face, Dot: fixed.P(5, 12)}
 	d.DrawString(text)
-	sw, sh := w*o.scale, h*o.scale
-	b := o.dst.Bounds()
-	x = min(max(x, 0), max(b.Dx()-sw, 0))
-	y = min(max(y, 0), max(b.Dy()-sh, 0))
-	r := o.free(image.Rect(x, y, x+sw, y+sh))
+	return small
+}
+
+// put draws a tag into r (its size times the scale) and keeps r clear of
+// later labels.
+func (o *overlay) put(r image.Rectangle, small *image.RGBA) {
 	o.placed = append(o.placed, r)
 	if o.scale == 1 {
 		draw.Draw(o.dst, r, small, image.Point{}, draw.Over)
 		return
 	}
 	xdraw.NearestNeighbor.Scale(o.dst, r, small, small.Bounds(), draw.Over, nil)
+}
+
+// labelAt draws text in a tag whose top-left is near x,y, kept inside the
+// image and below (or above) the labels drawn before.
+func (o *overlay) labelAt(x, y int, text string, c color.RGBA) {
+	small := o.tag(text, c)
+	sw, sh := small.Bounds().Dx()*o.scale, small.Bounds().Dy()*o.scale
+	b := o.dst.Bounds()
+	x = min(max(x, 0), max(b.Dx()-sw, 0))
+	y = min(max(y, 0), max(b.Dy()-sh, 0))
+	o.put(o.free(image.Rect(x, y, x+sw, y+sh)), small)
 }

@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/math/fixed"
+
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -132,6 +136,85 @@ func TestClipSegment(t *testing.T) {
 		got := [4]float64{ax, ay, bx, by}
 		if ok != c.ok || ok && got != c.want {
 			t.Errorf("clipSegment(%v) = %v %v, want %v %v", c.a, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// textImage is a white screen with a black word centred at (cx, cy), as a
+// button's label; it returns the image and the word's box.
+func textImage(w, h, cx, cy int, word string) (*image.RGBA, image.Rectangle) {
+	src := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(src, src.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
+	face := basicfont.Face7x13
+	tw := font.MeasureString(face, word).Ceil()
+	d := font.Drawer{Dst: src, Src: image.NewUniform(color.Black), Face: face, Dot: fixed.P(cx-tw/2, cy+4)}
+	d.DrawString(word)
+	return src, image.Rect(cx-tw/2, cy-9, cx+tw/2+1, cy+5)
+}
+
+// inkKept is the share of the dark pixels of src inside box that are still
+// dark in ov.
+func inkKept(src, ov *image.RGBA, box image.Rectangle) float64 {
+	ink, kept := 0, 0
+	for y := box.Min.Y; y < box.Max.Y; y++ {
+		for x := box.Min.X; x < box.Max.X; x++ {
+			if src.RGBAAt(x, y).R < 100 {
+				ink++
+				if c := ov.RGBAAt(x, y); c.R < 100 && c.G < 100 && c.B < 100 {
+					kept++
+				}
+			}
+		}
+	}
+	return float64(kept) / float64(ink)
+}
+
+// TestOverlayLeavesTheClickedLabelReadable: a click on a button's label
+// marks the point without hiding the label, and the action's number stands
+// beside the point: near it, but over neither the label nor the point.
+func TestOverlayLeavesTheClickedLabelReadable(t *testing.T) {
+	for _, size := range []image.Point{{640, 400}, {1920, 1080}} { // scale 1 and 2
+		cx, cy := size.X/2, size.Y/2
+		src, word := textImage(size.X, size.Y, cx, cy, "Submit order")
+		click := agentPoint(float64(cx), float64(cy))
+		ov := DrawOverlay(src, []action.Trace{
+			{Action: action.Action{Kind: action.Click}, Image: &click, Outcome: "ok"},
+			{Action: action.Action{Kind: action.TypeText, Text: "Ada"}, Outcome: "ok"},
+		})
+		kept := inkKept(src, ov, word)
+		t.Logf("%v: %.0f%% of the label's ink left visible", size, kept*100)
+		if kept < 0.9 {
+			t.Errorf("%v: only %.0f%% of the clicked label's ink is left visible, want at least 90%%", size, kept*100)
+		}
+		if !isMarker(ov.At(cx, cy), colorOK) {
+			t.Errorf("%v: the click point itself is not marked", size)
+		}
+		// The number tags (dark boxes) lie beside the point: near it, and
+		// none darkens the background of the label.
+		near := image.Rect(cx-120, cy-120, cx+120, cy+120)
+		tagPixels, far, overWord := 0, 0, 0
+		for y := 0; y < size.Y; y++ {
+			for x := 0; x < size.X; x++ {
+				c := ov.RGBAAt(x, y)
+				if c.R >= 60 || c.G >= 60 || c.B >= 60 {
+					continue
+				}
+				switch p := image.Pt(x, y); {
+				case p.In(word) && src.RGBAAt(x, y).R > 100:
+					overWord++
+				case p.In(word):
+				case !p.In(near):
+					far++
+				default:
+					tagPixels++
+				}
+			}
+		}
+		if tagPixels == 0 || far > 0 {
+			t.Errorf("%v: %d tag pixels beside the point, %d far from it: want the numbers beside the point", size, tagPixels, far)
+		}
+		if overWord > 0 {
+			t.Errorf("%v: a number tag covers %d pixels of the clicked label's background", size, overWord)
 		}
 	}
 }

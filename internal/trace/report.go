@@ -27,12 +27,22 @@ var reportTemplateText string
 var reportCSS string
 
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"ms":   fmtMillis,
-	"json": func(v any) string { b, _ := json.MarshalIndent(v, "", "  "); return string(b) },
+	"ms":     fmtMillis,
+	"tokens": fmtTokens,
+	"json":   func(v any) string { b, _ := json.MarshalIndent(v, "", "  "); return string(b) },
 	"imgArgs": func(class string, src template.HTMLAttr, rec *ImageRecord, alt string) imgArgs {
 		return imgArgs{Class: class, Src: src, Rec: rec, Alt: alt}
 	},
 }).Parse(reportTemplateText))
+
+// fmtTokens shows token usage as "in / out", or says none was reported
+// (a scripted model, a provider that reports none) rather than show 0 / 0.
+func fmtTokens(u llm.Usage) string {
+	if u.InputTokens == 0 && u.OutputTokens == 0 {
+		return "none reported"
+	}
+	return fmt.Sprintf("%d / %d", u.InputTokens, u.OutputTokens)
+}
 
 // ReportCSP is a Content-Security-Policy under which report.html renders
 // completely when served over HTTP: it allows only the report's own inline

@@ -183,3 +183,87 @@ func TestReportInChromium(t *testing.T) {
 		t.Error("a blocked inline style produced no reported error: the error check is blind")
 	}
 }
+
+// readFacts measures the report header's facts (Started, Duration, ...) as
+// laid out: each fact's box, how far its value reaches, and whether the page
+// scrolls sideways.
+const readFacts = `(() => ({
+  facts: [...document.querySelectorAll('dl.facts > div')].map(d => {
+    const r = d.getBoundingClientRect(), text = document.createRange();
+    text.selectNodeContents(d.querySelector('dd')); // the value's text, not its box, which overflowing text leaves behind
+    const v = text.getBoundingClientRect();
+    return {text: d.innerText.replace(/\n/g, ': '), left: r.left, right: r.right, top: r.top, bottom: r.bottom, valueRight: v.right};
+  }),
+  scrollWidth: document.documentElement.scrollWidth,
+  width: window.innerWidth,
+}))()`
+
+type factBox struct {
+	Text                     string
+	Left, Right, Top, Bottom float64
+	ValueRight               float64
+}
+
+// TestReportHeaderFitsInChromium: at 1000 and 1400 px, in a task's report
+// and in a session's, every header fact keeps its value inside its own box
+// ("Started" never runs into "Duration"), no two facts overlap, and the page
+// does not scroll sideways.
+func TestReportHeaderFitsInChromium(t *testing.T) {
+	st := newTestStore(t, nil)
+	run, err := st.Begin("header", "open the invoice and read its total", testConfig{APIKey: canary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	play(t, run, run.ID(), script{steps: 2, w: 640, h: 400, finish: true})
+	if err := run.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec := st.Session("mcp-session-header")
+	rec.RecordCall(Call{Tool: "gui_list_displays", Result: "one display", Client: "claude-code"})
+	sessionID := rec.RunID()
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	session, err := st.EnsureReport(sessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := browsertest.New(t)
+	for _, page := range []struct{ name, path string }{{"task", run.ReportPath()}, {"session", session}} {
+		for _, width := range []int64{1000, 1400} {
+			u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(page.path)}).String()
+			if err := b.Do(30*time.Second, chromedp.EmulateViewport(width, 900), chromedp.Navigate(u)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := browsertest.Eval[struct {
+				Facts       []factBox
+				ScrollWidth int
+				Width       int
+			}](b, readFacts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Facts) < 4 {
+				t.Fatalf("%s report at %d px: %d header facts: %+v", page.name, width, len(got.Facts), got.Facts)
+			}
+			for i, f := range got.Facts {
+				if f.ValueRight > f.Right+0.5 {
+					t.Errorf("%s report at %d px: %q runs %.0f px out of its box into the next fact", page.name, width, f.Text, f.ValueRight-f.Right)
+				}
+				for _, g := range got.Facts[i+1:] {
+					if f.Left < g.Right-0.5 && g.Left < f.Right-0.5 && f.Top < g.Bottom-0.5 && g.Top < f.Bottom-0.5 {
+						t.Errorf("%s report at %d px: %q overlaps %q", page.name, width, f.Text, g.Text)
+					}
+				}
+			}
+			if got.ScrollWidth > got.Width {
+				wide, _ := browsertest.Eval[[]string](b, `[...document.querySelectorAll('*')].filter(e => e.getBoundingClientRect().right > innerWidth).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right) + ' ' + (e.innerText||'').slice(0,60))`)
+				t.Logf("elements past the right edge: %q", wide)
+				t.Errorf("%s report at %d px scrolls sideways: %d px wide", page.name, width, got.ScrollWidth)
+			}
+		}
+	}
+	if errs := b.Errors(); len(errs) > 0 {
+		t.Errorf("pages reported errors:\n%s", strings.Join(errs, "\n"))
+	}
+}

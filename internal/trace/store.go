@@ -149,6 +149,7 @@ type Store struct {
 	mu       sync.Mutex
 	active   map[string]*Run
 	sessions map[string]*SessionRecorder
+	live     map[string]*os.File // the held liveFile of each active run
 }
 
 // NewStore returns a store over opts.Dir. It has no side effects: the folder
@@ -176,7 +177,7 @@ func NewStore(opts Options) *Store {
 	if err != nil {
 		dir = opts.Dir
 	}
-	return &Store{opts: opts, dir: dir, log: opts.Logger, active: map[string]*Run{}, sessions: map[string]*SessionRecorder{}}
+	return &Store{opts: opts, dir: dir, log: opts.Logger, active: map[string]*Run{}, sessions: map[string]*SessionRecorder{}, live: map[string]*os.File{}}
 }
 
 // Dir returns the runs folder.
@@ -247,16 +248,23 @@ func (s *Store) begin(kind, runID, task, sessionID, client string, conf any) (*R
 		}
 		id = fmt.Sprintf("%s-%d", base, i)
 	}
+	live := holdLive(dir) // before run.json says running: another process never sees it unheld
 	scrub := s.opts.Scrubber
 	scrub.Add(cfgSecrets...)
 	r := newRun(s, kind, id, dir, scrub)
 	r.meta = RunInfo{ID: id, Kind: kind, Task: scrub.String(task), SessionID: scrub.String(sessionID), Client: scrub.String(client), Started: time.Now().UTC(), Status: StatusRunning}
 	if err := r.open(scrub.Bytes([]byte(task)), scrub.Bytes(cfg)); err != nil {
+		if live != nil {
+			live.Close()
+		}
 		os.RemoveAll(dir)
 		return nil, err
 	}
 	s.mu.Lock()
 	s.active[id] = r
+	if live != nil {
+		s.live[id] = live
+	}
 	s.mu.Unlock()
 	go r.writer()
 	s.prune()
@@ -266,7 +274,13 @@ func (s *Store) begin(kind, runID, task, sessionID, client string, conf any) (*R
 func (s *Store) release(id string) {
 	s.mu.Lock()
 	delete(s.active, id)
+	live := s.live[id]
+	delete(s.live, id)
 	s.mu.Unlock()
+	if live != nil {
+		live.Close()
+		os.Remove(live.Name())
+	}
 }
 
 func (s *Store) isActive(id string) bool {
@@ -334,12 +348,19 @@ func (s *Store) info(id string) (RunInfo, error) {
 	if info.Status != StatusRunning {
 		return info, nil
 	}
-	r := s.activeRun(id)
-	if r == nil {
+	var steps int
+	var last time.Time
+	switch r := s.activeRun(id); {
+	case r != nil:
+		steps, last = r.live()
+	case recordedElsewhere(dir): // such as the server, seen from `guiagent runs`
+		if steps, last = liveFromDisk(dir, info.Kind); last.IsZero() {
+			last = info.Started
+		}
+	default:
 		info.Status = StatusIncomplete
 		return info, nil
 	}
-	steps, last := r.live()
 	info.Steps = max(info.Steps, steps)
 	info.LastActivity = &last
 	if info.Kind == KindSession {

@@ -52,10 +52,15 @@ func (d *Dashboard) newSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // signedIn answers a successful sign-in. A same-origin follow-up navigation
-// carries the Strict cookie whatever started this one; a meta refresh needs no script.
+// carries the Strict cookie whatever started this one (a redirect would
+// not: it stays part of a navigation begun elsewhere, such as a terminal).
+// The page's script makes it; without scripts a meta refresh does. Not a
+// meta refresh alone: a headless Chromium's --screenshot of the login link
+// never finishes on a zero-delay refresh.
 func signedIn(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write([]byte(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/">` +
+	w.Write([]byte(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><script src="/static/signed-in.js"></script>` +
+		`<noscript><meta http-equiv="refresh" content="0;url=/"></noscript>` +
 		`<title>guiagent</title></head><body><p>Signed in. <a href="/">Open the dashboard</a>.</p></body></html>`))
 }
 

@@ -124,6 +124,7 @@ func New(o Options) *Dashboard {
 	d.mux.HandleFunc("GET /login", d.login)
 	d.mux.Handle("POST /login", d.sameOrigin(http.HandlerFunc(d.loginWithToken)))
 	d.mux.Handle("GET /static/login.css", d.file("login.css"))
+	d.mux.Handle("GET /static/signed-in.js", d.file("signed-in.js")) // before the cookie is sent: it only opens the dashboard
 	d.mux.Handle("POST /api/login-link", d.auth(d.sameOrigin(http.HandlerFunc(d.loginLink))))
 	d.mux.Handle("POST /logout", d.auth(d.sameOrigin(http.HandlerFunc(d.logout))))
 	d.mux.Handle("POST /api/logout-all", d.auth(d.sameOrigin(http.HandlerFunc(d.logoutAll))))

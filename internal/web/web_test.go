@@ -363,7 +363,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Live screen: frames load and keep coming.
-	if err := browsertest.WaitFor(b, `document.getElementById("screen").naturalWidth === 320`, 10*time.Second); err != nil {
+	if err := browsertest.WaitFor(b, `document.getElementById("screen").width === 320 && +document.getElementById("screen").dataset.frames >= 1`, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	n0 := f.frames.Load()

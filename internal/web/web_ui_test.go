@@ -132,7 +132,7 @@ func TestLoginRenewalInChromium(t *testing.T) {
 	if err := browsertest.WaitFor(b, `location.pathname === "/" && document.getElementById("runs") !== null`, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if err := browsertest.WaitFor(b, `document.getElementById("screen").naturalWidth === 320`, 10*time.Second); err != nil {
+	if err := browsertest.WaitFor(b, `document.getElementById("screen").width === 320 && +document.getElementById("screen").dataset.frames >= 1`, 10*time.Second); err != nil {
 		t.Fatal("signed in with the token, the live screen does not load: ", err)
 	}
 

@@ -74,6 +74,9 @@ type ChatOptions struct {
 	// RejectResponseFormat answers every request carrying response_format
 	// with HTTP 400, as servers without structured output do.
 	RejectResponseFormat bool
+	// NoUsage leaves the usage object out of answers, as a scripted model
+	// that reads no tokens should (the demo): no invented token counts.
+	NoUsage bool
 }
 
 // ChatServer is an OpenAI-compatible Chat Completions server (POST
@@ -235,7 +238,7 @@ func (cw chatWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, inputTok
 	}
 	out := EstimateOutputTokens(content)
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	answer := map[string]any{
 		"id":      fmt.Sprintf("chatcmpl-fake-%d", t.Calls),
 		"object":  "chat.completion",
 		"created": time.Now().Unix(),
@@ -249,7 +252,11 @@ func (cw chatWire) WriteReply(w http.ResponseWriter, t Turn, rep Reply, inputTok
 		"usage": map[string]any{
 			"prompt_tokens": inputTokens, "completion_tokens": out, "total_tokens": inputTokens + out,
 		},
-	})
+	}
+	if cw.s.opts.NoUsage {
+		delete(answer, "usage")
+	}
+	_ = json.NewEncoder(w).Encode(answer)
 }
 
 // render writes rep in the server's format.

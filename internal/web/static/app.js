@@ -55,6 +55,37 @@ const guiagent = (() => {
     }
     return s;
   }
+  // liveImage keeps canvas showing the JPEG at url, fetched again delay ms
+  // after each frame is drawn (errorDelay after a failure, at least 2 s
+  // while the page is hidden). Frames are fetched and drawn, never loaded as
+  // an <img>: image loads keep a page loading, so a headless browser's
+  // --screenshot would wait on them forever. canvas.dataset.frames counts the
+  // frames drawn. It returns a function that stops it.
+  function liveImage(canvas, url, delay, errorDelay) {
+    const ctx = canvas.getContext("2d");
+    let timer = 0, stopped = false;
+    async function next() {
+      let wait = delay;
+      try {
+        const r = await fetch(url + (url.includes("?") ? "&" : "?") + "t=" + Date.now(), { credentials: "same-origin", cache: "no-store" });
+        if (!r.ok) throw new Error(url + ": HTTP " + r.status);
+        const frame = await createImageBitmap(await r.blob());
+        if (canvas.width !== frame.width || canvas.height !== frame.height) {
+          canvas.width = frame.width;
+          canvas.height = frame.height;
+        }
+        ctx.drawImage(frame, 0, 0);
+        frame.close();
+        canvas.dataset.frames = String((+canvas.dataset.frames || 0) + 1);
+      } catch (e) {
+        wait = errorDelay;
+      }
+      if (document.hidden) wait = Math.max(wait, 2000);
+      if (!stopped) timer = setTimeout(next, wait);
+    }
+    timer = setTimeout(next, 0);
+    return () => { stopped = true; clearTimeout(timer); };
+  }
   function registerPanel(p) { panels.push(p); }
   function start() {
     for (const p of panels) {
@@ -62,21 +93,15 @@ const guiagent = (() => {
       try { p.start(); } catch (e) { console.error("panel " + p.id + " failed to start", e); }
     }
   }
-  return { $, el, getJSON, postJSON, fmtTime, fmtValue, fmtText, registerPanel, start };
+  return { $, el, getJSON, postJSON, fmtTime, fmtValue, fmtText, liveImage, registerPanel, start };
 })();
 
 const { $, el } = guiagent;
 
-// Live screen: fetch the next frame when the previous one has loaded.
+// Live screen: fetch the next frame 250 ms after the previous one is drawn.
 guiagent.registerPanel({
   id: "screen-panel",
-  start() {
-    const img = $("screen");
-    const next = (delay) => setTimeout(() => { img.src = "/api/screen.jpg?t=" + Date.now(); }, delay);
-    img.addEventListener("load", () => next(250));
-    img.addEventListener("error", () => next(2000));
-    next(0);
-  },
+  start() { guiagent.liveImage($("screen"), "/api/screen.jpg", 250, 2000); },
 });
 
 // The current task: steps as they happen, a step counter, and Stop.
@@ -252,16 +277,23 @@ guiagent.registerPanel({
     $("audit-empty").hidden = entries.length > 0;
     $("audit-empty").textContent = "No tool calls yet. Calls made by MCP clients show up here.";
     $("audit").hidden = entries.length === 0;
+    const open = new Set([...$("audit").tBodies[0].rows].filter((r) => r.classList.contains("open")).map((r) => r.dataset.key));
     $("audit").tBodies[0].replaceChildren(...entries.map((e) => {
       const tr = el("tr", e.error ? "bad" : "");
-      const res = el("td", "result", e.error ? e.error : guiagent.fmtText(e.result || ""));
-      tr.append(el("td", "time", guiagent.fmtTime(e.time)), el("td", "tool", e.tool), el("td", "args", guiagent.fmtValue(e.args)),
-        res, el("td", "num", (e.ms || 0) + " ms"));
-      tr.title = new Date(e.time).toLocaleString();
+      const cell = (cls, text) => { const td = el("td", cls); td.append(el("div", "clamp", text)); return td; };
+      tr.append(el("td", "time", guiagent.fmtTime(e.time)), el("td", "tool", e.tool), cell("args", guiagent.fmtValue(e.args)),
+        cell("result", e.error ? e.error : guiagent.fmtText(e.result || "")), el("td", "num", (e.ms || 0) + " ms"));
+      tr.title = new Date(e.time).toLocaleString() + " · click to show it all";
+      tr.dataset.key = e.time + " " + e.tool;
+      if (open.has(tr.dataset.key)) tr.classList.add("open");
       return tr;
     }));
   },
   start() {
+    $("audit").tBodies[0].addEventListener("click", (ev) => {
+      const tr = ev.target.closest("tr");
+      if (tr) tr.classList.toggle("open");
+    });
     this.load();
     setInterval(() => this.load(), 3000);
   },
@@ -296,7 +328,7 @@ const runs = {
       const label = r.kind === "session" ? "MCP session " + (r.session_id || "(stdio)") : (r.task || r.id);
       const started = el("td", "time", guiagent.fmtTime(r.started));
       started.title = new Date(r.started).toLocaleString();
-      tr.append(started, status, el("td", "", label), el("td", "num", r.steps), tdLink);
+      tr.append(started, status, el("td", "task", label), el("td", "num", r.steps), tdLink);
       tr.dataset.run = r.id;
       return tr;
     }));

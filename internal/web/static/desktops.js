@@ -8,25 +8,18 @@
   const panel = document.getElementById("desktops-panel");
   const list = document.getElementById("desktops");
   const count = document.getElementById("desktops-count");
-  const cards = new Map(); // session id -> {card, img, timer}
+  const cards = new Map(); // session id -> {card, screen, cap, stop}
 
   function card(d) {
     const c = document.createElement("figure");
     c.className = "desktop";
-    const img = document.createElement("img");
-    img.alt = "screen of the desktop of session " + d.session_id;
+    const screen = document.createElement("canvas");
+    screen.setAttribute("role", "img");
+    screen.setAttribute("aria-label", "screen of the desktop of session " + d.session_id);
     const cap = document.createElement("figcaption");
-    c.append(img, cap);
-    const entry = { card: c, img: img, cap: cap, timer: 0 };
-    const next = (delay) => {
-      entry.timer = setTimeout(() => {
-        img.src = "/api/desktops/" + encodeURIComponent(d.session_id) + "/screen.jpg?t=" + Date.now();
-      }, delay);
-    };
-    img.addEventListener("load", () => next(1000));
-    img.addEventListener("error", () => next(3000));
-    next(0);
-    return entry;
+    c.append(screen, cap);
+    const stop = guiagent.liveImage(screen, "/api/desktops/" + encodeURIComponent(d.session_id) + "/screen.jpg", 1000, 3000);
+    return { card: c, screen: screen, cap: cap, stop: stop };
   }
 
   async function refresh() {
@@ -55,7 +48,7 @@
     }
     for (const [id, e] of cards) {
       if (!live.has(id)) {
-        clearTimeout(e.timer);
+        e.stop();
         e.card.remove();
         cards.delete(id);
       }
