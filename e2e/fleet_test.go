@@ -26,13 +26,14 @@ import (
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/llm/scripted"
 	"github.com/guiagent/guiagent/internal/sampleapp"
 )
 
 // fleetForm is session k's form: every session types values of its own, so an
 // event in the wrong application shows whose it was.
-func fleetForm(k int) fakellm.DemoForm {
-	return fakellm.DemoForm{Name: fmt.Sprintf("user%d", k), Email: fmt.Sprintf("user%d@example.org", k), City: fmt.Sprintf("city%d", k)}
+func fleetForm(k int) scripted.DemoForm {
+	return scripted.DemoForm{Name: fmt.Sprintf("user%d", k), Email: fmt.Sprintf("user%d@example.org", k), City: fmt.Sprintf("city%d", k)}
 }
 
 var fleetTaskRE = regexp.MustCompile(`with name (\S+), email (\S+) and city (\S+),`)
@@ -43,7 +44,7 @@ func fleetBrain(t fakellm.Turn) fakellm.Reply {
 	if m == nil {
 		return fakellm.Reply{Status: llm.Failed, Result: "the task names no form values"}
 	}
-	return fakellm.DemoFormBrain(fakellm.DemoForm{Name: m[1], Email: m[2], City: m[3]})(t)
+	return scripted.DemoFormBrain(scripted.DemoForm{Name: m[1], Email: m[2], City: m[3]})(t)
 }
 
 // killableClient is an HTTP client whose connections can all be cut at once,

@@ -21,6 +21,7 @@ import (
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/llm/scripted"
 	"github.com/guiagent/guiagent/internal/sampleapp"
 )
 
@@ -47,8 +48,8 @@ func TestExecuteTaskFillsForm(t *testing.T) {
 	for _, tr := range taskTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			d := startDesktop(t, sampleapp.SceneForm)
-			form := fakellm.DefaultDemoForm
-			model := startModel(t, fakellm.DemoFormBrain(form))
+			form := scripted.DefaultDemoForm
+			model := startModel(t, scripted.DemoFormBrain(form))
 			progress := &progressLog{}
 			_, cs := tr.connect(t, serverConfig{display: d.display, model: model, apiKey: canary(t, "sk-e2e-")},
 				&mcp.ClientOptions{ProgressNotificationHandler: progress.handler})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/guiagent/guiagent"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/llm/scripted"
 	"github.com/guiagent/guiagent/internal/platform"
 	"github.com/guiagent/guiagent/internal/sampleapp"
 )
@@ -111,7 +112,7 @@ func demoModel(c guiagent.Options, task string, stderr io.Writer) (_ guiagent.Op
 	if task != demoTask {
 		return c, nil, fmt.Errorf("demo: the built-in scripted model only knows the demo's own task (%q), so it cannot do %q: set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY to run your task with a real model, or run guiagent demo without a task", demoTask, task)
 	}
-	srv := fakellm.NewChatServer(fakellm.DemoFormBrain(fakellm.DefaultDemoForm), fakellm.ChatOptions{Model: "guiagent-scripted"})
+	srv := fakellm.NewChatServer(scripted.DemoFormBrain(scripted.DefaultDemoForm), fakellm.ChatOptions{Model: "guiagent-scripted"})
 	c.Provider, c.Model, c.BaseURL, c.APIKey, c.Adapter = "openai", "guiagent-scripted", srv.URL, "demo-no-key", "generic"
 	c.MemoryModel, c.MemoryProvider, c.GroundingModel = "", "", ""
 	fmt.Fprintln(stderr, "demo: no model is configured, so the built-in scripted model plays the model's part (offline). Set GUI_AGENT_PROVIDER, GUI_AGENT_MODEL and GUI_AGENT_API_KEY to use a real one.")
