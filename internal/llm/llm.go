@@ -5,7 +5,8 @@
 // the space of the model's convention: each adapter parses its wire format
 // with action.ParseModel (ParseActions), once. The defaults of a model call and
 // the choice of a model's coordinate profile (ProfileFor) live in config.go.
-// Provider wire formats live in subpackages; only cmd picks one.
+// Provider wire formats live in subpackages; internal/app picks one from the
+// configuration (cmd reaches them only through app).
 package llm
 
 import (
