@@ -28,6 +28,7 @@ import (
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
 	"github.com/guiagent/guiagent/internal/llm/scripted"
 	"github.com/guiagent/guiagent/internal/sampleapp"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // fleetForm is session k's form: every session types values of its own, so an
@@ -146,6 +147,7 @@ func processAlive(pid int) bool {
 // application, the display's lock file and socket are gone, and the freed
 // slot takes a new session.
 func TestDesktopPerSession(t *testing.T) {
+	testenv.NeedX(t)
 	const sessions = 4
 	model := startModel(t, fleetBrain)
 	stopFile := filepath.Join(t.TempDir(), "stop")
@@ -216,14 +218,7 @@ func TestDesktopPerSession(t *testing.T) {
 func connectFleet(t *testing.T, g *guiagent, kc *killableClient) *mcp.ClientSession {
 	t.Helper()
 	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + g.addr + "/mcp", HTTPClient: kc.httpClient(g.token)}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-fleet", Version: "1"}, nil).Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatalf("connecting a session: %v\n%s", err, g.stderr)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return mustDial(t, tr, client{name: "e2e-fleet"}, g.stderr)
 }
 
 // checkFifthRefused: a session over the cap gets a clear error, not a hang.
@@ -232,7 +227,7 @@ func checkFifthRefused(t *testing.T, g *guiagent, limit int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + g.addr + "/mcp", HTTPClient: (&killableClient{}).httpClient(g.token)}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-fifth", Version: "1"}, nil).Connect(ctx, tr, nil)
+	cs, err := dial(tr, client{name: "e2e-fifth"}, 10*time.Second)
 	if err == nil {
 		cs.Close()
 		t.Fatalf("a session over the cap of %d desktops was accepted", limit)

@@ -25,27 +25,11 @@ import (
 	"github.com/guiagent/guiagent/internal/sampleapp"
 )
 
-// taskTransports connects an MCP client to a guiagent configured by c, over
-// stdio or Streamable HTTP.
-var taskTransports = []struct {
-	name    string
-	connect func(t *testing.T, c serverConfig, opts *mcp.ClientOptions) (*guiagent, *mcp.ClientSession)
-}{
-	{"stdio", startStdio},
-	{"http", func(t *testing.T, c serverConfig, opts *mcp.ClientOptions) (*guiagent, *mcp.ClientSession) {
-		if c.httpToken == "" {
-			c.httpToken = httpToken
-		}
-		g := startHTTP(t, c)
-		return g, g.connect(t, opts)
-	}},
-}
-
 // gui_execute_task fills the sample form through the whole loop: the scripted
 // model looks at the real screenshots, guiagent clicks and types into the real
 // X application, and the application reports the submitted values.
 func TestExecuteTaskFillsForm(t *testing.T) {
-	for _, tr := range taskTransports {
+	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			d := startDesktop(t, sampleapp.SceneForm)
 			form := scripted.DefaultDemoForm
@@ -202,7 +186,7 @@ func holdShift(t fakellm.Turn) fakellm.Reply {
 // Cancelling gui_execute_task while the agent holds a key down ends the run as
 // cancelled and releases the key, well before the hold would have ended.
 func TestExecuteTaskCancelReleasesKeys(t *testing.T) {
-	for _, tr := range taskTransports {
+	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			d := startDesktop(t, sampleapp.SceneForm)
 			model := startModel(t, holdShift)
@@ -306,8 +290,7 @@ func TestExecuteTaskStdioClientGoneReleasesKeys(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-gone", Version: "1"}, nil).
-		Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	cs, err := dial(&mcp.IOTransport{Reader: stdout, Writer: stdin}, client{name: "e2e-gone"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +345,7 @@ func TestExecuteTaskHTTPClientGone(t *testing.T) {
 				HTTPClient: &http.Client{Transport: teeTransport{token: httpToken, wire: io.Discard, base: conns.transport()}}}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-gone", Version: "1"}, nil).Connect(ctx, tr, nil)
+			cs, err := dial(tr, client{name: "e2e-gone"}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

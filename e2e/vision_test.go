@@ -128,7 +128,7 @@ func TestVisionToolsOverMCP(t *testing.T) {
 
 func TestVisionToolsNeedAModel(t *testing.T) {
 	d := startDesktop(t, sampleapp.SceneButtons)
-	cs := connectStdio(t, d.display)
+	_, cs := startStdio(t, serverConfig{display: d.display}, nil)
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
