@@ -14,11 +14,13 @@ import (
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // TestExecuteAsksThroughWithAsk: the model asks which account to use; the
 // program's WithAsk function answers, and the task completes with it.
 func TestExecuteAsksThroughWithAsk(t *testing.T) {
+	testenv.NeedX(t)
 	const question = "Which account should I use?"
 	model := fakellm.NewChatServer(func(tu fakellm.Turn) fakellm.Reply {
 		if a, ok := tu.Answered(question); ok {

@@ -6,9 +6,12 @@ import (
 	"testing"
 
 	"github.com/guiagent/guiagent"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 func benchAgent(b *testing.B) *guiagent.Agent {
+	testenv.NeedX(b)
 	b.Helper()
 	a, err := guiagent.New(context.Background(), guiagent.Options{
 		VirtualDisplay: guiagent.Size{Width: 1280, Height: 800}, AlwaysVirtualDisplay: true,
@@ -23,6 +26,7 @@ func benchAgent(b *testing.B) *guiagent.Agent {
 
 // BenchmarkNew is the start of an agent on a private 1280x800 Xvfb, Close included.
 func BenchmarkNew(b *testing.B) {
+	testenv.NeedX(b)
 	for b.Loop() {
 		a, err := guiagent.New(context.Background(), guiagent.Options{
 			VirtualDisplay: guiagent.Size{Width: 1280, Height: 800}, AlwaysVirtualDisplay: true,

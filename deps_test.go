@@ -222,7 +222,7 @@ func TestTestHelpersAreImportedOnlyByTests(t *testing.T) {
 // an error, so a new package is placed (here and in ARCHITECTURE.md) on purpose.
 var layers = [][]string{
 	// 0: pure values, standard library only.
-	{"internal/geom", "internal/secret"},
+	{"internal/geom", "internal/secret", "internal/testenv"},
 	// 1: the desktop contract.
 	{"internal/desktop"},
 	// 2: what works on the contract without choosing an implementation, and

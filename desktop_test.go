@@ -9,12 +9,15 @@ import (
 	"testing"
 
 	"github.com/guiagent/guiagent"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // TestDesktopControlRefusesWhatItCannotDo: a point off its screenshot or off
 // every display, the zero Point, a blocked hotkey, a bad button or count each
 // get an error naming the problem, and the pointer does not move.
 func TestDesktopControlRefusesWhatItCannotDo(t *testing.T) {
+	testenv.NeedX(t)
 	ctx := context.Background()
 	a, err := guiagent.New(ctx, guiagent.Options{
 		VirtualDisplay: guiagent.Size{Width: 640, Height: 480}, AlwaysVirtualDisplay: true,

@@ -2,6 +2,7 @@ package guiagent_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"image"
 	"io"
@@ -24,6 +25,15 @@ import (
 var runsDir, modelURL, visionURL string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if sk := flag.Lookup("test.skip"); testing.Short() && sk != nil && sk.Value.String() == "" {
+		// Examples cannot skip themselves: the short lane leaves out the ones
+		// that start a virtual display (Xvfb), as testenv.NeedX does for tests.
+		if err := sk.Value.Set(examplesWithADisplay); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Fprintln(os.Stderr, "-short: skipping the examples that start Xvfb:", examplesWithADisplay)
+	}
 	dir, err := os.MkdirTemp("", "guiagent-examples-")
 	if err != nil {
 		log.Fatal(err)
@@ -48,6 +58,9 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// examplesWithADisplay matches the examples that start Xvfb (all but ExampleLoadOptions).
+const examplesWithADisplay = `^Example(|Agent_(Execute|MCPServer|Handler|Locate|Query|Assert|WaitFor|RunFlow))$`
 
 // An agent on a private virtual display takes a screenshot and clicks at a
 // point of it: the point is in the screenshot's pixels, wherever the image

@@ -9,11 +9,14 @@ import (
 	"github.com/jezek/xgb/xproto"
 
 	"github.com/guiagent/guiagent"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // ReleaseInput lets go of a button the agent holds (what serve calls first
 // when it shuts down), as the X server sees it.
 func TestReleaseInputReleasesAHeldButton(t *testing.T) {
+	testenv.NeedX(t)
 	ctx := context.Background()
 	a, err := guiagent.New(ctx, guiagent.Options{
 		VirtualDisplay: guiagent.Size{Width: 320, Height: 240}, AlwaysVirtualDisplay: true,

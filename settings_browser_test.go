@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/guiagent/guiagent"
+	"github.com/guiagent/guiagent/internal/testenv"
 	"github.com/guiagent/guiagent/internal/trace/browsertest"
 )
 
@@ -20,6 +21,7 @@ import (
 // key (the next task has a model), shows a refused value's message, and
 // never shows the key.
 func TestDashboardSettingsPanel(t *testing.T) {
+	testenv.NeedX(t)
 	dir := t.TempDir()
 	const key = "sk-browser-canary-0123456789"
 	env := map[string]string{"HOME": dir, "GUI_AGENT_RUNS_DIR": filepath.Join(dir, "runs"), "GUI_AGENT_ADAPTER": "generic"}

@@ -22,12 +22,14 @@ import (
 
 	"github.com/guiagent/guiagent"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // startFromEnv starts an agent as `guiagent serve --http` would with env, on
 // a private display, and serves its Handler.
 func startFromEnv(t *testing.T, env map[string]string, logs io.Writer) (*guiagent.Agent, *httptest.Server) {
 	t.Helper()
+	testenv.NeedX(t)
 	o, _, err := guiagent.LoadOptions(nil, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -346,6 +348,7 @@ func TestSettingsChangeWhileATaskRuns(t *testing.T) {
 // itself, the settings file fills what it leaves empty, and what it sets
 // cannot be changed over the API (409), like a flag.
 func TestOptionsBuiltInGoRankAboveTheSettingsFile(t *testing.T) {
+	testenv.NeedX(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "settings.json")
 	if err := os.WriteFile(file, []byte(`{"model":"from-file","provider":"openai","base_url":"http://127.0.0.1:9/v1","memory_model":"small"}`), 0o600); err != nil {

@@ -10,11 +10,14 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // Without a model the vision methods say what to set; bad input is refused
 // naming the problem, before any model call.
 func TestVisionMethodsRefuseWhatTheyCannotDo(t *testing.T) {
+	testenv.NeedX(t)
 	ctx := context.Background()
 	a, err := guiagent.New(ctx, guiagent.Options{
 		VirtualDisplay: guiagent.Size{Width: 640, Height: 480}, AlwaysVirtualDisplay: true,

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -254,21 +253,6 @@ func containsPrefix(list []string, prefix string) bool {
 		}
 	}
 	return false
-}
-
-// connectAt connects an MCP client over HTTP speaking protocol version.
-func (g *guiagent) connectAt(t *testing.T, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
-	t.Helper()
-	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + g.addr + "/mcp",
-		HTTPClient: &http.Client{Transport: teeTransport{token: g.token, wire: g.wire}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, opts).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connecting to guiagent over HTTP: %v\n%s", err, g.stderr)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
 }
 
 // widgetCentre is the centre of the sample form's widget, in screen pixels.

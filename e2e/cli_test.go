@@ -17,6 +17,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
+	"github.com/guiagent/guiagent/internal/testenv"
 	"github.com/guiagent/guiagent/internal/trace"
 )
 
@@ -136,6 +137,7 @@ func TestDemoRefusesATaskTheScriptedModelCannotDo(t *testing.T) {
 
 // With a configured model, demo runs the user's task with it.
 func TestDemoRunsATaskWithTheConfiguredModel(t *testing.T) {
+	testenv.NeedX(t)
 	var mu sync.Mutex
 	var prompts []string
 	model := startModel(t, func(tn fakellm.Turn) fakellm.Reply {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // Docker is not available on the test machines, so the image is checked in
@@ -148,6 +150,7 @@ func TestDebianPackageScript(t *testing.T) {
 // container runs it (no DISPLAY), refuses to start without a token and with
 // one serves on a private virtual display behind the token.
 func TestDockerCommandAsTheContainerRunsIt(t *testing.T) {
+	testenv.NeedX(t)
 	static := filepath.Join(t.TempDir(), "guiagent")
 	build := exec.Command("go", "build", "-trimpath", "-o", static, "github.com/guiagent/guiagent/cmd/guiagent")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -11,7 +11,6 @@ import (
 	"image"
 	"image/color"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
 	"github.com/guiagent/guiagent/internal/sampleapp"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // binary is the guiagent executable built by TestMain.
@@ -63,6 +63,7 @@ type desktop struct {
 
 func startDesktop(t *testing.T, scene string) desktop {
 	t.Helper()
+	testenv.NeedX(t)
 	vd := xvfbtest.Start(t, screenW, screenH)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -100,36 +101,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func connectStdio(t *testing.T, display string) *mcp.ClientSession {
-	t.Helper()
-	cmd := exec.Command(binary, "serve", "--display", display)
-	cmd.Env = serverEnv(t)
-	logs := &syncBuffer{}
-	cmd.Stderr = logs
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "1"}, nil).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connecting to guiagent over stdio: %v\nserver log:\n%s", err, logs)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs)
-		}
-	})
-	return cs
-}
-
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 func freePort(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -138,62 +109,6 @@ func freePort(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-func connectHTTP(t *testing.T, display string) *mcp.ClientSession {
-	t.Helper()
-	addr := freePort(t)
-	cmd := exec.Command(binary, "serve", "--http", "--addr", addr, "--display", display)
-	cmd.Env = serverEnv(t, "GUI_AGENT_HTTP_TOKEN="+httpToken)
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs)
-		}
-	})
-	// An unauthenticated request is refused once the server listens.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Post("http://"+addr+"/mcp", "application/json", strings.NewReader("{}"))
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusUnauthorized {
-				t.Fatalf("request without a token: status %d, want 401", resp.StatusCode)
-			}
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("guiagent serve --http exited: %v\n%s", err, logs)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("guiagent did not listen on %s within 30 s:\n%s", addr, logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: &http.Client{Transport: bearer{httpToken}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, nil).Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatalf("connecting to guiagent over HTTP: %v\n%s", err, logs)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
 }
 
 func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
@@ -302,21 +217,13 @@ func waitEvent(t *testing.T, app *sampleapp.App, what string, pred func(sampleap
 	return ev
 }
 
-var transports = []struct {
-	name    string
-	connect func(t *testing.T, display string) *mcp.ClientSession
-}{
-	{"stdio", connectStdio},
-	{"http", connectHTTP},
-}
-
 // The form: find the Name field by colour in a screenshot, click it, type
 // Unicode text, submit with the Submit button, and check what the app received.
 func TestFormOverMCP(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			d := startDesktop(t, sampleapp.SceneForm)
-			cs := tr.connect(t, d.display)
+			_, cs := tr.connect(t, serverConfig{display: d.display}, nil)
 
 			tools, err := cs.ListTools(context.Background(), nil)
 			if err != nil {
@@ -361,7 +268,7 @@ func TestDownscaledScreenshotClick(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			d := startDesktop(t, sampleapp.SceneButtons)
-			cs := tr.connect(t, d.display)
+			_, cs := tr.connect(t, serverConfig{display: d.display}, nil)
 			info, img := screenshot(t, cs, map[string]any{"max_long_edge": 640})
 			if info.ImageWidth != 640 || info.ImageHeight != 400 || info.Scale != 0.5 {
 				t.Fatalf("downscaled screenshot: %+v, want 640x400 at scale 0.5", info)

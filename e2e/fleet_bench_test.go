@@ -20,6 +20,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // fleetBench is one `guiagent serve --http --desktop-per-session` process
@@ -31,6 +32,7 @@ type fleetBench struct {
 }
 
 func startFleetBench(b *testing.B, maxDesktops int) *fleetBench {
+	testenv.NeedX(b)
 	b.Helper()
 	fs := fakellm.NewChatServer(fleetBrain, fakellm.ChatOptions{})
 	b.Cleanup(fs.Close)
@@ -83,9 +85,7 @@ func (fb *fleetBench) connect(b *testing.B) *mcp.ClientSession {
 	b.Helper()
 	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + fb.addr + "/mcp",
 		HTTPClient: &http.Client{Transport: teeTransport{token: httpToken, wire: discard{}}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, tr, nil)
+	cs, err := dial(tr, client{name: "bench"}, 60*time.Second)
 	if err != nil {
 		b.Fatalf("connect: %v", err)
 	}
@@ -197,7 +197,7 @@ func BenchmarkFleetDesktopReady(b *testing.B) {
 		tr := &mcp.StreamableClientTransport{Endpoint: "http://" + fb.addr + "/mcp",
 			HTTPClient: &http.Client{Transport: teeTransport{token: httpToken, wire: discard{}}}}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, tr, nil)
+		cs, err := dial(tr, client{name: "bench"}, 60*time.Second)
 		if err != nil {
 			b.Fatal(err)
 		}

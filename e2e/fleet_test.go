@@ -26,13 +26,15 @@ import (
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/llm/scripted"
 	"github.com/guiagent/guiagent/internal/sampleapp"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // fleetForm is session k's form: every session types values of its own, so an
 // event in the wrong application shows whose it was.
-func fleetForm(k int) fakellm.DemoForm {
-	return fakellm.DemoForm{Name: fmt.Sprintf("user%d", k), Email: fmt.Sprintf("user%d@example.org", k), City: fmt.Sprintf("city%d", k)}
+func fleetForm(k int) scripted.DemoForm {
+	return scripted.DemoForm{Name: fmt.Sprintf("user%d", k), Email: fmt.Sprintf("user%d@example.org", k), City: fmt.Sprintf("city%d", k)}
 }
 
 var fleetTaskRE = regexp.MustCompile(`with name (\S+), email (\S+) and city (\S+),`)
@@ -43,7 +45,7 @@ func fleetBrain(t fakellm.Turn) fakellm.Reply {
 	if m == nil {
 		return fakellm.Reply{Status: llm.Failed, Result: "the task names no form values"}
 	}
-	return fakellm.DemoFormBrain(fakellm.DemoForm{Name: m[1], Email: m[2], City: m[3]})(t)
+	return scripted.DemoFormBrain(scripted.DemoForm{Name: m[1], Email: m[2], City: m[3]})(t)
 }
 
 // killableClient is an HTTP client whose connections can all be cut at once,
@@ -145,6 +147,7 @@ func processAlive(pid int) bool {
 // application, the display's lock file and socket are gone, and the freed
 // slot takes a new session.
 func TestDesktopPerSession(t *testing.T) {
+	testenv.NeedX(t)
 	const sessions = 4
 	model := startModel(t, fleetBrain)
 	stopFile := filepath.Join(t.TempDir(), "stop")
@@ -215,14 +218,7 @@ func TestDesktopPerSession(t *testing.T) {
 func connectFleet(t *testing.T, g *guiagent, kc *killableClient) *mcp.ClientSession {
 	t.Helper()
 	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + g.addr + "/mcp", HTTPClient: kc.httpClient(g.token)}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-fleet", Version: "1"}, nil).Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatalf("connecting a session: %v\n%s", err, g.stderr)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return mustDial(t, tr, client{name: "e2e-fleet"}, g.stderr)
 }
 
 // checkFifthRefused: a session over the cap gets a clear error, not a hang.
@@ -231,7 +227,7 @@ func checkFifthRefused(t *testing.T, g *guiagent, limit int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + g.addr + "/mcp", HTTPClient: (&killableClient{}).httpClient(g.token)}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-fifth", Version: "1"}, nil).Connect(ctx, tr, nil)
+	cs, err := dial(tr, client{name: "e2e-fifth"}, 10*time.Second)
 	if err == nil {
 		cs.Close()
 		t.Fatalf("a session over the cap of %d desktops was accepted", limit)

@@ -18,7 +18,7 @@ import (
 // and nothing after it runs.
 func TestRunFlowOverStdio(t *testing.T) {
 	d := startDesktop(t, sampleapp.SceneTyping)
-	cs := connectStdio(t, d.display)
+	_, cs := startStdio(t, serverConfig{display: d.display}, nil)
 	res := call(t, cs, "gui_run_flow", map[string]any{
 		"yaml": "name: greet\nsteps:\n  - type: \"${greeting}, world\"\n  - sleep: 50\n  - key: Return\n",
 		"vars": map[string]any{"greeting": "hello"},

@@ -12,6 +12,7 @@ import (
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/llm/scripted"
 	"github.com/guiagent/guiagent/internal/sampleapp"
 )
 
@@ -204,19 +205,19 @@ func TestGeminiConfirmationOverElicitation(t *testing.T) {
 // in one batched step, then done) on each native adapter, legacy
 // claude-sonnet-4-5 included; logs model calls and wall time per adapter.
 func TestSampleFormTaskOnEveryNativeAdapter(t *testing.T) {
-	form := fakellm.DefaultDemoForm
+	form := scripted.DefaultDemoForm
 	for _, tc := range []struct {
 		name  string
 		model func(t *testing.T) nativeModel
 	}{
 		{"claude-sonnet-4-5 (legacy computer_20250124)", func(t *testing.T) nativeModel {
-			return anthropicModel(t, "claude-sonnet-4-5", fakellm.DemoFormBrain(form))
+			return anthropicModel(t, "claude-sonnet-4-5", scripted.DemoFormBrain(form))
 		}},
 		{"claude-sonnet-5-5 (toolset)", func(t *testing.T) nativeModel {
-			return anthropicModel(t, "claude-sonnet-5-5", fakellm.DemoFormBrain(form))
+			return anthropicModel(t, "claude-sonnet-5-5", scripted.DemoFormBrain(form))
 		}},
-		{"gpt-5.5 (GA computer tool)", func(t *testing.T) nativeModel { return openaiModel(t, "gpt-5.5", fakellm.DemoFormBrain(form)) }},
-		{"gemini computer use", func(t *testing.T) nativeModel { return geminiModel(t, fakellm.DemoFormBrain(form), nil) }},
+		{"gpt-5.5 (GA computer tool)", func(t *testing.T) nativeModel { return openaiModel(t, "gpt-5.5", scripted.DemoFormBrain(form)) }},
+		{"gemini computer use", func(t *testing.T) nativeModel { return geminiModel(t, scripted.DemoFormBrain(form), nil) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := startDesktop(t, sampleapp.SceneForm)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/llm/scripted"
 	"github.com/guiagent/guiagent/internal/sampleapp"
 	"github.com/guiagent/guiagent/internal/secret"
 	"github.com/guiagent/guiagent/internal/trace"
@@ -83,7 +84,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	const keyPrefix, tokenPrefix = "e2ecanarykey", "e2ecanarytoken"
 	key, token := canary(t, keyPrefix), canary(t, tokenPrefix)
 
-	dialog := fakellm.DemoDialogBrain()
+	dialog := scripted.DemoDialogBrain()
 	model := startModel(t, func(turn fakellm.Turn) fakellm.Reply {
 		if strings.Contains(turn.Prompt, authErrorMarker) {
 			return fakellm.Reply{HTTPStatus: http.StatusUnauthorized, ErrorType: "invalid_api_key",

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -164,20 +165,12 @@ func startStdio(t *testing.T, c serverConfig, opts *mcp.ClientOptions) (*guiagen
 	g := newGuiagent(t, c)
 	cmd := g.command("serve")
 	cmd.Stderr = g.stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "1"}, opts).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("connecting to guiagent over stdio: %v\nserver log:\n%s", err, g.stderr)
-	}
 	t.Cleanup(func() {
-		cs.Close()
 		if t.Failed() {
 			t.Logf("server log:\n%s", g.stderr)
 		}
 	})
-	return g, cs
+	return g, mustDial(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, client{name: "e2e-stdio", opts: opts}, g.stderr)
 }
 
 // startHTTP starts `guiagent serve --http` and waits until it answers.
@@ -272,13 +265,69 @@ func (tt teeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // connect opens an MCP session over Streamable HTTP with the server's token.
 func (g *guiagent) connect(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + g.addr + "/mcp",
+	return g.connectAt(t, opts, "")
+}
+
+// connectAt opens an MCP session over Streamable HTTP speaking protocol
+// version ("": the SDK's latest).
+func (g *guiagent) connectAt(t *testing.T, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
+	return mustDial(t, g.transport(), client{name: "e2e-http", opts: opts, version: version}, g.stderr)
+}
+
+// transport is a Streamable HTTP client transport to the server, with its
+// token, copying every response into g.wire.
+func (g *guiagent) transport() *mcp.StreamableClientTransport {
+	return &mcp.StreamableClientTransport{Endpoint: "http://" + g.addr + "/mcp",
 		HTTPClient: &http.Client{Transport: teeTransport{token: g.token, wire: g.wire}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+}
+
+// transports run a test over each way a host connects: they start a guiagent
+// configured by c and connect an MCP client to it, over stdio or Streamable HTTP.
+var transports = []struct {
+	name    string
+	connect func(t *testing.T, c serverConfig, opts *mcp.ClientOptions) (*guiagent, *mcp.ClientSession)
+}{
+	{"stdio", startStdio},
+	{"http", func(t *testing.T, c serverConfig, opts *mcp.ClientOptions) (*guiagent, *mcp.ClientSession) {
+		if c.httpToken == "" {
+			c.httpToken = httpToken
+		}
+		g := startHTTP(t, c)
+		return g, g.connect(t, opts)
+	}},
+}
+
+// client is how a test's MCP client introduces itself: its name, options
+// and protocol version ("": the SDK's latest).
+type client struct {
+	name    string
+	opts    *mcp.ClientOptions
+	version string
+}
+
+// dial is the one construction of the tests' MCP clients: it connects c over
+// tr within timeout (0 means 30 s). The caller closes the session.
+func dial(tr mcp.Transport, c client, timeout time.Duration) (*mcp.ClientSession, error) {
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, opts).Connect(ctx, tr, nil)
+	var so *mcp.ClientSessionOptions
+	if c.version != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: c.version}
+	}
+	return mcp.NewClient(&mcp.Implementation{Name: c.name, Version: "1"}, c.opts).Connect(ctx, tr, so)
+}
+
+// mustDial dials, failing the test with the server's log when it cannot
+// connect; the session is closed when the test ends.
+func mustDial(t testing.TB, tr mcp.Transport, c client, logs fmt.Stringer) *mcp.ClientSession {
+	t.Helper()
+	cs, err := dial(tr, c, 0)
 	if err != nil {
-		t.Fatalf("connecting to guiagent over HTTP: %v\n%s", err, g.stderr)
+		t.Fatalf("connecting %s: %v\nserver log:\n%s", c.name, err, logs)
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs

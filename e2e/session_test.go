@@ -104,7 +104,7 @@ func toolNames(lines []trace.Line) []string {
 // An outer agent's own tool calls are recorded as a run of kind "session",
 // one per MCP session, with the calls in order and a report.
 func TestAtomicCallsRecordedPerSession(t *testing.T) {
-	for _, tr := range taskTransports {
+	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			d := startDesktop(t, sampleapp.SceneForm)
 			g, cs := tr.connect(t, serverConfig{display: d.display}, nil)

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // `guiagent bench soak` drives two real servers (stdio and HTTP) through
@@ -12,6 +14,7 @@ import (
 // the only failed calls are the two it makes on purpose (a point off every
 // display, a key name with a control character).
 func TestBenchSoakReportsBothServers(t *testing.T) {
+	testenv.NeedX(t)
 	cmd := exec.Command(binary, "bench", "soak", "-n", "60")
 	cmd.Env = serverEnv(t)
 	var stderr strings.Builder

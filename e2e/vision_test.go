@@ -87,13 +87,17 @@ func TestVisionToolsOverMCP(t *testing.T) {
 	var wg sync.WaitGroup
 	var waited *mcp.CallToolResult
 	var waitErr error
+	asked := model.Calls()
 	wg.Add(1)
 	go func() { // no t.Fatal off the test goroutine: the result is checked below
 		defer wg.Done()
 		waited, waitErr = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gui_wait_for",
-			Arguments: map[string]any{"condition": "the form was submitted", "interval_ms": 250, "timeout_s": 30}})
+			Arguments: map[string]any{"condition": "the form was submitted", "interval_ms": 250, "timeout_s": 60}})
 	}()
-	time.Sleep(1500 * time.Millisecond)
+	// Submit once the model has judged the form unsubmitted (the event, not a sleep).
+	for deadline := time.Now().Add(time.Minute); model.Calls() == asked && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	call(t, cs, "gui_click", map[string]any{"target": "the Submit button"})
 	ev := waitEvent(t, d.app, "submit", func(e sampleapp.Event) bool { return e.Event == "submit" })
 	wg.Wait()
@@ -124,7 +128,7 @@ func TestVisionToolsOverMCP(t *testing.T) {
 
 func TestVisionToolsNeedAModel(t *testing.T) {
 	d := startDesktop(t, sampleapp.SceneButtons)
-	cs := connectStdio(t, d.display)
+	_, cs := startStdio(t, serverConfig{display: d.display}, nil)
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

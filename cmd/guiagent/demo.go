@@ -14,6 +14,7 @@ import (
 	"github.com/guiagent/guiagent"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/llm/scripted"
 	"github.com/guiagent/guiagent/internal/sampleapp"
 )
 
@@ -110,10 +111,10 @@ func demoLogger(level string, stderr io.Writer) *slog.Logger {
 }
 
 // demoModel picks the demo's model: the configured one, or, when none is
-// configured, the built-in scripted model (scripted is then true), which can
+// configured, the built-in scripted model (isScripted is then true), which can
 // only do demoTask and refuses any other task rather than pretend. It reports
 // no token usage, since it reads none. stop ends the scripted model.
-func demoModel(c guiagent.Options, task string, log *slog.Logger) (_ guiagent.Options, scripted bool, stop func(), err error) {
+func demoModel(c guiagent.Options, task string, log *slog.Logger) (_ guiagent.Options, isScripted bool, stop func(), err error) {
 	if c.Provider != "" && c.Model != "" {
 		if c.APIKey == "" && c.BaseURL == "" {
 			return c, false, nil, fmt.Errorf("demo: provider %s, model %s, but %s is not set (a local OpenAI-compatible server needs %s instead)", c.Provider, c.Model, config.Var("APIKey"), config.Var("BaseURL"))
@@ -124,7 +125,7 @@ func demoModel(c guiagent.Options, task string, log *slog.Logger) (_ guiagent.Op
 	if task != demoTask {
 		return c, false, nil, fmt.Errorf("demo: the built-in scripted model only knows the demo's own task (%q), so it cannot do %q: set %s to run your task with a real model, or run guiagent demo without a task", demoTask, task, config.Vars("Provider", "Model", "APIKey"))
 	}
-	srv := fakellm.NewChatServer(fakellm.DemoFormBrain(fakellm.DefaultDemoForm), fakellm.ChatOptions{Model: "guiagent-scripted", NoUsage: true})
+	srv := fakellm.NewChatServer(scripted.DemoFormBrain(scripted.DefaultDemoForm), fakellm.ChatOptions{Model: "guiagent-scripted", NoUsage: true})
 	c.Provider, c.Model, c.BaseURL, c.APIKey, c.Adapter = "openai", "guiagent-scripted", srv.URL, "demo-no-key", "generic"
 	c.MemoryModel, c.MemoryProvider, c.GroundingModel = "", "", ""
 	log.Info("no model is configured, so the built-in scripted model plays the model's part (offline; it reports no token usage)",

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // runCmd runs guiagent in-process with only the given environment.
@@ -27,6 +29,7 @@ func baseEnv(t *testing.T) map[string]string {
 // TestDemoOffline is the README's first command: a private desktop, the sample
 // app and the scripted model complete the form and leave a report.
 func TestDemoOffline(t *testing.T) {
+	testenv.NeedX(t)
 	env := baseEnv(t)
 	code, stdout, stderr := runCmd(t, env, "demo")
 	if code != 0 {
@@ -83,6 +86,7 @@ func TestDoctorSaysWhatIsMissing(t *testing.T) {
 		t.Fatalf("doctor printed the API key:\n%s", stdout)
 	}
 
+	testenv.NeedX(t) // the rest runs doctor on a private display
 	code, stdout, _ = runCmd(t, env, "doctor", "--virtual-display", "800x600")
 	if code != 0 || !strings.Contains(stdout, "ok   input") || !strings.Contains(stdout, "ok   capture") {
 		t.Fatalf("doctor on a private display: exit %d\n%s", code, stdout)
@@ -146,6 +150,7 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 }
 
 func TestBenchCapturePrintsMedians(t *testing.T) {
+	testenv.NeedX(t)
 	code, stdout, stderr := runCmd(t, baseEnv(t), "bench", "capture", "--size", "1280x720", "--max-long-edge", "640", "-n", "3")
 	if code != 0 {
 		t.Fatalf("bench: exit %d: %s", code, stderr)

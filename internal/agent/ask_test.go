@@ -138,17 +138,17 @@ func TestQuestionWithoutAnAnswer(t *testing.T) {
 			if c.who != nil {
 				task.Ask = c.who
 			}
-			start := time.Now()
-			res := d.runner(o).Run(context.Background(), task, nil)
+			// A minute, far below the default ask timeout (5 min): a run that
+			// waited for it ends cancelled, not with the status wanted.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res := d.runner(o).Run(ctx, task, nil)
 			statusOf(t, res, c.want)
 			if res.BlockReason != c.reason || ad.callCount() != 1 {
 				t.Fatalf("block reason %q after %d model calls; want %q after 1", res.BlockReason, ad.callCount(), c.reason)
 			}
 			if c.want == Blocked && !strings.Contains(res.NextUserAction, "Which account should I use?") {
 				t.Fatalf("next_user_action %q does not carry the question", res.NextUserAction)
-			}
-			if time.Since(start) > 5*time.Second {
-				t.Fatalf("the run took %s: the question's timeout was not applied", time.Since(start))
 			}
 			d.assertNothingHeld()
 		})

@@ -233,7 +233,7 @@ func within(p geom.GlobalPoint, r geom.Rect) bool { return r.Contains(p) }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute) // far beyond a passing run's wait, even under -race on a busy machine
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

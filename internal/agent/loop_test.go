@@ -439,17 +439,22 @@ func TestHumanTakeoverBetweenSteps(t *testing.T) {
 
 func TestHumanTakeoverDuringWait(t *testing.T) {
 	d := newDesk(t)
-	script := newScript(geom.ProfileFor("gpt-4o"), reply(act(click(100, 100), action.Raw{Kind: action.Wait, DurationMS: 5000}, click(300, 300))))
+	// A wait far longer than the task may take: only the takeover can end it
+	// in time (a wait that ran out would end the task cancelled, not blocked).
+	script := newScript(geom.ProfileFor("gpt-4o"), reply(act(click(100, 100), action.Raw{Kind: action.Wait, DurationMS: 3_600_000}, click(300, 300))))
 	go func() {
 		waitFor(t, "first click", func() bool { return len(d.clicks()) == 1 })
 		time.Sleep(100 * time.Millisecond)
 		d.fb.SetCursor(geom.GlobalPoint{X: 10, Y: 1000})
 	}()
-	start := time.Now()
-	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
+	o := d.opts(script)
+	o.MaxWaitAction = time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res := d.runner(o).Run(ctx, Task{Task: "x"}, nil)
 	statusOf(t, res, Blocked)
-	if res.BlockReason != ReasonHumanOverride || time.Since(start) > 2*time.Second || len(d.clicks()) != 1 {
-		t.Fatalf("reason %q after %v with %d clicks", res.BlockReason, time.Since(start), len(d.clicks()))
+	if res.BlockReason != ReasonHumanOverride || len(d.clicks()) != 1 {
+		t.Fatalf("reason %q with %d clicks", res.BlockReason, len(d.clicks()))
 	}
 }
 
@@ -733,9 +738,15 @@ func TestSettleGivesUpOnEndlessAnimation(t *testing.T) {
 func TestProgressEvents(t *testing.T) {
 	d := newDesk(t)
 	d.changeOnInput()
+	stillWaiting := make(chan struct{})
+	var once sync.Once
 	script := newScript(geom.ProfileFor("gpt-4o"),
 		func(ctx context.Context, obs llm.Observation) (*llm.Decision, error) {
-			time.Sleep(130 * time.Millisecond) // a slow model: "still waiting" fires
+			select { // a slow model: it answers once "still waiting" has fired, however long that takes
+			case <-stillWaiting:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 			return &llm.Decision{Status: llm.Continue, Actions: raws(click(10, 10), action.Raw{Kind: action.TypeText, Text: "hi"})}, nil
 		}, done("ok"))
 	o := d.opts(script)
@@ -754,6 +765,9 @@ func TestProgressEvents(t *testing.T) {
 		}
 		last = ev.Progress
 		msgs = append(msgs, ev.Message)
+		if strings.HasPrefix(ev.Message, "Still waiting for the model for step 1") {
+			once.Do(func() { close(stillWaiting) })
+		}
 	})
 	statusOf(t, res, Completed)
 	all := strings.Join(msgs, "\n")

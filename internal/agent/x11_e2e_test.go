@@ -15,6 +15,7 @@ import (
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
 	"github.com/guiagent/guiagent/internal/llm/openai"
 	"github.com/guiagent/guiagent/internal/llm/responses"
+	"github.com/guiagent/guiagent/internal/llm/scripted"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
 	"github.com/guiagent/guiagent/internal/sampleapp"
 )
@@ -137,11 +138,11 @@ func adapterCases() []adapterCase {
 // second call, through every adapter and its coordinate convention.
 func TestX11FormEveryAdapter(t *testing.T) {
 	env := startX11(t)
-	form := fakellm.DemoForm{Name: "Ada Lovelace", Email: "ada@example.org", City: "London"}
+	form := scripted.DemoForm{Name: "Ada Lovelace", Email: "ada@example.org", City: "London"}
 	for _, tc := range adapterCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			app := env.app(t, sampleapp.SceneForm)
-			adapter, core := tc.start(t, fakellm.DemoFormBrain(form))
+			adapter, core := tc.start(t, scripted.DemoFormBrain(form))
 			res := env.run(t, adapter, tc.shot, "Fill in the form with name Ada Lovelace, email ada@example.org, city London and submit it")
 			statusOf(t, res, Completed)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -176,7 +177,7 @@ func TestX11FormEveryAdapter(t *testing.T) {
 func TestX11TwoScreenDialog(t *testing.T) {
 	env := startX11(t)
 	app := env.app(t, sampleapp.SceneDialog)
-	adapter, _ := adapterCases()[0].start(t, fakellm.DemoDialogBrain())
+	adapter, _ := adapterCases()[0].start(t, scripted.DemoDialogBrain())
 	res := env.run(t, adapter, imaging.Options{MaxLongEdge: 1280}, "Go through the dialog and confirm it")
 	statusOf(t, res, Completed)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -199,7 +200,7 @@ func TestX11HumanTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer human.Close()
-	form := fakellm.DemoFormBrain(fakellm.DefaultDemoForm)
+	form := scripted.DemoFormBrain(scripted.DefaultDemoForm)
 	brain := fakellm.Script(
 		func(tu fakellm.Turn) fakellm.Reply { // step 1: click into the name field only
 			r := form(tu)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/llm/scripted"
 	"github.com/guiagent/guiagent/internal/sampleapp"
 )
 
@@ -25,7 +26,7 @@ func submitted(t *testing.T, app *sampleapp.App) {
 	if err != nil {
 		t.Fatalf("the app never saw a submit: %v (history %v)", err, app.History())
 	}
-	f := fakellm.DefaultDemoForm
+	f := scripted.DefaultDemoForm
 	if ev.Fields["name"] != f.Name || ev.Fields["email"] != f.Email || ev.Fields["city"] != f.City {
 		t.Fatalf("submitted %v", ev.Fields)
 	}
@@ -36,7 +37,7 @@ func submitted(t *testing.T, app *sampleapp.App) {
 func TestX11RateLimitedThenSucceeds(t *testing.T) {
 	env := startX11(t)
 	app := env.app(t, sampleapp.SceneForm)
-	form := fakellm.DemoFormBrain(fakellm.DefaultDemoForm)
+	form := scripted.DemoFormBrain(scripted.DefaultDemoForm)
 	brain := fakellm.Script(
 		fakellm.Fixed(fakellm.Reply{HTTPStatus: 429, RetryAfter: "1", ErrorType: "rate_limit_error", Result: "slow down"}),
 		form)
@@ -58,7 +59,7 @@ func TestX11RateLimitedThenSucceeds(t *testing.T) {
 func TestX11MalformedAnswerThenGood(t *testing.T) {
 	env := startX11(t)
 	app := env.app(t, sampleapp.SceneForm)
-	form := fakellm.DemoFormBrain(fakellm.DefaultDemoForm)
+	form := scripted.DemoFormBrain(scripted.DefaultDemoForm)
 	brain := fakellm.Script(
 		fakellm.Fixed(fakellm.Reply{Raw: `{"observation":"a form","actions":[{"action":"click","x":640}],"status":"continue"}`}),
 		form)

@@ -113,11 +113,13 @@ func TestWaitForAsksOnlyWhenTheScreenChanged(t *testing.T) {
 steps:
   - wait_for: {condition: the OK button is visible, timeout_s: 10, interval_ms: 250}
 `, nil)
-	go func() {
-		time.Sleep(1200 * time.Millisecond)
+	seer := &flowtest.ColorSeer{}
+	go func() { // the screen changes once the model has said "not yet" (waiting on that, not on the clock)
+		for deadline := time.Now().Add(time.Minute); seer.Asserts() == 0 && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
 		b.Fill(geom.Rect{X: 420, Y: 360, W: 180, H: 72}, sampleapp.OKColor.ToRGBA())
 	}()
-	seer := &flowtest.ColorSeer{}
 	res := fakeRunner(t, b, seer, nil, nil).Run(context.Background(), f, nil, nil)
 	if res.Status != Passed {
 		t.Fatalf("%s: %s", res.Status, res.Summary)

@@ -253,13 +253,20 @@ func TestDashboardAnswersFirst(t *testing.T) {
 			handler := func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 				close(entered)
 				// The person takes a while; the dashboard is quicker.
-				if !waitUntil(5*time.Second, func() bool { return len(b.Recent()) == 1 }) {
+				if !waitUntil(time.Minute, func() bool { return len(b.Recent()) == 1 }) {
 					t.Error("the dashboard's answer never came")
+				}
+				// Before 2026-07-28 the request is cancelled once the dashboard
+				// answered: wait for that event (a minute is only the bound of a
+				// broken run). From 2026-07-28 nothing is cancelled, so do not wait.
+				bound := time.Minute
+				if version >= "2026-07-28" {
+					bound = 0
 				}
 				select {
 				case <-ctx.Done():
 					cancelled <- true
-				case <-time.After(200 * time.Millisecond):
+				case <-time.After(bound):
 					cancelled <- false
 				}
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "the personal one"}}, nil

@@ -132,7 +132,7 @@ func TestFleetSessionsHaveTheirOwnDesktops(t *testing.T) {
 	}
 
 	css[0].Close() // DELETE ends the session
-	if !waitUntil(5*time.Second, func() bool { return ff.closed.Load() == 1 && len(ff.f.Desktops()) == 1 }) {
+	if !waitUntil(time.Minute, func() bool { return ff.closed.Load() == 1 && len(ff.f.Desktops()) == 1 }) {
 		t.Fatalf("after a session ended: %d desktops closed, %d live; want 1 and 1", ff.closed.Load(), len(ff.f.Desktops()))
 	}
 	cs, err := ff.connect(t)

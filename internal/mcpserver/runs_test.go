@@ -94,7 +94,7 @@ func TestEndedSessionClosesItsRecord(t *testing.T) {
 
 	// The record is closed asynchronously once the session has ended.
 	var runs []trace.RunInfo
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if runs, err = store.List(); err != nil || len(runs) != 1 {
 			t.Fatalf("runs = %+v, %v", runs, err)
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strconv"
 	"testing"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // A server started on a display that another live server holds must be
@@ -12,6 +14,7 @@ import (
 // notice the lock: the socket and the server answering on it are the other
 // one's. The slow server is a shell that exits as Xvfb does on a taken display.
 func TestTryServerOnTakenDisplayIsCollision(t *testing.T) {
+	testenv.NeedX(t)
 	ctx := context.Background()
 	other, err := StartXvfb(ctx, XvfbOptions{Width: 320, Height: 240})
 	if err != nil {

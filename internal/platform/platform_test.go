@@ -16,6 +16,7 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/platform"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 func rootSize(t *testing.T, display string) geom.Size {
@@ -30,6 +31,7 @@ func rootSize(t *testing.T, display string) geom.Size {
 }
 
 func TestStartXvfbConcurrentAndClose(t *testing.T) {
+	testenv.NeedX(t)
 	const n = 4
 	var wg sync.WaitGroup
 	vds := make([]*platform.VirtualDisplay, n)
@@ -83,6 +85,7 @@ func TestStartXvfbConcurrentAndClose(t *testing.T) {
 }
 
 func TestStartXvfbDefaultsSize(t *testing.T) {
+	testenv.NeedX(t)
 	vd, err := platform.StartXvfb(context.Background(), platform.XvfbOptions{WindowManager: true})
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +121,7 @@ func TestOpenWithoutDisplayExplains(t *testing.T) {
 }
 
 func TestOpenStartsVirtualDisplayWhenNoneReachable(t *testing.T) {
+	testenv.NeedX(t)
 	s, closeFn, err := platform.Open(context.Background(), platform.Options{Display: ":999", VirtualDisplay: geom.Size{W: 800, H: 600}})
 	if err != nil {
 		t.Fatal(err)

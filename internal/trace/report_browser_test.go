@@ -175,7 +175,7 @@ func TestReportInChromium(t *testing.T) {
 	if err := b.Do(30*time.Second, chromedp.Navigate(strict.URL+"/r/"+ReportFile)); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for len(b.Errors()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -31,14 +31,34 @@ type WaitResult struct {
 type Look struct {
 	Shoot func(ctx context.Context) (llm.Image, imaging.Thumb, error)
 	Thumb func(ctx context.Context) (imaging.Thumb, error)
+	// Clock is the time the wait is measured in; nil is the wall clock.
+	Clock Clock
 }
+
+// Clock is a source of time: Now, and a channel that receives once d has
+// passed. Tests give WaitFor a clock of their own, so that how many checks
+// fit in a timeout does not depend on how busy the machine is.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// wallClock is the real time.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time                         { return time.Now() }
+func (wallClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // WaitFor asks seer whether condition holds every interval until it does or
 // timeout passes. A check compares a thumbnail of the screen with the one of
 // the screenshot the model last judged; only a changed screen is sent to the
 // model again. Not met at the timeout is a normal answer, not an error.
 func WaitFor(ctx context.Context, seer Seer, look Look, condition string, timeout, every time.Duration) (WaitResult, error) {
-	start := time.Now()
+	clock := look.Clock
+	if clock == nil {
+		clock = wallClock{}
+	}
+	start := clock.Now()
 	deadline := start.Add(timeout)
 	var r WaitResult
 	var judged *imaging.Thumb
@@ -64,19 +84,18 @@ func WaitFor(ctx context.Context, seer Seer, look Look, condition string, timeou
 			}
 			judged, r.Reason, r.Met = &th, v.Reason, v.Pass
 		}
-		r.Elapsed = time.Since(start)
-		if r.Met || !time.Now().Add(every).Before(deadline) {
+		now := clock.Now()
+		r.Elapsed = now.Sub(start)
+		if r.Met || !now.Add(every).Before(deadline) {
 			if !r.Met {
-				r.Reason = fmt.Sprintf("not met after %.1f s: %s", time.Since(start).Seconds(), r.Reason)
+				r.Reason = fmt.Sprintf("not met after %.1f s: %s", r.Elapsed.Seconds(), r.Reason)
 			}
 			return r, nil
 		}
-		t := time.NewTimer(every)
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return r, fmt.Errorf("wait_for cancelled: %w", ctx.Err())
-		case <-t.C:
+		case <-clock.After(every):
 		}
 	}
 }

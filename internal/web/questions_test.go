@@ -68,7 +68,7 @@ func askAsync(t *testing.T, ctx context.Context, b *ask.Broker, q ask.Question, 
 		a, err := b.Ask(ctx, q, chs...)
 		out <- askResult{a, err}
 	}()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		for _, p := range b.Pending() {
 			if !before[p.ID] {
 				return p.ID, out

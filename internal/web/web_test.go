@@ -394,11 +394,11 @@ func TestDashboardInChromium(t *testing.T) {
 	if err != nil || !strings.Contains(text, "observation 2") || !strings.Contains(text, "click") {
 		t.Errorf("steps text %q, %v", text, err)
 	}
-	for deadline := time.Now().Add(5 * time.Second); f.frames.Load() < n0+3 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(time.Minute); f.frames.Load() < n0+3 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if f.frames.Load() < n0+3 {
-		t.Errorf("live screen did not refresh: %d -> %d frames in 5 s", n0, f.frames.Load())
+		t.Errorf("live screen did not refresh: %d -> %d frames in a minute", n0, f.frames.Load())
 	}
 	// Runs list and audit log.
 	if err := browsertest.WaitFor(b, `document.querySelector('#runs tr[data-run="web-task"] a') !== null && document.getElementById("audit").textContent.includes("click")`, 10*time.Second); err != nil {

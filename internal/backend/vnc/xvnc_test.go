@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/backend/vnc"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // xvnc is a private TigerVNC Xvnc server: an X server whose screen is served
@@ -57,6 +58,7 @@ func (s *syncBuffer) String() string {
 // installs tigervnc-standalone-server.
 func startXvnc(t testing.TB, w, h int, password string) *xvnc {
 	t.Helper()
+	testenv.NeedX(t)
 	bin, err := exec.LookPath("Xvnc")
 	if err != nil {
 		t.Fatal("Xvnc is not installed: apt-get install tigervnc-standalone-server")

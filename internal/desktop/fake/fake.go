@@ -137,6 +137,7 @@ type Backend struct {
 	hook      func(Event)
 	closed    bool
 	changed   chan struct{} // closed and replaced whenever an event is recorded
+	captures  int
 }
 
 // New returns a Backend with the given layout; it has no side effects.
@@ -248,7 +249,16 @@ func (b *Backend) Capture(ctx context.Context, region geom.Rect, dst *image.RGBA
 	w, h := pr.Dx(), pr.Dy()
 	out := desktop.ReuseRGBA(dst, w, h)
 	draw.Draw(out, out.Bounds(), src, pr.Min, draw.Src)
+	b.captures++
 	return out, nil
+}
+
+// Captures counts the captures served so far: a test waits on it for "the
+// screen was looked at n more times" instead of sleeping.
+func (b *Backend) Captures() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.captures
 }
 
 func (b *Backend) layoutLocked() string {

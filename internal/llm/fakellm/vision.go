@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/llm/scripted"
 	"github.com/guiagent/guiagent/internal/sampleapp"
 )
 
@@ -113,20 +114,20 @@ func locateReply(img image.Image, widgets []Widget, target string) Reply {
 	return Reply{Answer: map[string]any{"found": true, "reason": w.Name}, Box: &box}
 }
 
-// widgetBox finds a widget of flat colour c the way blobBox does, ignoring
+// widgetBox finds a widget of flat colour c the way scripted.BlobBox does, ignoring
 // the thin fringes JPEG leaves along edges (a widget is at least
 // minWidgetSide pixels on each side), then widens the box over the edge rows
 // and columns JPEG shifted further from c, when that stays the same widget.
 func widgetBox(img image.Image, c color.RGBA) (image.Rectangle, bool) {
-	core, ok := blobBox(img, c, demoColorTol)
+	core, ok := scripted.BlobBox(img, c, scripted.ColorTol)
 	if !ok || core.Dx() < minWidgetSide || core.Dy() < minWidgetSide {
 		return image.Rectangle{}, false
 	}
 	mid := image.Point{X: (core.Min.X + core.Max.X) / 2, Y: (core.Min.Y + core.Max.Y) / 2}.Sub(img.Bounds().Min)
 	area := core.Dx() * core.Dy()
-	for _, bl := range colorBlobs(img, c, 2*demoColorTol+4) {
-		if mid.In(bl.box) && bl.box.Dx()*bl.box.Dy() <= area*3/2 {
-			return bl.box.Add(img.Bounds().Min).Union(core), true
+	for _, box := range scripted.BlobBoxes(img, c, 2*scripted.ColorTol+4) {
+		if mid.In(box) && box.Dx()*box.Dy() <= area*3/2 {
+			return box.Add(img.Bounds().Min).Union(core), true
 		}
 	}
 	return core, true
@@ -142,7 +143,7 @@ func judge(img image.Image, widgets []Widget, statement string) (bool, string) {
 	var reason string
 	status := func(c sampleapp.Color, what string) {
 		b, ok := widgetBox(img, c.ToRGBA())
-		pass = ok && statusBelow(img, b)
+		pass = ok && scripted.StatusBelow(img, b)
 		reason = what + " shows"
 		if !pass {
 			reason = "no " + what + " shows"

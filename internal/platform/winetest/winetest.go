@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // prngSource is the C source of the stand-in bcryptprimitives.dll.
@@ -34,6 +36,7 @@ var tools = []string{"wine", "wineserver", "wineboot", "x86_64-w64-mingw32-gcc"}
 // Require fails the test when Wine or the mingw-w64 cross compiler is missing.
 func Require(t testing.TB) {
 	t.Helper()
+	testenv.NeedWine(t)
 	var missing []string
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {

@@ -10,12 +10,14 @@ import (
 
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/platform"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // Start starts a private Xvfb of w x h pixels (depth 24) and closes it when the
 // test ends. It calls t.Fatal when Xvfb is missing or does not start.
 func Start(t testing.TB, w, h int) *platform.VirtualDisplay {
 	t.Helper()
+	testenv.NeedX(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	vd, err := platform.StartXvfb(ctx, platform.XvfbOptions{Width: w, Height: h})
@@ -38,6 +40,7 @@ var DualMonitors = []geom.Rect{{X: 0, Y: 0, W: 1920, H: 1080}, {X: 1920, Y: 0, W
 // is missing or the server does not start (Xorg needs root, as in CI).
 func StartDual(t testing.TB) *platform.VirtualDisplay {
 	t.Helper()
+	testenv.NeedXorg(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	vd, err := platform.StartXorgDummy(ctx, DualMonitors)

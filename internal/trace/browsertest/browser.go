@@ -19,6 +19,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // Path returns the Chromium binary: $CHROMIUM, or chromium / chromium-browser on PATH.
@@ -46,6 +48,7 @@ type Browser struct {
 // when Chromium is missing or does not start.
 func New(t testing.TB) *Browser {
 	t.Helper()
+	testenv.NeedChromium(t)
 	path, err := Path()
 	if err != nil {
 		t.Fatal(err)

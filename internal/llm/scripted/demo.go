@@ -1,4 +1,4 @@
-package fakellm
+package scripted
 
 import (
 	"fmt"
@@ -17,10 +17,10 @@ type DemoForm struct {
 // DefaultDemoForm is the form content of `guiagent demo`.
 var DefaultDemoForm = DemoForm{Name: "Ada Lovelace", Email: "ada@example.org", City: "London"}
 
-// demoColorTol is how far (per channel) a screenshot pixel may be from a
+// ColorTol is how far (per channel) a screenshot pixel may be from a
 // widget's flat colour: enough for JPEG and scaling, less than the 14 units
 // that separate the email field from the background.
-const demoColorTol = 10
+const ColorTol = 10
 
 // DemoFormBrain returns a Brain that completes the sample application's form
 // scene (sampleapp.SceneForm) by looking at each screenshot, the way a vision
@@ -48,14 +48,14 @@ func DemoFormBrain(f DemoForm) Brain {
 			{sampleapp.EmailFieldColor, "Email", f.Email},
 			{sampleapp.CityFieldColor, "City", f.City},
 		}
-		submit, ok := blobBox(t.Image, sampleapp.SubmitColor.ToRGBA(), demoColorTol)
+		submit, ok := BlobBox(t.Image, sampleapp.SubmitColor.ToRGBA(), ColorTol)
 		if !ok {
 			return Reply{Status: llm.Blocked, Result: "the sample form (Name, Email, City, Submit) is not on the screen"}
 		}
 		boxes := make([]image.Rectangle, len(fields))
 		filled := true
 		for i, fl := range fields {
-			b, ok := blobBox(t.Image, fl.c.ToRGBA(), demoColorTol)
+			b, ok := BlobBox(t.Image, fl.c.ToRGBA(), ColorTol)
 			if !ok {
 				return Reply{Status: llm.Blocked, Result: fmt.Sprintf("the %s field of the sample form is not on the screen", fl.label)}
 			}
@@ -63,7 +63,7 @@ func DemoFormBrain(f DemoForm) Brain {
 			filled = filled && hasText(t.Image, b, fl.c.ToRGBA())
 		}
 		switch {
-		case filled && statusBelow(t.Image, submit):
+		case filled && StatusBelow(t.Image, submit):
 			return Reply{Status: llm.Done, Observation: "the form shows Submitted.",
 				Result: fmt.Sprintf("submitted name=%q email=%q city=%q", f.Name, f.Email, f.City)}
 		case filled:
@@ -88,14 +88,14 @@ func DemoDialogBrain() Brain {
 		if t.Image == nil {
 			return Reply{Status: llm.Failed, Result: "the request carried no screenshot"}
 		}
-		if next, ok := blobBox(t.Image, sampleapp.NextColor.ToRGBA(), demoColorTol); ok {
+		if next, ok := BlobBox(t.Image, sampleapp.NextColor.ToRGBA(), ColorTol); ok {
 			return Reply{Observation: "dialog screen 1 with a Next button", Actions: []BrainAction{ClickAt(center(next))}}
 		}
-		okBox, ok := blobBox(t.Image, sampleapp.OKColor.ToRGBA(), demoColorTol)
+		okBox, ok := BlobBox(t.Image, sampleapp.OKColor.ToRGBA(), ColorTol)
 		if !ok {
 			return Reply{Status: llm.Blocked, Result: "the sample dialog is not on the screen"}
 		}
-		if statusBelow(t.Image, okBox) {
+		if StatusBelow(t.Image, okBox) {
 			return Reply{Status: llm.Done, Observation: "the dialog shows Confirmed.", Result: "confirmed"}
 		}
 		return Reply{Observation: "dialog screen 2 with OK and Cancel", Actions: []BrainAction{ClickAt(center(okBox))}}
@@ -133,8 +133,8 @@ func hasText(img image.Image, r image.Rectangle, bg color.RGBA) bool {
 	return cols >= 6
 }
 
-// statusBelow reports whether a status line shows under widget r.
-func statusBelow(img image.Image, r image.Rectangle) bool {
+// StatusBelow reports whether a status line shows under widget r.
+func StatusBelow(img image.Image, r image.Rectangle) bool {
 	b := img.Bounds()
 	band := image.Rect(b.Min.X, r.Max.Y+r.Dy()/3, b.Max.X, b.Max.Y)
 	return countText(img, band, sampleapp.BackgroundColor.ToRGBA()) >= 8
@@ -153,11 +153,11 @@ func countText(img image.Image, r image.Rectangle, bg color.RGBA) int {
 	return n
 }
 
-// blobBox returns the bounding box of a widget of flat colour c: the largest
+// BlobBox returns the bounding box of a widget of flat colour c: the largest
 // 4-connected blob of pixels within tol of c, joined with the blobs beside it
 // on the same rows that a caret or text splits off (image pixels); ok is false
 // when there is none worth the name (fewer than 50 pixels).
-func blobBox(img image.Image, c color.RGBA, tol int) (image.Rectangle, bool) {
+func BlobBox(img image.Image, c color.RGBA, tol int) (image.Rectangle, bool) {
 	blobs := colorBlobs(img, c, tol)
 	best := largest(blobs)
 	if best.n < 50 {
@@ -171,4 +171,16 @@ func blobBox(img image.Image, c color.RGBA, tol int) (image.Rectangle, bool) {
 		}
 	}
 	return union.Add(img.Bounds().Min), true
+}
+
+// BlobBoxes returns the bounding boxes (relative to img's bounds origin) of
+// the 4-connected blobs of pixels within tol of c, in the scan order of their
+// first pixel.
+func BlobBoxes(img image.Image, c color.RGBA, tol int) []image.Rectangle {
+	blobs := colorBlobs(img, c, tol)
+	boxes := make([]image.Rectangle, len(blobs))
+	for i, bl := range blobs {
+		boxes[i] = bl.box
+	}
+	return boxes
 }

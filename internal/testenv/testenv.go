@@ -1,0 +1,45 @@
+// Package testenv names what a test needs beyond the Go toolchain: an X
+// server it starts (Xvfb, Xvnc), an Xorg dummy server, Wine or Chromium. Each
+// Need function skips the test in the short lane (go test -short), saying
+// what it needs, so that a change to a pure package tests in seconds; without
+// -short (CI and the README's go test ./...) it does nothing and the test runs,
+// failing when what it needs is missing.
+//
+// The helpers that start these things (xvfbtest, winetest, browsertest, the
+// e2e harness) call them, and so does any test that has the product start a
+// display itself (a virtual display option). Standard library only.
+package testenv
+
+import "testing"
+
+// NeedX: the test starts an X server of its own (Xvfb or Xvnc), directly or
+// through the product's virtual display.
+func NeedX(t testing.TB) {
+	t.Helper()
+	skipShort(t, "an X server it starts (Xvfb)")
+}
+
+// NeedXorg: the test starts an Xorg server with the dummy driver (two monitors).
+func NeedXorg(t testing.TB) {
+	t.Helper()
+	skipShort(t, "an Xorg dummy server it starts")
+}
+
+// NeedWine: the test runs Windows programs under Wine (and builds them with mingw-w64).
+func NeedWine(t testing.TB) {
+	t.Helper()
+	skipShort(t, "Wine and mingw-w64")
+}
+
+// NeedChromium: the test drives a headless Chromium.
+func NeedChromium(t testing.TB) {
+	t.Helper()
+	skipShort(t, "a headless Chromium")
+}
+
+func skipShort(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("needs %s: skipped in the short lane (-short); run go test without -short to include it", what)
+	}
+}
