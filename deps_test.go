@@ -170,7 +170,7 @@ var layers = [][]string{
 	// 2: what works on the contract without choosing an implementation, and
 	// the configuration, which takes its defaults from llm and imaging.
 	{"internal/desktop/fake", "internal/desktop/suite", "internal/imaging", "internal/safety", "internal/action",
-		"internal/llm", "internal/sampleapp", "internal/trace/browsertest", "internal/config", "internal/ask"},
+		"internal/llm", "internal/sampleapp", "internal/trace/browsertest", "internal/config", "internal/ask", "internal/uitree"},
 	// 3: implementations: backends and the platform that picks one, model
 	// providers and their scripted fakes.
 	{"internal/backend/", "internal/platform", "internal/llm/", "internal/vision"},
