@@ -202,6 +202,10 @@ type ElementQuery struct {
 	MaxDepth int `json:"max_depth,omitempty"`
 	// Generic also returns unnamed generic containers.
 	Generic bool `json:"generic,omitempty"`
+	// ActiveWindow is the title of the focused window as the backend knows it
+	// (X11: _NET_ACTIVE_WINDOW or the input focus), a hint for ScopeFocused
+	// when no window reports itself active. Backends fill it.
+	ActiveWindow string `json:"-"`
 	// Bounds are the visible areas (the displays) in the source's own
 	// coordinates; elements outside all of them are left out. Backends fill
 	// it; nil means no clipping.

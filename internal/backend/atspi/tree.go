@@ -1,0 +1,242 @@
+package atspi
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+)
+
+// node is one accessible object of an application.
+type node struct {
+	path     dbus.ObjectPath
+	parent   dbus.ObjectPath
+	index    int32
+	nchild   int32
+	children []*node
+	ifaces   uint8
+	name     string
+	role     uint32
+	st       stateSet
+	box      extents
+	boxKnown bool
+}
+
+// tree is what the client knows of one application's objects.
+type tree struct {
+	a      *app
+	root   *node
+	nodes  map[dbus.ObjectPath]*node
+	cached bool // from Cache.GetItems (else walked call by call)
+	// truncated is set when the walk of an application without a cache
+	// stopped at its node limit or the budget.
+	truncated string
+}
+
+// inflight is how many calls the client keeps outstanding per application:
+// enough to hide the round trips, few enough that the application serves
+// its own events between them.
+const inflight = 64
+
+// errNoCache says an application offers no org.a11y.atspi.Cache.
+var errNoCache = errors.New("no cache")
+
+// load reads a's tree: from its cache when it has one, else by walking it
+// from the root (at most maxNodes objects, only into showing ones).
+func (c *Client) load(ctx context.Context, bus *dbus.Conn, a *app, maxNodes int) (*tree, error) {
+	t, err := c.loadCache(ctx, bus, a)
+	if err == nil || !errors.Is(err, errNoCache) {
+		return t, err
+	}
+	return c.loadWalk(ctx, a, maxNodes)
+}
+
+func (c *Client) loadCache(ctx context.Context, bus *dbus.Conn, a *app) (*tree, error) {
+	timeout := max(c.o.CallTimeout, 2*time.Second) // one reply with the whole tree
+	call, err := a.p.do(ctx, timeout, cachePath, ifaceCache, "GetItems")
+	if err != nil && unknownMethod(err) && a.p.dest == "" {
+		// The application may not have seen the listener registration on
+		// its bus connection yet when asked on its own: ask on the bus.
+		call, err = peer{conn: bus, dest: a.bus}.do(ctx, timeout, cachePath, ifaceCache, "GetItems")
+	}
+	if err != nil {
+		if unknownMethod(err) {
+			return nil, errNoCache
+		}
+		return nil, err
+	}
+	t := &tree{a: a, nodes: map[dbus.ObjectPath]*node{}, cached: true}
+	var items []cacheItem
+	if err := call.Store(&items); err == nil {
+		for _, it := range items {
+			t.add(&node{path: it.Obj.Path, parent: it.Parent.Path, index: it.Index, nchild: it.Count,
+				ifaces: interfaces(it.Ifaces), name: it.Name, role: it.Role, st: states(it.States)})
+		}
+		t.link(nil)
+		return t, nil
+	}
+	var legacy []legacyCacheItem
+	if err := call.Store(&legacy); err != nil {
+		return nil, storeErr("Cache.GetItems", err)
+	}
+	kids := map[dbus.ObjectPath][]ref{}
+	for _, it := range legacy {
+		t.add(&node{path: it.Obj.Path, parent: it.Parent.Path, nchild: int32(len(it.Children)),
+			ifaces: interfaces(it.Ifaces), name: it.Name, role: it.Role, st: states(it.States)})
+		kids[it.Obj.Path] = it.Children
+	}
+	t.link(kids)
+	return t, nil
+}
+
+func (t *tree) add(n *node) {
+	t.nodes[n.path] = n
+	if n.path == rootPath {
+		t.root = n
+	}
+}
+
+// link fills the children lists: from kids when the cache listed them, else
+// from each node's parent and index.
+func (t *tree) link(kids map[dbus.ObjectPath][]ref) {
+	if kids != nil {
+		for p, ks := range kids {
+			n := t.nodes[p]
+			for i, k := range ks {
+				if ch, ok := t.nodes[k.Path]; ok {
+					ch.index = int32(i)
+					n.children = append(n.children, ch)
+				}
+			}
+		}
+	} else {
+		for _, n := range t.nodes {
+			if p, ok := t.nodes[n.parent]; ok && n != p {
+				p.children = append(p.children, n)
+			}
+		}
+		for _, n := range t.nodes {
+			sort.Slice(n.children, func(i, j int) bool { return n.children[i].index < n.children[j].index })
+		}
+	}
+	if t.root == nil {
+		t.root = &node{path: rootPath, role: roleApplication}
+		for _, n := range t.nodes {
+			if _, ok := t.nodes[n.parent]; !ok {
+				t.root.children = append(t.root.children, n)
+			}
+		}
+	}
+}
+
+// loadWalk walks an application without a cache level by level, each level's
+// calls pipelined, descending only into showing objects.
+func (c *Client) loadWalk(ctx context.Context, a *app, maxNodes int) (*tree, error) {
+	root := &node{path: rootPath}
+	t := &tree{a: a, root: root, nodes: map[dbus.ObjectPath]*node{rootPath: root}}
+	if err := c.fetchProps(ctx, a.p, []*node{root}, false); err != nil {
+		return nil, err
+	}
+	level := []*node{root}
+	for len(level) > 0 {
+		var open []*node
+		for _, n := range level {
+			if n.nchild > 0 && (n == root || n.st.has(stateShowing)) && !n.st.has(stateManagesDescendants) {
+				open = append(open, n)
+			}
+		}
+		var next []*node
+		err := pipeline(ctx, len(open), inflight, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
+			return a.p.call(ctx, open[i].path, ifAccessible, "GetChildren")
+		}, func(i int, call *dbus.Call) error {
+			var refs []ref
+			if call.Err != nil || call.Store(&refs) != nil {
+				return nil
+			}
+			for k, r := range refs {
+				if _, seen := t.nodes[r.Path]; seen || r.Path == "/org/a11y/atspi/null" {
+					continue
+				}
+				ch := &node{path: r.Path, parent: open[i].path, index: int32(k)}
+				t.nodes[r.Path] = ch
+				open[i].children = append(open[i].children, ch)
+				next = append(next, ch)
+			}
+			return nil
+		})
+		if err == nil {
+			err = c.fetchProps(ctx, a.p, next, false)
+		}
+		if err != nil {
+			t.truncated = truncation(err)
+			return t, nil
+		}
+		if len(t.nodes) >= maxNodes {
+			t.truncated = "max_elements"
+			return t, nil
+		}
+		level = next
+	}
+	return t, nil
+}
+
+// truncation names why a walk stopped early for the snapshot's truncated_by.
+func truncation(err error) string {
+	if errors.Is(err, errHung) {
+		return "unresponsive"
+	}
+	return "budget"
+}
+
+// fetchProps reads the name, child count, role, states and interfaces of
+// nodes (and their extents when withBox), all calls pipelined.
+func (c *Client) fetchProps(ctx context.Context, p peer, nodes []*node, withBox bool) error {
+	per := 4
+	if withBox {
+		per = 5
+	}
+	return pipeline(ctx, len(nodes)*per, inflight, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
+		n := nodes[i/per]
+		switch i % per {
+		case 0:
+			return p.call(ctx, n.path, ifaceProps, "GetAll", ifAccessible)
+		case 1:
+			return p.call(ctx, n.path, ifAccessible, "GetRole")
+		case 2:
+			return p.call(ctx, n.path, ifAccessible, "GetState")
+		case 3:
+			return p.call(ctx, n.path, ifAccessible, "GetInterfaces")
+		}
+		return p.call(ctx, n.path, ifaceComp, "GetExtents", uint32(0))
+	}, func(i int, call *dbus.Call) error {
+		if call.Err != nil {
+			return nil
+		}
+		n := nodes[i/per]
+		switch i % per {
+		case 0:
+			var props map[string]dbus.Variant
+			if call.Store(&props) == nil {
+				n.name, _ = props["Name"].Value().(string)
+				n.nchild, _ = props["ChildCount"].Value().(int32)
+			}
+		case 1:
+			_ = call.Store(&n.role)
+		case 2:
+			var words []uint32
+			if call.Store(&words) == nil {
+				n.st = states(words)
+			}
+		case 3:
+			var names []string
+			if call.Store(&names) == nil {
+				n.ifaces = interfaces(names)
+			}
+		case 4:
+			n.boxKnown = call.Store(&n.box) == nil
+		}
+		return nil
+	})
+}
