@@ -200,9 +200,9 @@ type cand struct {
 	keep    bool // returned when on screen (not an unnamed generic container)
 	clipper bool // a scroll pane or viewport: its box clips its descendants
 	// filled as boxes arrive:
-	clip    geom.Rect // what the ancestors' scroll areas leave visible (W<0: unclipped)
-	elem    int       // index in snap.Elements, -1 when not returned
-	anc     int       // the nearest returned ancestor-or-self's index in snap.Elements, -1 for none
+	clip geom.Rect // what the ancestors' scroll areas leave visible (W<0: unclipped)
+	elem int       // index in snap.Elements, -1 when not returned
+	anc  int       // the nearest returned ancestor-or-self's index in snap.Elements, -1 for none
 }
 
 // walker turns windows into elements.
