@@ -50,6 +50,13 @@ type Config struct {
 	VirtualDisplay geom.Size `json:"virtual_display"` // --virtual-display / GUI_AGENT_VIRTUAL_DISPLAY WxH: private Xvfb when no display is reachable (zero = none)
 	VNC            string    `json:"vnc"`             // --vnc / GUI_AGENT_VNC host:port: drive a remote desktop over VNC instead
 	VNCPassword    string    `json:"vnc_password"`    // GUI_AGENT_VNC_PASSWORD (never logged)
+	// Accessibility is GUI_AGENT_ACCESSIBILITY: auto (default) reads the
+	// accessibility trees applications expose (AT-SPI2 on Linux), on also sets
+	// org.a11y.Status.IsEnabled so that Chromium, Qt and GTK 4 expose theirs,
+	// off reads none.
+	Accessibility    string `json:"accessibility"`
+	SessionBus       string `json:"session_bus"`       // $DBUS_SESSION_BUS_ADDRESS: where the accessibility bus is found
+	AccessibilityBus string `json:"accessibility_bus"` // $AT_SPI_BUS_ADDRESS ("" = ask org.a11y.Bus on the session bus)
 
 	// Screenshots.
 	JPEGQuality           int    `json:"jpeg_quality"`            // GUI_AGENT_JPEG_QUALITY 1-100, default 75
@@ -140,6 +147,7 @@ func Default() Config {
 		AskTimeout:       300 * time.Second,
 		KeepImages:       llm.DefaultKeepImages,
 		OnBusy:           "queue",
+		Accessibility:    "auto",
 		HumanOverride:    true,
 		HTTPAddr:         "127.0.0.1:60008",
 		DebugImages:      true,
@@ -197,14 +205,20 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 }
 
 // FillSessionDefaults fills the values whose defaults come from the session
-// when they are empty: the X display ($DISPLAY) and its authority file,
-// RunsDir and StateDir.
+// when they are empty: the X display ($DISPLAY) and its authority file, the
+// D-Bus session and accessibility buses, RunsDir and StateDir.
 func (c *Config) FillSessionDefaults(getenv func(string) string) {
 	if c.XDisplay == "" {
 		c.XDisplay = XDisplay(getenv)
 	}
 	if c.XAuthority == "" {
 		c.XAuthority = XAuthority(getenv)
+	}
+	if c.SessionBus == "" {
+		c.SessionBus = getenv("DBUS_SESSION_BUS_ADDRESS")
+	}
+	if c.AccessibilityBus == "" {
+		c.AccessibilityBus = getenv("AT_SPI_BUS_ADDRESS")
 	}
 	if c.RunsDir == "" {
 		c.RunsDir = DefaultRunsDir(getenv)
@@ -403,6 +417,7 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	r.str("COORDINATE_MODE", &c.CoordinateMode)
 	r.str("VNC", &c.VNC)
 	r.str("VNC_PASSWORD", &c.VNCPassword)
+	r.str("ACCESSIBILITY", &c.Accessibility)
 	if v, ok := r.lookup("VIRTUAL_DISPLAY"); ok {
 		s, err := ParseSize(v)
 		if err != nil {
@@ -497,6 +512,8 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, oneOf("GUI_AGENT_IMAGE_FORMAT", c.ImageFormat, []string{"jpeg", "png"}))
 	errs = append(errs, oneOf("GUI_AGENT_ON_BUSY", c.OnBusy, []string{"queue", "preempt", "reject"}))
+	c.Accessibility = strings.ToLower(c.Accessibility)
+	errs = append(errs, oneOf("GUI_AGENT_ACCESSIBILITY", c.Accessibility, []string{"auto", "on", "off"}))
 	errs = append(errs, oneOf("GUI_AGENT_LOG_LEVEL", c.LogLevel, []string{"debug", "info", "warn", "error"}))
 	errs = append(errs, oneOf("GUI_AGENT_LOG_FORMAT", c.LogFormat, []string{"text", "json"}))
 	errs = append(errs, c.validateDesktops())

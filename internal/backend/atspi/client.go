@@ -114,6 +114,14 @@ func (c *Client) dropLocked() {
 	}
 }
 
+// Connect connects now rather than on first use (with ModeOn it sets
+// IsEnabled, so that applications build their trees before the first
+// snapshot).
+func (c *Client) Connect(ctx context.Context) error {
+	_, err := c.bus(ctx)
+	return err
+}
+
 // ErrNoBus is returned when the accessibility bus cannot be reached.
 var ErrNoBus = errors.New("the accessibility bus (AT-SPI2) is not reachable")
 
