@@ -2,24 +2,31 @@ package atspi_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/guiagent/guiagent/internal/backend/atspi"
 	"github.com/guiagent/guiagent/internal/backend/atspi/atspitest"
 	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
 	"github.com/guiagent/guiagent/internal/uitree"
 )
 
-// session is an X display and a private session bus with the accessibility
-// bus on it, and a client.
+// session is an X display and a private session bus (on which the
+// accessibility bus starts), and a client of it.
 type session struct {
 	display, bus string
 	c            *atspi.Client
 }
 
-func newSession(t *testing.T, mode atspi.Mode) *session {
+func newSession(t testing.TB, mode atspi.Mode) *session {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts Xvfb, a D-Bus session and GTK applications")
@@ -31,23 +38,188 @@ func newSession(t *testing.T, mode atspi.Mode) *session {
 	return &session{display: vd.Display, bus: bus, c: c}
 }
 
-// snapshot takes a snapshot and fails the test on error.
-func (s *session) snapshot(t *testing.T, q desktop.ElementQuery) *desktop.ElementSnapshot {
+// screen is the Xvfb's one display in root-window pixels.
+var screen = []geom.Rect{{W: 1280, H: 800}}
+
+// waitFor takes snapshots until ok accepts one (15 s at most) and returns the last.
+func (s *session) waitFor(t testing.TB, q desktop.ElementQuery, what string, ok func(*desktop.ElementSnapshot) bool) *desktop.ElementSnapshot {
 	t.Helper()
-	snap, err := s.c.Elements(context.Background(), q)
-	if err != nil {
-		t.Fatalf("Elements(%+v): %v", q, err)
+	q.Bounds = screen
+	var snap *desktop.ElementSnapshot
+	var err error
+	if !atspitest.Wait(context.Background(), 15*time.Second, func() bool {
+		snap, err = s.c.Elements(context.Background(), q)
+		return err == nil && ok(snap)
+	}) {
+		out := ""
+		if snap != nil {
+			out = uitree.Outline(snap.Elements, nil)
+		}
+		t.Fatalf("no snapshot with %s within 15 s (last error %v); last snapshot:\n%s", what, err, out)
 	}
 	return snap
+}
+
+func find(t testing.TB, snap *desktop.ElementSnapshot, target string) desktop.Element {
+	t.Helper()
+	e, _, err := uitree.Find(snap.Elements, target)
+	if err != nil {
+		t.Fatalf("find %q: %v\n%s", target, err, uitree.Outline(snap.Elements, nil))
+	}
+	return e
+}
+
+func hasName(name string) func(*desktop.ElementSnapshot) bool {
+	return func(s *desktop.ElementSnapshot) bool {
+		for _, e := range s.Elements {
+			if e.Name == name {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 func TestFormSnapshot(t *testing.T) {
 	s := newSession(t, atspi.ModeAuto)
 	atspitest.Start(t, s.display, s.bus, "ready", atspitest.FormApp()...)
-	var snap *desktop.ElementSnapshot
-	atspitest.Wait(context.Background(), 10*time.Second, func() bool {
-		snap = s.snapshot(t, desktop.ElementQuery{})
-		return len(snap.Elements) > 5
-	})
-	t.Logf("window %q apps %v truncated %v %s took %v\n%s", snap.Window, snap.Apps, snap.Truncated, snap.TruncatedBy, snap.Took, uitree.Outline(snap.Elements, nil))
+	snap := s.waitFor(t, desktop.ElementQuery{}, `a "Save" button`, hasName("Save"))
+	if snap.Window != "Form" || snap.Truncated || snap.Source != "atspi" {
+		t.Errorf("window %q truncated %v source %q: want the form window, whole", snap.Window, snap.Truncated, snap.Source)
+	}
+	name := find(t, snap, "Name field")
+	if name.NameFrom != desktop.NameFromRelation || name.Value != "Ada" || !name.States.Focused || !name.States.Editable {
+		t.Errorf("Name field %+v: want name from the labelled-by relation, value Ada, focused, editable", name)
+	}
+	email := find(t, snap, "Email field")
+	if email.NameFrom != desktop.NameFromLabel || email.Value != "ada@example.org" {
+		t.Errorf("Email field %+v: want name from the label beside it, value ada@example.org", email)
+	}
+	pw := find(t, snap, "Password field")
+	if !pw.States.Protected || pw.Value != "" || pw.PlatformRole != "password text" {
+		t.Errorf("Password field %+v: want protected, no value", pw)
+	}
+	if _, _, err := uitree.Find(snap.Elements, "orphan"); err == nil {
+		t.Errorf("the field with no label got a name")
+	}
+	check := find(t, snap, "Remember me checkbox")
+	if !check.States.Checked || !check.States.Enabled {
+		t.Errorf("checkbox %+v: want checked and enabled", check)
+	}
+	cherry := find(t, snap, "Cherry")
+	if cherry.Role != desktop.RoleCell || cherry.Parent == "" {
+		t.Errorf("list row %+v: want a cell inside the list", cherry)
+	}
+	if save := find(t, snap, "Save button"); save.Role != desktop.RoleButton || save.Depth != 1 || save.Parent != "e1" || save.App != "form.py" {
+		t.Errorf("Save %+v: want a button under the window e1 of form.py", save)
+	}
+	compareWithPyatspi(t, s, "Form", snap)
+}
+
+// compareWithPyatspi checks a snapshot against pyatspi's walk of the same
+// window: every element pyatspi sees that the snapshot should return (not a
+// nameless container) is there with the same role and (accessible) name and
+// a box within 2 px, and the snapshot returns nothing pyatspi does not see.
+func compareWithPyatspi(t *testing.T, s *session, title string, snap *desktop.ElementSnapshot) {
+	t.Helper()
+	oracle := runOracle(t, s, title, 1)
+	var want []oracleElement
+	for _, o := range oracle.Elements {
+		role := uitree.NormalizeRole(o.Role, desktop.States{Editable: o.Role == "text"})
+		if o.Box == nil || (role == desktop.RoleGeneric && o.Name == "") || o.Box[2] <= 0 || o.Box[3] <= 0 || o.Box[0] < -1000 {
+			continue
+		}
+		want = append(want, o)
+	}
+	if len(want) < 5 {
+		t.Fatalf("pyatspi sees only %d elements of %q: %+v", len(want), title, oracle.Elements)
+	}
+	t.Logf("%q: pyatspi sees %d elements to return, the snapshot has %d", title, len(want), len(snap.Elements))
+	used := make([]bool, len(snap.Elements))
+	for _, o := range want {
+		found := false
+		for i, e := range snap.Elements {
+			if !used[i] && e.PlatformRole == o.Role && near(e.Box, o.Box) && (e.NameFrom != desktop.NameFromAccessible || e.Name == o.Name) {
+				used[i], found = true, true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("pyatspi sees %s %q at %v; the snapshot has no such element", o.Role, o.Name, o.Box)
+		}
+	}
+	for i, e := range snap.Elements {
+		if !used[i] {
+			t.Errorf("the snapshot has %s %s %q at %v, which pyatspi does not see", e.Ref, e.PlatformRole, e.Name, e.Box)
+		}
+	}
+}
+
+type oracleElement struct {
+	Role string `json:"role"`
+	Name string `json:"name"`
+	Box  []int  `json:"box"`
+}
+
+type oracleResult struct {
+	Elements []oracleElement `json:"elements"`
+	Seconds  []float64       `json:"seconds"`
+	Error    string          `json:"error"`
+}
+
+func runOracle(t testing.TB, s *session, title string, repeat int) oracleResult {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command(atspitest.Python, filepath.Join(filepath.Dir(file), "testdata", "oracle.py"), title, "--repeat", itoa(repeat))
+	cmd.Env = atspitest.Env(s.display, s.bus)
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("pyatspi oracle: %v\n%s\n%s", err, out, ee.Stderr)
+		}
+		t.Fatalf("pyatspi oracle (install python3-pyatspi): %v", err)
+	}
+	var r oracleResult
+	if err := json.Unmarshal(out, &r); err != nil || r.Error != "" {
+		t.Fatalf("pyatspi oracle: %v %s\n%s", err, r.Error, out)
+	}
+	return r
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func near(r geom.Rect, box []int) bool {
+	d := func(a, b int) bool { return a-b <= 2 && b-a <= 2 }
+	return d(r.X, box[0]) && d(r.Y, box[1]) && d(r.W, box[2]) && d(r.H, box[3])
+}
+
+func TestZenityEntry(t *testing.T) {
+	s := newSession(t, atspi.ModeAuto)
+	atspitest.Start(t, s.display, s.bus, "", "zenity", "--entry", "--title", "Zenity entry", "--text", "Your name:", "--entry-text", "Grace")
+	snap := s.waitFor(t, desktop.ElementQuery{}, "zenity's OK button", hasName("OK"))
+	if snap.Window != "Zenity entry" {
+		t.Errorf("window %q, want the zenity dialog", snap.Window)
+	}
+	ok := find(t, snap, "OK button")
+	cancel := find(t, snap, "Cancel button")
+	if ok.Box.X <= cancel.Box.X || !ok.States.Enabled {
+		t.Errorf("OK %v, Cancel %v: want OK enabled, right of Cancel", ok.Box, cancel.Box)
+	}
+	entry := find(t, snap, "field")
+	if entry.Value != "Grace" || entry.Name != "Your name:" {
+		t.Errorf("entry %+v: want value Grace, named after its label", entry)
+	}
+	compareWithPyatspi(t, s, "Zenity entry", snap)
+}
+
+func TestZenityQuestion(t *testing.T) {
+	s := newSession(t, atspi.ModeAuto)
+	atspitest.Start(t, s.display, s.bus, "", "zenity", "--question", "--title", "Zenity question", "--text", "Delete the file?")
+	snap := s.waitFor(t, desktop.ElementQuery{}, "zenity's Yes button", hasName("Yes"))
+	find(t, snap, "No button")
+	find(t, snap, "Delete the file?")
+	if _, _, err := uitree.Find(snap.Elements, "Maybe button"); err == nil {
+		t.Errorf("found a Maybe button in a yes/no question")
+	}
 }
