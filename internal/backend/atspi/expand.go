@@ -9,10 +9,9 @@ import (
 // expandChunk is how many children of a large container are read at a time.
 const expandChunk = 32
 
-// expand reads the children of n that its tree does not hold: those of a
-// container that manages its descendants (a GTK list or table, whose rows
-// the cache leaves out) or of an object a walk did not open. A container
-// with thousands of rows is not read whole: the walk asks which child sits
+// expand reads the children of a container that manages its descendants (a
+// GTK list or table, whose rows the cache leaves out and which may hold
+// thousands). It is not read whole: the walk asks which child sits
 // at the top of its box, reads from there in chunks (each chunk's calls
 // pipelined: the child, then its name, role, states, interfaces and box) and
 // stops after the rows in view, when a chunk's children have no box on

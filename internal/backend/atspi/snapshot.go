@@ -286,14 +286,23 @@ func (w *walker) collect(ctx context.Context, t *tree, n *node, depth, parent in
 	role := uitree.NormalizeRole(roleName(n.role), statesOf(n))
 	idx := len(*cands)
 	*cands = append(*cands, cand{n: n, parent: parent, role: role,
-		keep:    w.q.Generic || role != desktop.RoleGeneric || n.name != "",
+		keep:    w.q.Generic || n.name != "" || (role != desktop.RoleGeneric && role != desktop.RoleText),
 		clipper: n.role == roleScrollPane || n.role == roleViewport, elem: -1, anc: -1})
 	kids := n.children
-	if len(kids) == 0 && n.nchild != 0 { // -1: a container that manages its descendants does not say
+	// A count of -1 is a container that manages its descendants (the cache
+	// leaves them out); more children than the tree holds is a cache that
+	// missed some (Chromium's web content).
+	switch {
+	case n.nchild < 0 || (n.nchild > 0 && n.st.has(stateManagesDescendants)):
 		var err error
 		if kids, err = w.c.expand(ctx, t, n, w.q.MaxElements); err != nil {
 			return err
 		}
+	case int(n.nchild) > len(kids):
+		if err := w.c.walkFrom(ctx, t, n, 4*w.q.MaxElements); err != nil {
+			return err
+		}
+		kids = n.children
 	}
 	for _, k := range kids {
 		if err := w.collect(ctx, t, k, depth+1, idx, cands); err != nil {
@@ -324,6 +333,9 @@ func (w *walker) decide(t *tree, cands []cand, i int) error {
 	}
 	if box, ok = uitree.Clip(box, w.q.Bounds); !ok {
 		return nil
+	}
+	if cd.role == desktop.RoleText && cd.anc >= 0 && w.snap.Elements[cd.anc].Name == cd.n.name && !w.q.Generic {
+		return nil // the text inside a heading, link or button that says the same
 	}
 	if len(w.snap.Elements) == w.q.MaxElements {
 		w.truncate("max_elements")

@@ -139,47 +139,62 @@ func (c *Client) loadWalk(ctx context.Context, a *app, maxNodes int) (*tree, err
 	if err := c.fetchProps(ctx, a.p, []*node{root}, false); err != nil {
 		return nil, err
 	}
-	level := []*node{root}
-	for len(level) > 0 {
+	if err := c.walkFrom(ctx, t, root, maxNodes); err != nil {
+		t.truncated = truncation(err)
+	}
+	if len(t.nodes) >= maxNodes {
+		t.truncated = "max_elements"
+	}
+	return t, nil
+}
+
+// walkFrom reads the subtree under from (its children replaced) level by
+// level: each level's GetChildren calls pipelined, then the new objects'
+// properties, entering only showing objects, at most maxNodes in all.
+// Containers that manage their descendants are left to expand.
+func (c *Client) walkFrom(ctx context.Context, t *tree, from *node, maxNodes int) error {
+	from.children = nil
+	level := []*node{from}
+	for added := 0; len(level) > 0 && added < maxNodes; {
 		var open []*node
 		for _, n := range level {
-			if n.nchild > 0 && (n == root || n.st.has(stateShowing)) && !n.st.has(stateManagesDescendants) {
+			if n.nchild != 0 && (n == from || n.st.has(stateShowing)) && !n.st.has(stateManagesDescendants) {
 				open = append(open, n)
 			}
 		}
 		var next []*node
 		err := pipeline(ctx, len(open), inflight, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
-			return a.p.call(ctx, open[i].path, ifAccessible, "GetChildren")
+			return t.a.p.call(ctx, open[i].path, ifAccessible, "GetChildren")
 		}, func(i int, call *dbus.Call) error {
 			var refs []ref
 			if call.Err != nil || call.Store(&refs) != nil {
 				return nil
 			}
 			for k, r := range refs {
-				if _, seen := t.nodes[r.Path]; seen || r.Path == "/org/a11y/atspi/null" {
+				if r.Path == "/org/a11y/atspi/null" || r.Path == open[i].path {
 					continue
 				}
-				ch := &node{path: r.Path, parent: open[i].path, index: int32(k)}
-				t.nodes[r.Path] = ch
+				ch, seen := t.nodes[r.Path]
+				if !seen {
+					ch = &node{path: r.Path}
+					t.nodes[r.Path] = ch
+				}
+				ch.parent, ch.index, ch.children = open[i].path, int32(k), nil
 				open[i].children = append(open[i].children, ch)
 				next = append(next, ch)
 			}
 			return nil
 		})
 		if err == nil {
-			err = c.fetchProps(ctx, a.p, next, false)
+			err = c.fetchProps(ctx, t.a.p, next, false)
 		}
 		if err != nil {
-			t.truncated = truncation(err)
-			return t, nil
+			return err
 		}
-		if len(t.nodes) >= maxNodes {
-			t.truncated = "max_elements"
-			return t, nil
-		}
+		added += len(next)
 		level = next
 	}
-	return t, nil
+	return nil
 }
 
 // truncation names why a walk stopped early for the snapshot's truncated_by.
