@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,7 +56,7 @@ func (s *session) waitFor(t testing.TB, q desktop.ElementQuery, what string, ok 
 	}) {
 		out := ""
 		if snap != nil {
-			out = uitree.Outline(snap.Elements, nil)
+			out = fmt.Sprintf("(truncated %v by %q, took %v)\n%s", snap.Truncated, snap.TruncatedBy, snap.Took, uitree.Outline(snap.Elements, nil))
 		}
 		t.Fatalf("no snapshot with %s within 15 s (last error %v); last snapshot:\n%s", what, err, out)
 	}
@@ -81,8 +83,14 @@ func hasName(name string) func(*desktop.ElementSnapshot) bool {
 	}
 }
 
-func TestFormSnapshot(t *testing.T) {
-	s := newSession(t, atspi.ModeAuto)
+func TestFormSnapshot(t *testing.T) { testForm(t, atspi.ModeAuto) }
+
+// TestFormSnapshotFromCache reads the form through the application's cache,
+// which ATK applications offer once a client listens to events (ModeOn).
+func TestFormSnapshotFromCache(t *testing.T) { testForm(t, atspi.ModeOn) }
+
+func testForm(t *testing.T, mode atspi.Mode) {
+	s := newSession(t, mode)
 	atspitest.Start(t, s.display, s.bus, "ready", atspitest.FormApp()...)
 	snap := s.waitFor(t, desktop.ElementQuery{}, `a "Save" button`, hasName("Save"))
 	if snap.Window != "Form" || snap.Truncated || snap.Source != "atspi" {
@@ -258,4 +266,82 @@ func TestChromiumPage(t *testing.T) {
 	}
 	find(t, snap, "Sign up heading")
 	t.Logf("%d elements in %v:\n%s", len(snap.Elements), snap.Took, uitree.Outline(snap.Elements, nil))
+}
+
+// rowNames returns the names of the returned list rows.
+func rowNames(snap *desktop.ElementSnapshot) []string {
+	var rows []string
+	for _, e := range snap.Elements {
+		if strings.HasPrefix(e.Name, "Row ") {
+			rows = append(rows, e.Name)
+		}
+	}
+	return rows
+}
+
+// ping presses the Ping button through AT-SPI's Action interface, which the
+// application runs on its main loop, and waits for its label to count it.
+func ping(t *testing.T, s *session, n int) {
+	t.Helper()
+	snap := s.waitFor(t, desktop.ElementQuery{}, "the Ping button", hasName("Ping "+strconv.Itoa(n-1)))
+	b := find(t, snap, "Ping "+strconv.Itoa(n-1))
+	if err := atspitest.DoAction(s.bus, b.Handle); err != nil {
+		t.Fatalf("press Ping: %v", err)
+	}
+	s.waitFor(t, desktop.ElementQuery{}, "the Ping button counting the press", hasName("Ping "+strconv.Itoa(n)))
+}
+
+func TestLongTreeView(t *testing.T) {
+	s := newSession(t, atspi.ModeAuto)
+	atspitest.Start(t, s.display, s.bus, "ready", atspitest.FormApp("--rows", "20000")...)
+	snap := s.waitFor(t, desktop.ElementQuery{}, "the list's first row", hasName("Row 0"))
+	rows := rowNames(snap)
+	// The rows in view (the window is 600 px high, a row about 23) and no others.
+	if len(rows) < 10 || len(rows) > 40 || rows[0] != "Row 0" || rows[len(rows)-1] != "Row "+strconv.Itoa(len(rows)-1) {
+		t.Errorf("rows %v: want Row 0 to the last row in view", rows)
+	}
+	ping(t, s, 1)
+	small := s.waitFor(t, desktop.ElementQuery{MaxElements: 8}, "a snapshot", func(*desktop.ElementSnapshot) bool { return true })
+	if !small.Truncated || small.TruncatedBy != "max_elements" || len(small.Elements) != 8 {
+		t.Errorf("max_elements 8: %d elements, truncated %v by %q", len(small.Elements), small.Truncated, small.TruncatedBy)
+	}
+}
+
+func TestLongListBox(t *testing.T) {
+	s := newSession(t, atspi.ModeAuto)
+	atspitest.Start(t, s.display, s.bus, "ready", atspitest.FormApp("--rows", "20000", "--listbox")...)
+	// Every row is a widget, so every row is in the tree: the walk reads
+	// the rows in view and stops after them.
+	snap := s.waitFor(t, desktop.ElementQuery{}, "the list's first row", hasName("Row 0"))
+	rows := rowNames(snap)
+	if snap.Truncated || len(rows) < 10 || len(rows) > 40 || rows[len(rows)-1] != "Row "+strconv.Itoa(len(rows)-1) {
+		t.Errorf("rows %v (truncated %v by %q): want Row 0 to the last row in view", rows, snap.Truncated, snap.TruncatedBy)
+	}
+	// Bounds cut a walk short: it says so and returns what it has.
+	small, err := s.c.Elements(context.Background(), desktop.ElementQuery{MaxElements: 8, Bounds: screen})
+	if err != nil || !small.Truncated || small.TruncatedBy != "max_elements" || len(small.Elements) != 8 {
+		t.Errorf("max_elements 8: %v, truncated by %q, %v", small, small.TruncatedBy, err)
+	}
+	quick, err := s.c.Elements(context.Background(), desktop.ElementQuery{Budget: 20 * time.Millisecond, Bounds: screen})
+	if err != nil || !quick.Truncated {
+		t.Errorf("a 20 ms budget: %v, %v: want a snapshot marked truncated", quick, err)
+	}
+	ping(t, s, 1)
+}
+
+func TestHungApplication(t *testing.T) {
+	s := newSession(t, atspi.ModeAuto)
+	form := atspitest.Start(t, s.display, s.bus, "ready", atspitest.FormApp()...)
+	s.waitFor(t, desktop.ElementQuery{}, `a "Save" button`, hasName("Save"))
+	if err := form.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = form.Cmd.Process.Signal(syscall.SIGCONT) }()
+	snap, err := s.c.Elements(context.Background(), desktop.ElementQuery{Budget: 1500 * time.Millisecond, Bounds: screen})
+	if err != nil {
+		t.Fatalf("snapshot with a stopped application: %v", err)
+	}
+	if !snap.Truncated || snap.TruncatedBy != "unresponsive" {
+		t.Errorf("snapshot with a stopped application: truncated %v by %q, want truncated by unresponsive", snap.Truncated, snap.TruncatedBy)
+	}
 }

@@ -10,10 +10,13 @@
 // has a timeout and the whole walk a budget, so a hung application costs at
 // most the budget; what the walk has by then comes back marked truncated.
 //
-// Applications built on ATK (GTK 3, Chromium, Firefox) register their cache
-// only once an assistive technology listens to events, so the client
-// registers one event listener (one that never fires) when it connects, as a
-// screen reader does.
+// Applications built on ATK (GTK 3, Chromium, Firefox) offer their cache
+// only once an assistive technology listens to events. With ModeOn the
+// client registers one event listener (one that never fires) when it
+// connects, as a screen reader does; with ModeAuto it does not (activating
+// the cache stalls an application with a huge tree while it fills it) and
+// walks such applications level by level instead: each level's calls
+// pipelined, only into showing objects, from the windows the scope covers.
 package atspi
 
 import (
@@ -39,7 +42,8 @@ const (
 	// ModeAuto reads the trees applications expose without asking more of them.
 	ModeAuto Mode = "auto"
 	// ModeOn also sets org.a11y.Status.IsEnabled, so that Chromium, Qt and
-	// GTK 4 applications expose their trees as they do for a screen reader.
+	// GTK 4 applications expose their trees as they do for a screen reader,
+	// and listens to events, so that ATK applications offer their cache.
 	ModeOn Mode = "on"
 	// ModeOff reads nothing (platform attaches no client).
 	ModeOff Mode = "off"
@@ -72,6 +76,7 @@ type Client struct {
 	mu     sync.Mutex
 	conn   *dbus.Conn            // the accessibility bus
 	peers  map[string]*dbus.Conn // peer-to-peer connections by application bus name (nil: none offered)
+	big    map[string]bool       // by application bus name: its tree is too big for its cache (see bigTree)
 	closed bool
 }
 
@@ -89,7 +94,7 @@ func New(o Options) *Client {
 	if l == nil {
 		l = slog.Default()
 	}
-	return &Client{o: o, log: l.With("elements", "atspi"), peers: map[string]*dbus.Conn{}}
+	return &Client{o: o, log: l.With("elements", "atspi"), peers: map[string]*dbus.Conn{}, big: map[string]bool{}}
 }
 
 // Close closes the client's connections. Elements fails afterwards.
@@ -183,13 +188,18 @@ func (c *Client) bus(ctx context.Context) (*dbus.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: connect to %s: %v", ErrNoBus, addr, err)
 	}
-	reg := peer{conn: conn, dest: registryName}
-	// A listener for an event that never fires: ATK applications register
-	// their Cache once some client listens to events.
-	const event = "object:property-change:accessible-table-summary"
-	if _, err := reg.do(ctx, c.o.CallTimeout, registryPath, ifaceRegistry, "RegisterEvent", event, []string{}, ""); err != nil {
-		if _, err1 := reg.do(ctx, c.o.CallTimeout, registryPath, ifaceRegistry, "RegisterEvent", event); err1 != nil {
-			c.log.Debug("register an event listener", "err", err)
+	if c.o.Mode == ModeOn {
+		// A listener for an event that never fires: ATK applications register
+		// their Cache once some client listens to events, as for a screen
+		// reader. Doing so, each of them adds its whole tree to its cache at
+		// once, which stalls an application with tens of thousands of
+		// objects for seconds: so only ModeOn asks for it.
+		reg := peer{conn: conn, dest: registryName}
+		const event = "object:property-change:accessible-table-summary"
+		if _, err := reg.do(ctx, c.o.CallTimeout, registryPath, ifaceRegistry, "RegisterEvent", event, []string{}, ""); err != nil {
+			if _, err1 := reg.do(ctx, c.o.CallTimeout, registryPath, ifaceRegistry, "RegisterEvent", event); err1 != nil {
+				c.log.Debug("register an event listener", "err", err)
+			}
 		}
 	}
 	c.conn = conn

@@ -32,7 +32,7 @@ func (c *Client) expand(ctx context.Context, t *tree, n *node, limit int) ([]*no
 	}
 	from := 0
 	if total > expandChunk {
-		from = c.firstInView(ctx, t.a.p, n)
+		from = c.firstInView(ctx, t.a.p, n, total)
 	}
 	var kids []*node
 	seenOnScreen := false
@@ -77,14 +77,21 @@ func (c *Client) expand(ctx context.Context, t *tree, n *node, limit int) ([]*no
 	return kids, nil
 }
 
-// firstInView returns the index of the child at the top of n's box (probing
-// a few points down its middle, below any header), or 0.
-func (c *Client) firstInView(ctx context.Context, p peer, n *node) int {
+// firstInView returns the index of the child at the top of n's box, or 0.
+// A table or tree (GTK's tree view) answers Component.GetAccessibleAtPoint
+// from its row layout, so a few points down its middle are asked. Any
+// other container (a GTK list box) would test every child's extents for
+// it, stalling for seconds with thousands of rows: its children are
+// searched by halves instead, on their boxes, which run down the list.
+func (c *Client) firstInView(ctx context.Context, p peer, n *node, total int) int {
 	call, err := p.do(ctx, c.o.CallTimeout, n.path, ifaceComp, "GetExtents", uint32(0))
 	if err != nil || call.Store(&n.box) != nil {
 		return 0
 	}
 	n.boxKnown = true
+	if n.role != roleTable && n.role != roleTreeTable && n.role != roleTree {
+		return c.searchTop(ctx, p, n, total)
+	}
 	const probes = 6
 	refs := make([]ref, 0, probes)
 	_ = pipeline(ctx, probes, probes, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
@@ -109,4 +116,29 @@ func (c *Client) firstInView(ctx context.Context, p peer, n *node) int {
 	})
 	// Start a little before the first row found: rows above it may be partly in view.
 	return max(best-expandChunk/4, 0)
+}
+
+// searchTop finds by halves the first child of n whose box reaches below
+// the top of n's box (two calls per step: the child, its extents).
+func (c *Client) searchTop(ctx context.Context, p peer, n *node, total int) int {
+	lo, hi := 0, total // the answer is in [lo, hi]
+	for lo < hi {
+		mid := (lo + hi) / 2
+		call, err := p.do(ctx, c.o.CallTimeout, n.path, ifAccessible, "GetChildAtIndex", int32(mid))
+		var r ref
+		if err != nil || call.Store(&r) != nil {
+			return 0
+		}
+		call, err = p.do(ctx, c.o.CallTimeout, r.Path, ifaceComp, "GetExtents", uint32(0))
+		var e extents
+		if err != nil || call.Store(&e) != nil || e.Y == minInt32 {
+			return 0
+		}
+		if e.Y+e.H <= n.box.Y {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return max(lo-expandChunk/4, 0)
 }

@@ -35,6 +35,9 @@ const (
 	roleViewport    = 68
 	roleFiller      = 20
 	rolePanel       = 39
+	roleTable       = 55
+	roleTree        = 65
+	roleTreeTable   = 66
 )
 
 func roleName(r uint32) string {

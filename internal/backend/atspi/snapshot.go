@@ -102,7 +102,7 @@ func (c *Client) loadAll(ctx context.Context, conn *dbus.Conn, apps []*app, q de
 		case errs[i] != nil:
 			c.log.Debug("read an application's tree", "app", apps[i].name, "err", errs[i])
 			if errors.Is(errs[i], errHung) || errors.Is(errs[i], context.DeadlineExceeded) {
-				snap.Truncated, snap.TruncatedBy = true, truncation(errs[i])
+				snap.Truncated, snap.TruncatedBy = true, "unresponsive" // it did not answer within the budget
 			}
 		case t != nil:
 			if t.truncated != "" {
@@ -266,6 +266,9 @@ func (w *walker) window(ctx context.Context, t *tree, win *node) error {
 	})
 	if err != nil {
 		return err
+	}
+	if t.truncated != "" {
+		w.truncate(t.truncated)
 	}
 	return decide(len(cands) - 1)
 }

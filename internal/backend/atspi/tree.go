@@ -46,11 +46,35 @@ var errNoCache = errors.New("no cache")
 // load reads a's tree: from its cache when it has one, else by walking it
 // from the root (at most maxNodes objects, only into showing ones).
 func (c *Client) load(ctx context.Context, bus *dbus.Conn, a *app, maxNodes int) (*tree, error) {
+	if c.bigTree(a) {
+		return c.loadWalk(ctx, a, maxNodes)
+	}
+	start := time.Now()
 	t, err := c.loadCache(ctx, bus, a)
+	if err == nil && time.Since(start) > slowCache || errors.Is(err, errHung) || errors.Is(err, context.DeadlineExceeded) {
+		c.mu.Lock()
+		c.big[a.bus] = true
+		c.mu.Unlock()
+	}
 	if err == nil || !errors.Is(err, errNoCache) {
 		return t, err
 	}
 	return c.loadWalk(ctx, a, maxNodes)
+}
+
+// An application's cache is read whole, in one call its main loop cannot
+// interrupt, and at-spi2-atk takes seconds for tens of thousands of objects.
+// An application whose cache answered slower than slowCache (or not in
+// time) is walked from its windows from then on. (Asking first how big the
+// tree is, with Collection.GetMatches and a count, blocks such an
+// application for longer still.)
+const slowCache = 800 * time.Millisecond
+
+// bigTree reports whether a's cache proved too slow to read.
+func (c *Client) bigTree(a *app) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.big[a.bus]
 }
 
 func (c *Client) loadCache(ctx context.Context, bus *dbus.Conn, a *app) (*tree, error) {
@@ -131,19 +155,17 @@ func (t *tree) link(kids map[dbus.ObjectPath][]ref) {
 	}
 }
 
-// loadWalk walks an application without a cache level by level, each level's
-// calls pipelined, descending only into showing objects.
-func (c *Client) loadWalk(ctx context.Context, a *app, maxNodes int) (*tree, error) {
+// loadWalk reads an application without a cache down to its windows; the
+// snapshot walks the windows it covers (walkFrom).
+func (c *Client) loadWalk(ctx context.Context, a *app, _ int) (*tree, error) {
 	root := &node{path: rootPath}
 	t := &tree{a: a, root: root, nodes: map[dbus.ObjectPath]*node{rootPath: root}}
 	if err := c.fetchProps(ctx, a.p, []*node{root}, false); err != nil {
 		return nil, err
 	}
-	if err := c.walkFrom(ctx, t, root, maxNodes); err != nil {
-		t.truncated = truncation(err)
-	}
-	if len(t.nodes) >= maxNodes {
-		t.truncated = "max_elements"
+	root.st |= 1 << stateShowing // an application is not itself shown
+	if err := c.walkFrom(ctx, t, root, 64); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -174,6 +196,10 @@ func (c *Client) walkFrom(ctx context.Context, t *tree, from *node, maxNodes int
 				if r.Path == "/org/a11y/atspi/null" || r.Path == open[i].path {
 					continue
 				}
+				if added+len(next) >= maxNodes {
+					t.truncated = "max_elements"
+					return nil
+				}
 				ch, seen := t.nodes[r.Path]
 				if !seen {
 					ch = &node{path: r.Path}
@@ -193,6 +219,9 @@ func (c *Client) walkFrom(ctx context.Context, t *tree, from *node, maxNodes int
 		}
 		added += len(next)
 		level = next
+		if from == t.root {
+			break // the windows; the snapshot walks those it covers
+		}
 	}
 	return nil
 }
@@ -255,3 +284,4 @@ func (c *Client) fetchProps(ctx context.Context, p peer, nodes []*node, withBox 
 		return nil
 	})
 }
+

@@ -6,6 +6,7 @@ package atspitest
 
 import (
 	"bufio"
+	"fmt"
 	"context"
 	"io"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/godbus/dbus/v5"
 )
 
 // Python is the system Python that has the gi and pyatspi modules
@@ -152,4 +155,29 @@ func Wait(ctx context.Context, timeout time.Duration, cond func() bool) bool {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// DoAction runs the first action (press, click) of the element with the
+// given desktop.Element.Handle ("busname/object/path") through AT-SPI.
+func DoAction(sessionBus, handle string) error {
+	i := strings.Index(handle, "/")
+	if i < 0 {
+		return fmt.Errorf("handle %q has no object path", handle)
+	}
+	sess, err := dbus.Connect(sessionBus)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	var addr string
+	if err := sess.Object("org.a11y.Bus", "/org/a11y/bus").Call("org.a11y.Bus.GetAddress", 0).Store(&addr); err != nil {
+		return err
+	}
+	bus, err := dbus.Connect(addr)
+	if err != nil {
+		return err
+	}
+	defer bus.Close()
+	var ok bool
+	return bus.Object(handle[:i], dbus.ObjectPath(handle[i:])).Call("org.a11y.atspi.Action.DoAction", 0, int32(0)).Store(&ok)
 }

@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """The AT-SPI tests' GTK 3 application.
 
-form.py [--rows N] [--title T]
+form.py [--rows N [--listbox]] [--title T]
 
 Without --rows it shows a form: labelled entries (a GtkLabel left of each,
 one with mnemonic-widget so AT-SPI has a labelled-by relation, one without, so
 only the label beside it names it), an entry with no label at all, a password
 entry, a checkbox, two buttons and a short list. With --rows N it shows a
 list of N rows instead (the 20000-row test) and a "Ping" button whose label
-counts its clicks, so a test can tell the application still answers.
+counts its clicks, so a test can tell the application still answers. The
+list is a GtkTreeView (whose rows AT-SPI creates on demand), or with
+--listbox a GtkListBox of N labels (every row a widget, all in the tree).
 
 It prints "ready" on stdout once its window is mapped.
 """
@@ -55,7 +57,7 @@ def form(win):
     name.grab_focus()
 
 
-def rows(win, n):
+def rows(win, n, listbox):
     box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=4, margin=8)
     win.add(box)
     ping = Gtk.Button(label="Ping 0")
@@ -67,11 +69,16 @@ def rows(win, n):
 
     ping.connect("clicked", pinged)
     box.pack_start(ping, False, False, 0)
-    store = Gtk.ListStore(str)
-    for i in range(n):
-        store.append(["Row %d" % i])
-    view = Gtk.TreeView(model=store)
-    view.append_column(Gtk.TreeViewColumn("Item", Gtk.CellRendererText(), text=0))
+    if listbox:
+        view = Gtk.ListBox()
+        for i in range(n):
+            view.add(Gtk.Label(label="Row %d" % i, xalign=0))
+    else:
+        store = Gtk.ListStore(str)
+        for i in range(n):
+            store.append(["Row %d" % i])
+        view = Gtk.TreeView(model=store)
+        view.append_column(Gtk.TreeViewColumn("Item", Gtk.CellRendererText(), text=0))
     scroll = Gtk.ScrolledWindow(vexpand=True)
     scroll.add(view)
     box.pack_start(scroll, True, True, 0)
@@ -80,6 +87,7 @@ def rows(win, n):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=0)
+    ap.add_argument("--listbox", action="store_true")
     ap.add_argument("--title", default="")
     a = ap.parse_args()
     win = Gtk.Window(title=a.title or ("Rows" if a.rows else "Form"))
@@ -87,7 +95,7 @@ def main():
     win.move(40, 30)
     win.connect("destroy", Gtk.main_quit)
     if a.rows:
-        rows(win, a.rows)
+        rows(win, a.rows, a.listbox)
     else:
         form(win)
 
