@@ -284,4 +284,3 @@ func (c *Client) fetchProps(ctx context.Context, p peer, nodes []*node, withBox 
 		return nil
 	})
 }
-

@@ -6,8 +6,8 @@ package atspitest
 
 import (
 	"bufio"
-	"fmt"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
