@@ -28,15 +28,16 @@ const (
 // extras reads what only some elements need, all calls pipelined per
 // application: the text of text fields (never of a protected one), the
 // current value of sliders and spin buttons, and the labelled-by relation of
-// unnamed elements, whose target names them.
+// unnamed elements, whose target names them. (An object walked rather than
+// read from a cache has no interface list: the call is made and may fail.)
 func (w *walker) extras(ctx context.Context) {
 	byPeer := map[*tree][]op{}
 	for i, e := range w.snap.Elements {
 		n, t := w.nodes[i], w.trees[i]
 		switch {
-		case e.Role == desktop.RoleTextbox && !e.States.Protected && n.ifaces&ifText != 0:
+		case e.Role == desktop.RoleTextbox && !e.States.Protected && (n.ifaces&ifText != 0 || n.ifaces == 0):
 			byPeer[t] = append(byPeer[t], op{i, opText})
-		case (e.Role == desktop.RoleSlider || e.Role == desktop.RoleSpinButton || e.Role == desktop.RoleProgressBar) && n.ifaces&ifValue != 0:
+		case (e.Role == desktop.RoleSlider || e.Role == desktop.RoleSpinButton || e.Role == desktop.RoleProgressBar) && (n.ifaces&ifValue != 0 || n.ifaces == 0):
 			byPeer[t] = append(byPeer[t], op{i, opValue})
 		}
 		if e.Name == "" && (uitree.Interactive(e.Role) || e.Role == desktop.RoleList || e.Role == desktop.RoleTree || e.Role == desktop.RoleTable) {

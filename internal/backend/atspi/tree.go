@@ -173,7 +173,10 @@ func (c *Client) loadWalk(ctx context.Context, a *app, _ int) (*tree, error) {
 // walkFrom reads the subtree under from (its children replaced) level by
 // level: each level's GetChildren calls pipelined, then the new objects'
 // properties, entering only showing objects, at most maxNodes in all.
-// Containers that manage their descendants are left to expand.
+// Objects a cache already holds keep what the cache says of them and
+// under them (a cache leaves out only some children: transient ones such
+// as popovers, or Chromium's web content). Containers that manage their
+// descendants are left to expand.
 func (c *Client) walkFrom(ctx context.Context, t *tree, from *node, maxNodes int) error {
 	from.children = nil
 	level := []*node{from}
@@ -201,6 +204,12 @@ func (c *Client) walkFrom(ctx context.Context, t *tree, from *node, maxNodes int
 					return nil
 				}
 				ch, seen := t.nodes[r.Path]
+				if seen && t.cached {
+					// The cache holds it and what is under it.
+					ch.parent, ch.index = open[i].path, int32(k)
+					open[i].children = append(open[i].children, ch)
+					continue
+				}
 				if !seen {
 					ch = &node{path: r.Path}
 					t.nodes[r.Path] = ch
@@ -234,12 +243,14 @@ func truncation(err error) string {
 	return "budget"
 }
 
-// fetchProps reads the name, child count, role, states and interfaces of
-// nodes (and their extents when withBox), all calls pipelined.
+// fetchProps reads the name, child count, role and states of nodes (and
+// their extents when withBox), all calls pipelined. The interfaces are not
+// asked for (a call more per object): the calls that need one (extents,
+// text, value) are made where the role calls for them and may fail.
 func (c *Client) fetchProps(ctx context.Context, p peer, nodes []*node, withBox bool) error {
-	per := 4
+	per := 3
 	if withBox {
-		per = 5
+		per = 4
 	}
 	return pipeline(ctx, len(nodes)*per, inflight, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
 		n := nodes[i/per]
@@ -250,8 +261,6 @@ func (c *Client) fetchProps(ctx context.Context, p peer, nodes []*node, withBox 
 			return p.call(ctx, n.path, ifAccessible, "GetRole")
 		case 2:
 			return p.call(ctx, n.path, ifAccessible, "GetState")
-		case 3:
-			return p.call(ctx, n.path, ifAccessible, "GetInterfaces")
 		}
 		return p.call(ctx, n.path, ifaceComp, "GetExtents", uint32(0))
 	}, func(i int, call *dbus.Call) error {
@@ -274,11 +283,6 @@ func (c *Client) fetchProps(ctx context.Context, p peer, nodes []*node, withBox 
 				n.st = states(words)
 			}
 		case 3:
-			var names []string
-			if call.Store(&names) == nil {
-				n.ifaces = interfaces(names)
-			}
-		case 4:
 			n.boxKnown = call.Store(&n.box) == nil
 		}
 		return nil
