@@ -345,3 +345,31 @@ func TestHungApplication(t *testing.T) {
 		t.Errorf("snapshot with a stopped application: truncated %v by %q, want truncated by unresponsive", snap.Truncated, snap.TruncatedBy)
 	}
 }
+
+func TestCheck(t *testing.T) {
+	s := newSession(t, atspi.ModeAuto)
+	atspitest.Start(t, s.display, s.bus, "ready", atspitest.FormApp()...)
+	var r atspi.Report
+	atspitest.Wait(context.Background(), 10*time.Second, func() bool {
+		r = atspi.Check(context.Background(), atspi.Options{SessionBus: s.bus})
+		return len(r.Apps) > 0
+	})
+	if !r.Reachable || r.Problem != "" || !r.EnabledKnown {
+		t.Errorf("report %+v: want a reachable bus and IsEnabled read", r)
+	}
+	if len(r.Apps) != 1 || r.Apps[0].Name != "form.py" || r.Apps[0].Windows != 1 {
+		t.Errorf("apps %+v: want form.py with one window", r.Apps)
+	}
+	on := atspi.New(atspi.Options{SessionBus: s.bus, Mode: atspi.ModeOn})
+	defer on.Close()
+	if err := on.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if r := atspi.Check(context.Background(), atspi.Options{SessionBus: s.bus}); !r.Enabled {
+		t.Errorf("after a ModeOn client connected: %+v, want IsEnabled set", r)
+	}
+	none := atspi.Check(context.Background(), atspi.Options{})
+	if none.Reachable || !strings.Contains(none.Problem, "DBUS_SESSION_BUS_ADDRESS is not set") {
+		t.Errorf("no session bus: %+v, want a problem naming DBUS_SESSION_BUS_ADDRESS", none)
+	}
+}
