@@ -15,8 +15,12 @@ runtime="xvfb fonts-dejavu-core fonts-wqy-microhei ca-certificates"
 # drive (Xorg dummy, Xvnc, xdpyinfo/xrandr, Chromium for report tests, Wine
 # and mingw-w64 for the Windows backend tests). Wine loads the X extension
 # libraries it uses (XRandR for monitors and DPI, XInput2, ...) at run time,
-# and libwine only recommends them, so they are listed with its fonts.
-ci="$runtime x11-utils x11-xserver-utils xserver-xorg-core xserver-xorg-video-dummy tigervnc-standalone-server tigervnc-tools chromium wine wine64 gcc-mingw-w64-x86-64 libxrandr2 libxi6 libxinerama1 libxcursor1 libxrender1 libxfixes3 libxcomposite1 libxxf86vm1 fonts-wine"
+# and libwine only recommends them, so they are listed with its fonts. The
+# accessibility tests (internal/backend/atspi) need a D-Bus session bus and
+# at-spi2-core's bus launcher and registry, the GTK 3 test application
+# (python3-gi, gir1.2-gtk-3.0), pyatspi as their oracle, zenity and
+# gtk3-widget-factory (gtk-3-examples).
+ci="$runtime x11-utils x11-xserver-utils xserver-xorg-core xserver-xorg-video-dummy tigervnc-standalone-server tigervnc-tools chromium wine wine64 gcc-mingw-w64-x86-64 libxrandr2 libxi6 libxinerama1 libxcursor1 libxrender1 libxfixes3 libxcomposite1 libxxf86vm1 fonts-wine dbus-daemon dbus-x11 at-spi2-core python3-gi gir1.2-gtk-3.0 gir1.2-atspi-2.0 python3-pyatspi zenity gtk-3-examples"
 
 usage() {
 	echo "usage: $0 list|install runtime|ci" >&2
