@@ -170,66 +170,112 @@ func (c *Client) loadWalk(ctx context.Context, a *app, _ int) (*tree, error) {
 	return t, nil
 }
 
-// walkFrom reads the subtree under from (its children replaced) level by
-// level: each level's GetChildren calls pipelined, then the new objects'
-// properties, entering only showing objects, at most maxNodes in all.
-// Objects a cache already holds keep what the cache says of them and
-// under them (a cache leaves out only some children: transient ones such
-// as popovers, or Chromium's web content). Containers that manage their
-// descendants are left to expand.
+// walkFrom reads the subtree under from (its children replaced), entering
+// only showing objects, at most maxNodes in all. Its calls stream: each new
+// object's name, role, states and children are asked for together, and
+// its children's calls are issued as soon as its answers say it is
+// showing, with up to inflight calls outstanding and no wait for a level to
+// finish; the longest chain of round trips is the tree's depth. Objects a
+// cache already holds keep what the cache says of them and under them (a
+// cache leaves out only some children: transient ones such as popovers, or
+// Chromium's web content). Containers that manage their descendants are
+// left to expand. Below the application's root only its windows are read
+// (the snapshot walks those it covers).
 func (c *Client) walkFrom(ctx context.Context, t *tree, from *node, maxNodes int) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	from.children = nil
-	level := []*node{from}
-	for added := 0; len(level) > 0 && added < maxNodes; {
-		var open []*node
-		for _, n := range level {
-			if n.nchild != 0 && (n == from || n.st.has(stateShowing)) && !n.st.has(stateManagesDescendants) {
-				open = append(open, n)
-			}
+	type pend struct {
+		call *dbus.Call
+		n    *node
+		kind int // 0 GetAll, 1 GetRole, 2 GetState, 3 GetChildren
+	}
+	queue := []pend{{n: from, kind: 3}}
+	added := 0
+	enqueue := func(n *node) {
+		for k := 0; k < 4; k++ {
+			queue = append(queue, pend{n: n, kind: k})
 		}
-		var next []*node
-		err := pipeline(ctx, len(open), inflight, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
-			return t.a.p.call(ctx, open[i].path, ifAccessible, "GetChildren")
-		}, func(i int, call *dbus.Call) error {
-			var refs []ref
-			if call.Err != nil || call.Store(&refs) != nil {
-				return nil
+	}
+	issue := func(q *pend) *dbus.Call {
+		p := t.a.p
+		switch q.kind {
+		case 0:
+			return p.call(ctx, q.n.path, ifaceProps, "GetAll", ifAccessible)
+		case 1:
+			return p.call(ctx, q.n.path, ifAccessible, "GetRole")
+		case 2:
+			return p.call(ctx, q.n.path, ifAccessible, "GetState")
+		}
+		return p.call(ctx, q.n.path, ifAccessible, "GetChildren")
+	}
+	timer := time.NewTimer(c.o.CallTimeout)
+	defer timer.Stop()
+	next := 0
+	for head := 0; head < len(queue); head++ {
+		for ; next < len(queue) && next < head+inflight; next++ {
+			queue[next].call = issue(&queue[next])
+		}
+		q := queue[head]
+		timer.Reset(c.o.CallTimeout)
+		select {
+		case <-q.call.Done:
+		case <-timer.C:
+			return errHung
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		queue[head].call = nil
+		if q.call.Err != nil {
+			continue
+		}
+		n := q.n
+		switch q.kind {
+		case 0:
+			var props map[string]dbus.Variant
+			if q.call.Store(&props) == nil {
+				n.name, _ = props["Name"].Value().(string)
+				n.nchild, _ = props["ChildCount"].Value().(int32)
 			}
+		case 1:
+			_ = q.call.Store(&n.role)
+		case 2:
+			var words []uint32
+			if q.call.Store(&words) == nil {
+				n.st = states(words)
+			}
+		case 3:
+			if n != from && (!n.st.has(stateShowing) || n.st.has(stateManagesDescendants) || n.parent == rootPath && t.root == from) {
+				continue // not shown, a list to expand, or a window of a walk that stops at the windows
+			}
+			var refs []ref
+			if q.call.Store(&refs) != nil {
+				continue
+			}
+			n.children = nil
 			for k, r := range refs {
-				if r.Path == "/org/a11y/atspi/null" || r.Path == open[i].path {
+				if r.Path == "/org/a11y/atspi/null" || r.Path == n.path {
 					continue
 				}
-				if added+len(next) >= maxNodes {
+				if added >= maxNodes {
 					t.truncated = "max_elements"
-					return nil
+					break
 				}
 				ch, seen := t.nodes[r.Path]
 				if seen && t.cached {
-					// The cache holds it and what is under it.
-					ch.parent, ch.index = open[i].path, int32(k)
-					open[i].children = append(open[i].children, ch)
+					ch.parent, ch.index = n.path, int32(k)
+					n.children = append(n.children, ch)
 					continue
 				}
 				if !seen {
 					ch = &node{path: r.Path}
 					t.nodes[r.Path] = ch
 				}
-				ch.parent, ch.index, ch.children = open[i].path, int32(k), nil
-				open[i].children = append(open[i].children, ch)
-				next = append(next, ch)
+				ch.parent, ch.index, ch.children = n.path, int32(k), nil
+				n.children = append(n.children, ch)
+				added++
+				enqueue(ch)
 			}
-			return nil
-		})
-		if err == nil {
-			err = c.fetchProps(ctx, t.a.p, next, false)
-		}
-		if err != nil {
-			return err
-		}
-		added += len(next)
-		level = next
-		if from == t.root {
-			break // the windows; the snapshot walks those it covers
 		}
 	}
 	return nil
