@@ -229,7 +229,7 @@ var layers = [][]string{
 	// the configuration, which takes its defaults from llm and imaging.
 	{"internal/desktop/fake", "internal/desktop/suite", "internal/imaging", "internal/safety", "internal/action",
 		"internal/llm", "internal/sampleapp", "internal/trace/browsertest", "internal/config", "internal/ask",
-		"internal/ocr", "internal/ocr/regions"},
+		"internal/ocr", "internal/ocr/regions", "internal/uitree"},
 	// 3: implementations: backends and the platform that picks one, model
 	// providers and their scripted fakes.
 	// The action executor, which every front end performs input through, and

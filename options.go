@@ -61,6 +61,10 @@ type Options struct {
 	// DisableActions are action kinds the model is not offered (zoom,
 	// mouse_down, ...; GUI_AGENT_DISABLE_ACTIONS).
 	DisableActions []string
+	// Accessibility reads applications' accessibility trees: auto
+	// (default), on (also asks Chromium, Qt and GTK 4 to expose theirs) or
+	// off (GUI_AGENT_ACCESSIBILITY).
+	Accessibility string
 	// OCRLangs are the Tesseract languages of model-free text finding
 	// (GUI_AGENT_OCR_LANGS; default eng).
 	OCRLangs []string

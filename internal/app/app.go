@@ -121,7 +121,8 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 	if err := a.openShared(c); err != nil {
 		return err
 	}
-	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, ForceVirtual: x.ForceVirtual, VNC: c.VNC, VNCPassword: c.VNCPassword})
+	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, ForceVirtual: x.ForceVirtual, VNC: c.VNC, VNCPassword: c.VNCPassword,
+		Accessibility: c.Accessibility, SessionBus: c.SessionBus, AccessibilityBus: c.AccessibilityBus})
 	if errors.Is(err, platform.ErrNoDisplay) {
 		return fmt.Errorf("%w (or set %s=1280x800)", err, config.Var("VirtualDisplay"))
 	}

@@ -58,6 +58,12 @@ type Config struct {
 	VirtualDisplay   geom.Size `json:"virtual_display"` // zero = none
 	VNC              string    `json:"vnc"`
 	VNCPassword      string    `json:"vnc_password"` // never logged
+	// Accessibility reads the accessibility trees applications expose
+	// (AT-SPI2 on Linux): auto, on (also sets org.a11y.Status.IsEnabled so
+	// that Chromium, Qt and GTK 4 expose theirs), off.
+	Accessibility    string `json:"accessibility"`
+	SessionBus       string `json:"session_bus"`       // $DBUS_SESSION_BUS_ADDRESS: where the accessibility bus is found (no knob: the session's)
+	AccessibilityBus string `json:"accessibility_bus"` // $AT_SPI_BUS_ADDRESS ("" = ask org.a11y.Bus on the session bus; no knob)
 
 	// Screenshots.
 	JPEGQuality           int    `json:"jpeg_quality"`
@@ -239,14 +245,20 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 }
 
 // FillSessionDefaults fills the values whose defaults come from the session
-// when they are empty: the X display ($DISPLAY) and its authority file,
-// RunsDir and StateDir.
+// when they are empty: the X display ($DISPLAY) and its authority file, the
+// D-Bus session and accessibility buses, RunsDir and StateDir.
 func (c *Config) FillSessionDefaults(getenv func(string) string) {
 	if c.XDisplay == "" {
 		c.XDisplay = XDisplay(getenv)
 	}
 	if c.XAuthority == "" {
 		c.XAuthority = XAuthority(getenv)
+	}
+	if c.SessionBus == "" {
+		c.SessionBus = getenv("DBUS_SESSION_BUS_ADDRESS")
+	}
+	if c.AccessibilityBus == "" {
+		c.AccessibilityBus = getenv("AT_SPI_BUS_ADDRESS")
 	}
 	if c.RunsDir == "" {
 		c.RunsDir = DefaultRunsDir(getenv)

@@ -27,6 +27,18 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+func TestAccessibility(t *testing.T) {
+	c, _, err := Load("serve", nil, env(map[string]string{"HOME": "/home/u"}))
+	if err != nil || c.Accessibility != "auto" || c.SessionBus != "" {
+		t.Fatalf("default accessibility %q, session bus %q, %v: want auto and none", c.Accessibility, c.SessionBus, err)
+	}
+	c, _, err = Load("serve", nil, env(map[string]string{"GUI_AGENT_ACCESSIBILITY": "On",
+		"DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1/bus", "AT_SPI_BUS_ADDRESS": "unix:path=/tmp/a11y"}))
+	if err != nil || c.Accessibility != "on" || c.SessionBus != "unix:path=/run/user/1/bus" || c.AccessibilityBus != "unix:path=/tmp/a11y" {
+		t.Fatalf("accessibility %q, buses %q %q, %v", c.Accessibility, c.SessionBus, c.AccessibilityBus, err)
+	}
+}
+
 func TestEnvAndFlags(t *testing.T) {
 	c, rest, err := Load("serve", []string{"--http", "--addr", "127.0.0.1:9999", "--virtual-display", "1024x768", "extra"}, env(map[string]string{
 		"GUI_AGENT_PROVIDER": "Anthropic", "GUI_AGENT_MODEL": "claude-sonnet-4-5", "GUI_AGENT_API_KEY": "sk-secret",
@@ -56,6 +68,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"GUI_AGENT_VIRTUAL_DISPLAY", "big", "WIDTHxHEIGHT"},
 		{"GUI_AGENT_HUMAN_OVERRIDE", "maybe", "want true or false"},
 		{"GUI_AGENT_BASE_URL", "api.example", "want an http:// or https:// URL"},
+		{"GUI_AGENT_ACCESSIBILITY", "yes", `GUI_AGENT_ACCESSIBILITY="yes": want one of auto, on, off`},
 	}
 	for _, tc := range cases {
 		_, _, err := Load("serve", nil, env(map[string]string{tc.name: tc.val}))

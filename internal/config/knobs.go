@@ -133,6 +133,8 @@ var Knobs = []Knob{
 	{Name: "VNC", Env: "GUI_AGENT_VNC", Flag: "vnc",
 		Doc: "drive a remote desktop or VM over VNC at `host[:port]` instead (default port 5900; password in GUI_AGENT_VNC_PASSWORD)"},
 	{Name: "VNCPassword", Env: "GUI_AGENT_VNC_PASSWORD", Secret: true, Doc: "the VNC server's password"},
+	{Name: "Accessibility", Env: "GUI_AGENT_ACCESSIBILITY", Kind: KindChoice, Choices: choices("auto", "on", "off"), Fold: true, Default: "auto",
+		Doc: "read applications' accessibility trees (Linux: AT-SPI2); on also asks Chromium, Qt and GTK 4 to expose theirs, as a screen reader does; the bus is found from DBUS_SESSION_BUS_ADDRESS or AT_SPI_BUS_ADDRESS"},
 
 	// Screenshots.
 	{Name: "JPEGQuality", Env: "GUI_AGENT_JPEG_QUALITY", Kind: KindInt, Min: 1, Max: 100, Default: itoa(imaging.DefaultQuality),

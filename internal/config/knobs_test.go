@@ -18,8 +18,10 @@ var update = flag.Bool("update", false, "rewrite README.md's configuration table
 
 // notKnobs are the Config fields no knob sets, and why.
 var notKnobs = map[string]string{
-	"XAuthority": "the session's X authority file ($XAUTHORITY, else ~/.Xauthority), read by FillSessionDefaults",
-	"Sources":    "bookkeeping: which layer set each knob",
+	"XAuthority":       "the session's X authority file ($XAUTHORITY, else ~/.Xauthority), read by FillSessionDefaults",
+	"Sources":          "bookkeeping: which layer set each knob",
+	"SessionBus":       "the session's D-Bus ($DBUS_SESSION_BUS_ADDRESS), read by FillSessionDefaults",
+	"AccessibilityBus": "the session's accessibility bus ($AT_SPI_BUS_ADDRESS), read by FillSessionDefaults",
 }
 
 // TestEveryConfigFieldIsAKnob fails when a Config field is added without a

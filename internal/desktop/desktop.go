@@ -1,6 +1,7 @@
 // Package desktop states the contracts every desktop backend implements: a
-// required Screen and optional Pointer, Keyboard, Clipboard and Windows
-// capabilities, found by type assertion. It also holds key names and the input
+// required Screen and optional Pointer, Keyboard, Clipboard, Windows and
+// ElementSource capabilities, found by type assertion (ElementsOf for the
+// element source, which also sees through wrappers). It also holds key names and the input
 // ledger that guarantees nothing stays pressed.
 //
 // Concurrency: backends must be safe for concurrent use, but callers serialize
@@ -124,6 +125,7 @@ type Capabilities struct {
 	Input     bool              `json:"input"`
 	Clipboard bool              `json:"clipboard"`
 	Windows   bool              `json:"windows"`
+	Elements  bool              `json:"elements"`
 	Details   map[string]string `json:"details,omitempty"`
 }
 
@@ -138,7 +140,8 @@ func CapabilitiesOf(ctx context.Context, s Screen) Capabilities {
 	_, k := s.(Keyboard)
 	_, c := s.(Clipboard)
 	_, w := s.(Windows)
-	caps := Capabilities{Capture: true, Input: p && k, Clipboard: c, Windows: w}
+	_, e := ElementsOf(s)
+	caps := Capabilities{Capture: true, Input: p && k, Clipboard: c, Windows: w, Elements: e}
 	if d, ok := s.(Describer); ok {
 		caps.Details = d.Describe(ctx)
 	}

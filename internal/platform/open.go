@@ -31,6 +31,13 @@ type Options struct {
 	VNC string
 	// VNCPassword is the password for VNC Authentication; "" means none.
 	VNCPassword string
+	// Accessibility is GUI_AGENT_ACCESSIBILITY: with auto or on the X11
+	// backend gets an AT-SPI2 client as its element source (on also sets
+	// org.a11y.Status.IsEnabled); off or "" gives it none.
+	Accessibility string
+	// SessionBus and AccessibilityBus are the D-Bus session bus address and
+	// AT_SPI_BUS_ADDRESS (config fills them from the environment).
+	SessionBus, AccessibilityBus string
 }
 
 // ErrNoDisplay is returned by Open when no display is reachable and no

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/guiagent/guiagent/internal/backend/atspi"
 	"github.com/guiagent/guiagent/internal/backend/x11"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -41,11 +43,32 @@ func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) 
 			return nil, nil, fmt.Errorf("%w: DISPLAY=%s: %v; check DISPLAY and XAUTHORITY, or pass --virtual-display 1280x800 to use a private Xvfb", ErrNoDisplay, display, err)
 		}
 	}
-	b := x11.New(x11.Options{Display: display, XAuthority: o.XAuthority})
+	b := x11.New(x11.Options{Display: display, XAuthority: o.XAuthority, Elements: elementSource(o)})
 	if err := b.Start(ctx); err != nil {
 		_ = b.Close()
 		return nil, nil, errors.Join(err, vd.Close())
 	}
 	closer := func() error { return errors.Join(b.Close(), vd.Close()) }
 	return b, closer, nil
+}
+
+// elementSource is the AT-SPI2 client o asks for, or nil. Apart from the
+// display, nothing is checked here: the client connects on first use, so a
+// session without an accessibility bus starts as well and says why when a
+// snapshot is asked for.
+func elementSource(o Options) desktop.ElementSource {
+	mode := atspi.Mode(o.Accessibility)
+	if mode != atspi.ModeAuto && mode != atspi.ModeOn {
+		return nil
+	}
+	c := atspi.New(atspi.Options{SessionBus: o.SessionBus, Bus: o.AccessibilityBus, Mode: mode})
+	if mode == atspi.ModeOn {
+		// Applications that wait for IsEnabled build their trees meanwhile.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = c.Connect(ctx)
+		}()
+	}
+	return c
 }

@@ -45,6 +45,10 @@ type Options struct {
 	XAuthority string
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// Elements is the element source the backend offers as its
+	// desktop.ElementSource (platform attaches the AT-SPI2 client); nil means
+	// none. Close closes it when it is an io.Closer.
+	Elements desktop.ElementSource
 }
 
 // Backend drives one X11 display over a single connection. It is safe for
@@ -289,6 +293,9 @@ func (b *Backend) createHiddenWindow() error {
 // partial Start and when called more than once.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
+		if c, ok := b.opts.Elements.(io.Closer); ok {
+			defer c.Close()
+		}
 		if b.conn == nil {
 			return
 		}

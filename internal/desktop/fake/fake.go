@@ -2,7 +2,7 @@
 // framebuffers that tests draw into, and a recorder of every input primitive
 // (with the pointer position and the modifiers held), pressed-key and
 // pressed-button tracking, a typed-text buffer, a clipboard, an active window
-// title and injectable failures.
+// title, an element tree (SetElements) and injectable failures.
 //
 // A Backend is safe for concurrent use.
 package fake
@@ -54,7 +54,7 @@ const (
 )
 
 var knownOps = []string{OpMove, OpButtonDown, OpButtonUp, OpScroll, OpKeyDown, OpKeyUp, OpType,
-	OpCapture, OpDisplays, OpCursorPosition, OpReadClipboard, OpWriteClipboard, OpActiveWindow}
+	OpCapture, OpDisplays, OpCursorPosition, OpReadClipboard, OpWriteClipboard, OpActiveWindow, OpElements}
 
 // ErrClosed is returned by every method after Close.
 var ErrClosed = errors.New("fake desktop is closed: create a new one with fake.New")
@@ -133,6 +133,7 @@ type Backend struct {
 	typed     []byte
 	clipboard string
 	title     string
+	elements  []desktop.Element
 	fails     map[string][]failure
 	hook      func(Event)
 	closed    bool

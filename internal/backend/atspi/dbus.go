@@ -1,0 +1,164 @@
+package atspi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+)
+
+// D-Bus names of AT-SPI2.
+const (
+	registryName  = "org.a11y.atspi.Registry"
+	rootPath      = dbus.ObjectPath("/org/a11y/atspi/accessible/root")
+	cachePath     = dbus.ObjectPath("/org/a11y/atspi/cache")
+	registryPath  = dbus.ObjectPath("/org/a11y/atspi/registry")
+	ifAccessible  = "org.a11y.atspi.Accessible"
+	ifaceCache    = "org.a11y.atspi.Cache"
+	ifaceComp     = "org.a11y.atspi.Component"
+	ifaceText     = "org.a11y.atspi.Text"
+	ifaceValue    = "org.a11y.atspi.Value"
+	ifaceApp      = "org.a11y.atspi.Application"
+	ifaceRegistry = "org.a11y.atspi.Registry"
+	ifaceProps    = "org.freedesktop.DBus.Properties"
+	busName       = "org.a11y.Bus"
+	busPath       = dbus.ObjectPath("/org/a11y/bus")
+	ifaceStatus   = "org.a11y.Status"
+)
+
+// ref is an AT-SPI object reference: bus name and object path.
+type ref struct {
+	Name string
+	Path dbus.ObjectPath
+}
+
+// peer is where an application's calls go: its own peer-to-peer connection
+// when it offers one (dest ""), else the accessibility bus (dest = its bus name).
+type peer struct {
+	conn *dbus.Conn
+	dest string
+}
+
+// call sends one method call without waiting. godbus's Object always sets a
+// destination header, which a peer-to-peer server rejects, so the message is
+// built here.
+func (p peer) call(ctx context.Context, path dbus.ObjectPath, iface, member string, args ...any) *dbus.Call {
+	msg := &dbus.Message{Type: dbus.TypeMethodCall, Headers: map[dbus.HeaderField]dbus.Variant{
+		dbus.FieldPath:      dbus.MakeVariant(path),
+		dbus.FieldInterface: dbus.MakeVariant(iface),
+		dbus.FieldMember:    dbus.MakeVariant(member),
+	}}
+	if p.dest != "" {
+		msg.Headers[dbus.FieldDestination] = dbus.MakeVariant(p.dest)
+	}
+	if len(args) > 0 {
+		msg.Headers[dbus.FieldSignature] = dbus.MakeVariant(dbus.SignatureOf(args...))
+		msg.Body = args
+	}
+	return p.conn.SendWithContext(ctx, msg, make(chan *dbus.Call, 1))
+}
+
+// errHung is returned when an application did not answer a call in time.
+var errHung = errors.New("the application did not answer in time")
+
+// wait waits for c, at most timeout (and never past ctx).
+func wait(ctx context.Context, c *dbus.Call, timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-c.Done:
+		return c.Err
+	case <-t.C:
+		return errHung
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// do sends one call and waits for it.
+func (p peer) do(ctx context.Context, timeout time.Duration, path dbus.ObjectPath, iface, member string, args ...any) (*dbus.Call, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c := p.call(ctx, path, iface, member, args...)
+	return c, wait(ctx, c, timeout)
+}
+
+// pipeline issues n calls with up to inflight of them outstanding and hands
+// each reply to done in order. It stops at the first call that takes longer
+// than timeout (errHung) or when ctx ends; the calls still out are cancelled.
+// done's error stops it too.
+func pipeline(ctx context.Context, n, inflight int, timeout time.Duration,
+	issue func(ctx context.Context, i int) *dbus.Call, done func(i int, c *dbus.Call) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	calls := make([]*dbus.Call, n)
+	next := 0
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for i := 0; i < n; i++ {
+		for ; next < n && next < i+inflight; next++ {
+			calls[next] = issue(ctx, next)
+		}
+		t.Reset(timeout)
+		select {
+		case <-calls[i].Done:
+		case <-t.C:
+			return errHung
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := done(i, calls[i]); err != nil {
+			return err
+		}
+		calls[i] = nil
+	}
+	return nil
+}
+
+// unknownMethod reports whether err says the object or method does not exist.
+func unknownMethod(err error) bool {
+	var de dbus.Error
+	if errors.As(err, &de) {
+		return strings.HasSuffix(de.Name, ".UnknownMethod") || strings.HasSuffix(de.Name, ".UnknownObject") ||
+			strings.HasSuffix(de.Name, ".UnknownInterface")
+	}
+	return false
+}
+
+// cacheItem is one org.a11y.atspi.Cache.GetItems entry, current form
+// a((so)(so)(so)iiassusau).
+type cacheItem struct {
+	Obj, App, Parent ref
+	Index, Count     int32
+	Ifaces           []string
+	Name             string
+	Role             uint32
+	Desc             string
+	States           []uint32
+}
+
+// legacyCacheItem is the form older Qt and at-spi versions send,
+// a((so)(so)(so)a(so)assusau), children listed.
+type legacyCacheItem struct {
+	Obj, App, Parent ref
+	Children         []ref
+	Ifaces           []string
+	Name             string
+	Role             uint32
+	Desc             string
+	States           []uint32
+}
+
+// extents is a Component.GetExtents reply.
+type extents struct{ X, Y, W, H int32 }
+
+// minInt32 is what GTK reports as the position of something not drawn (a
+// list row scrolled out of view).
+const minInt32 = -1 << 31
+
+func storeErr(what string, err error) error {
+	return fmt.Errorf("atspi: decode %s: %w", what, err)
+}
