@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 	"strings"
 )
 
@@ -234,6 +235,22 @@ func WriteSettingsFile(path string, values map[string]string) error {
 	return nil
 }
 
+// staleTempAge is how old a settings temp file must be to be removed: a
+// write under way (another guiagent) has its temp file for milliseconds.
+const staleTempAge = time.Minute
+
+// RemoveStaleSettingsTemps removes the temp files (.settings-*.json) a
+// guiagent killed while writing the settings file left beside it: they may
+// hold old keys. It removes only files older than staleTempAge.
+func RemoveStaleSettingsTemps(path string) {
+	olds, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".settings-*.json"))
+	for _, f := range olds {
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleTempAge {
+			_ = os.Remove(f)
+		}
+	}
+}
+
 // loadSettingsFile applies the settings file (the layer under the
 // environment) to c and records its path in c.SettingsFile.
 func (c *Config) loadSettingsFile(getenv func(string) string) error {
@@ -241,6 +258,7 @@ func (c *Config) loadSettingsFile(getenv func(string) string) error {
 	if c.SettingsFile == "" {
 		return nil
 	}
+	RemoveStaleSettingsTemps(c.SettingsFile)
 	values, err := ReadSettingsFile(c.SettingsFile)
 	if err != nil {
 		return fmt.Errorf("%w (%s names another file)", err, Var("SettingsFile"))

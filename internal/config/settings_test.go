@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSettingsPrecedence: flags, then the environment, then the settings
@@ -78,5 +79,32 @@ func TestSettingsFileIsPrivateAndChecked(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), file) {
 			t.Errorf("settings file %s: %v, want an error naming the file and %q", body, err, want)
 		}
+	}
+}
+
+// The temp files a guiagent killed mid-write left beside the settings file
+// (holding old keys) are removed at the next start; a fresh one (a write
+// under way) is left alone.
+func TestStaleSettingsTempsAreRemovedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	stale, fresh := filepath.Join(dir, ".settings-123.json"), filepath.Join(dir, ".settings-456.json")
+	for _, f := range []string{stale, fresh} {
+		if err := os.WriteFile(f, []byte(`{"api_key":"sk-old-0123456789"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleTempAge)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load("serve", nil, env(map[string]string{"GUI_AGENT_SETTINGS_FILE": path})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("the stale temp file holding an old key is still there")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a fresh temp file (a write under way) was removed: %v", err)
 	}
 }
