@@ -10,8 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"time"
 	"strings"
+	"time"
 )
 
 // Source names the layer that set a configuration value. Precedence, highest
