@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 )
@@ -25,7 +24,7 @@ func (b *Backend) ElementsAvailable() bool { return b.opts.Elements != nil }
 func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*desktop.ElementSnapshot, error) {
 	src := b.opts.Elements
 	if src == nil {
-		return nil, fmt.Errorf("reading the UI as elements: %w: accessibility is off (set "+config.Var("Accessibility")+" to auto or on)", desktop.ErrUnsupported)
+		return nil, fmt.Errorf("reading the UI as elements: %w: accessibility is off (set the accessibility setting to auto or on; guiagent doctor names it)", desktop.ErrUnsupported)
 	}
 	ds, err := b.Displays(ctx)
 	if err != nil {
