@@ -228,7 +228,7 @@ func TestSettingsAPIRefusesBadChanges(t *testing.T) {
 		want []string
 	}{
 		{`{"modle":"gpt-4o"}`, 400, []string{`unknown field \"modle\"`, "model"}},
-		{`{"provider":"opnai"}`, 400, []string{"provider", "openai, anthropic, gemini"}},
+		{`{"provider":"opnai"}`, 400, []string{"provider", "anthropic, gemini, openai"}},
 		{`{"model":42}`, 400, []string{"model must be a string"}},
 		{`{"coordinate_mode":"sideways"}`, 400, []string{"coordinate_mode"}},
 		{`{"display":"7"}`, 400, []string{"display", "/api/displays"}},
