@@ -181,3 +181,16 @@ func TestTextToolsWithoutTesseract(t *testing.T) {
 	fails(t, e.cs, "gui_find_text", map[string]any{"text": "BLUE"}, "apt-get install tesseract-ocr")
 	fails(t, e.cs, "gui_read_text", map[string]any{}, "apt-get install tesseract-ocr")
 }
+
+// BenchmarkClickByOCRTarget: gui_click {target: "\"BLUE\""} end to end
+// (capture, OCR of the whole 1280x800 screen, the click), no model. Each
+// iteration's frame is new, so nothing is read from the cache.
+func BenchmarkClickByOCRTarget(b *testing.B) {
+	e := startTextEnv(b, sampleapp.SceneButtons, colourLabels, true)
+	for b.Loop() {
+		res := callTool(b, e.cs, "gui_click", map[string]any{"target": `"BLUE"`})
+		if res.IsError {
+			b.Fatal(text(res))
+		}
+	}
+}
