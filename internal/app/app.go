@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/ask"
@@ -24,6 +25,8 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/mcpserver"
+	"github.com/guiagent/guiagent/internal/ocr"
+	"github.com/guiagent/guiagent/internal/ocr/tesseract"
 	"github.com/guiagent/guiagent/internal/operate"
 	"github.com/guiagent/guiagent/internal/platform"
 	"github.com/guiagent/guiagent/internal/safety"
@@ -83,6 +86,11 @@ type App struct {
 	questions    *ask.Broker // questions waiting for a person (the dashboard answers them)
 	link         *dashLink   // one-time dashboard links for secret questions (URL-mode elicitation)
 	closes       []func() error
+
+	// ocr reads the screen's text (gui_find_text, gui_read_text, the OCR
+	// tier of targets, flows' text targets); nil: ocrMissing says why.
+	ocr        *ocr.Reader
+	ocrMissing error
 }
 
 // New opens the log (c.LogFile, else x.Log) and the desktop and builds every
@@ -217,6 +225,8 @@ func (a *App) openServer(c config.Config, x Extra) error {
 	if a.tasks.configured() {
 		opts.Tasks = a.tasks // without a model gui_execute_task is offered once the settings API gives one
 	}
+	a.openOCR(c)
+	opts.OCR, opts.OCRMissing = a.ocr, a.ocrMissing
 	a.flows = &flows{a: a, seer: x.Seer}
 	opts.Flows, opts.FlowCacheDir = a.flows, c.FlowCacheDir()
 	if vm, err := newVision(c); err == nil {
@@ -227,6 +237,22 @@ func (a *App) openServer(c config.Config, x Extra) error {
 	var err error
 	a.server, err = mcpserver.New(opts)
 	return err
+}
+
+// openOCR starts the OCR engine once, for the server and flows: Tesseract
+// with c.OCRLangs. When it cannot run (not installed, a language missing)
+// a.ocrMissing keeps why, with the install command, and OCR is off.
+func (a *App) openOCR(c config.Config) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	e, err := tesseract.New(ctx, tesseract.Options{Langs: c.OCRLangs})
+	if err != nil {
+		a.ocrMissing = err
+		a.log.Info("OCR is off (gui_find_text, gui_read_text and text targets say how to install it)", "why", err)
+		return
+	}
+	a.closes = append(a.closes, e.Close)
+	a.ocr = ocr.NewReader(e, 0)
 }
 
 func shotOptions(c config.Config) imaging.Options {

@@ -47,7 +47,7 @@ func (f *flows) runner(c config.Config) (*flow.Runner, error) {
 	}
 	o := flow.Options{
 		Input: a.input, Executor: a.exec, Screen: a.screen, Shots: a.shots, Shot: shotOptions(c), Seer: seer, Model: model,
-		Keys: a.keys, Logger: a.log,
+		OCR: a.ocr, Keys: a.keys, Logger: a.log,
 		Confirm: func(ctx context.Context, keys []desktop.Key) error {
 			return ask.ConfirmKeys(ctx, a.questions, a.keys, keys, "A flow step", c.AskTimeout, mcpserver.AskChannel(ctx))
 		},

@@ -100,6 +100,9 @@ type Step struct {
 	// Target is the element a click, type, scroll or locate acts on, or the
 	// start of a drag.
 	Target string
+	// ByText says Target is text written on the element (`click: {text:
+	// Submit}`), located by OCR with no model.
+	ByText bool
 	// To is the end of a drag.
 	To string
 	// Mode is a type step's mode (ModeReplace, ModeAppend, ModeType).

@@ -240,8 +240,15 @@ func (p *parser) body(st *Step, n *yaml.Node) {
 		m := p.scalarOr(st, n, key, key)
 		st.Text = p.need(n, m, key, st.Kind)
 	case Click, Locate:
-		m := p.scalarOr(st, n, "target", "target", "save_as")
-		st.Target = p.need(n, m, "target", st.Kind)
+		m := p.scalarOr(st, n, "target", "target", "text", "save_as")
+		if _, ok := m["text"]; ok {
+			if _, both := m["target"]; both {
+				p.errf(n, "%s takes target (an element in words) or text (the words written on it), not both", st.Kind)
+			}
+			st.Target, st.ByText = p.need(n, m, "text", st.Kind), true
+		} else {
+			st.Target = p.need(n, m, "target", st.Kind)
+		}
 		st.SaveAs = p.opt(m, "save_as")
 	case Type:
 		p.typeStep(st, n)

@@ -20,6 +20,7 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/ocr"
 	"github.com/guiagent/guiagent/internal/operate"
 	"github.com/guiagent/guiagent/internal/vision"
 )
@@ -50,6 +51,10 @@ type Options struct {
 	// Seer locates, queries and asserts; nil = steps that need the model fail
 	// with an error saying how to configure one (cached steps still replay).
 	Seer vision.Seer
+	// OCR locates the steps that name their element by text
+	// (`click: {text: Submit}`) with no model; nil: such steps fail saying
+	// how to install it.
+	OCR *ocr.Reader
 	// Model names Seer's model in cache entries.
 	Model string
 	// Tasks runs act steps; nil = act steps fail.

@@ -61,6 +61,9 @@ func imageOf(s *imaging.Shot) llm.Image {
 // fingerprint is on the screen (at the cached place, or found elsewhere by
 // template matching), else by asking the model, whose answer is then cached.
 func (ru *run) locate(st Step, role, desc string, sr *StepResult) (*imaging.Shot, vision.Box, error) {
+	if st.ByText && role == "" {
+		return ru.locateText(st, desc, sr)
+	}
 	ru.settle()
 	shot, err := ru.shoot()
 	if err != nil {
@@ -129,11 +132,16 @@ func (ru *run) replay(e *CacheEntry, fp fingerprint, shot *imaging.Shot, st Step
 
 // remember stores what a step located in the cache.
 func (ru *run) remember(st Step, role, desc string, shot *imaging.Shot, box vision.Box, fp fingerprint) {
+	ru.rememberBy(ru.r.o.Model, st, role, desc, shot, box, fp)
+}
+
+// rememberBy stores what model (or "ocr") located in the cache.
+func (ru *run) rememberBy(model string, st Step, role, desc string, shot *imaging.Shot, box vision.Box, fp fingerprint) {
 	sz := shot.Frame.ImageSize()
 	r := fp.Rect
 	ru.cache.store(&CacheEntry{
 		Step: st.Index, Kind: st.Kind, Role: role, Description: desc, DisplaySize: sizeString(sz.W, sz.H),
-		Model: ru.r.o.Model, Box: box, FingerprintRect: [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y},
+		Model: model, Box: box, FingerprintRect: [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y},
 		Fingerprint: fp.encode(), Updated: CacheTime{time.Now().UTC().Truncate(time.Second)},
 	})
 }
@@ -154,6 +162,9 @@ func (ru *run) resolve(shot *imaging.Shot, box vision.Box, cache string) (*opera
 		return nil, err
 	}
 	by := operate.ByVision
+	if cache == byOCR {
+		by = operate.ByOCR
+	}
 	if cache == CacheHit || cache == CacheMoved {
 		by = operate.ByCache
 	}
@@ -238,7 +249,11 @@ func (ru *run) locateTarget(st Step, sr *StepResult) (*imaging.Shot, *operate.Pl
 		return shot, nil, err
 	}
 	sr.Box = &box
-	at, err := ru.resolve(shot, box, sr.Cache)
+	how := sr.Cache
+	if st.ByText && how == CacheMiss {
+		how = byOCR
+	}
+	at, err := ru.resolve(shot, box, how)
 	return shot, at, err
 }
 

@@ -46,6 +46,7 @@ var argCaps = map[string]map[string]int{
 	"gui_find_image":   {"template": base64.StdEncoding.EncodedLen(MaxTemplateBytes) + dataURLPrefix},
 	"gui_type":         {"text": MaxTypeChars, "target": MaxDescriptionChars},
 	"gui_locate":       {"target": MaxDescriptionChars},
+	"gui_find_text":    {"text": MaxDescriptionChars},
 	"gui_query":        {"question": MaxDescriptionChars},
 	"gui_assert":       {"assertion": MaxDescriptionChars},
 	"gui_wait_for":     {"condition": MaxDescriptionChars},

@@ -39,6 +39,7 @@ import (
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/ocr"
 	"github.com/guiagent/guiagent/internal/operate"
 	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/secret"
@@ -156,6 +157,14 @@ type Options struct {
 	// LocateProfile is the profile of the model that locates
 	// (GUI_AGENT_GROUNDING_MODEL); a zero Name means VisionProfile.
 	LocateProfile geom.Profile
+	// OCR reads the screen's text for gui_find_text and gui_read_text, and
+	// is the locate chain's OCR tier (before the vision model) for a
+	// `target` that names its element by text; nil: those tools say how to
+	// install OCR (OCRMissing) and the chain skips the tier with a note.
+	OCR *ocr.Reader
+	// OCRMissing is why OCR is not available (an error wrapping
+	// ocr.ErrUnavailable that says how to install it); used when OCR is nil.
+	OCRMissing error
 	// CurrentTask, when set, reports the running task for gui://status.
 	CurrentTask func() any
 	// Records, when set, returns the recorder for an MCP session id ("" for
@@ -349,8 +358,8 @@ gui_screenshot or gui_zoom image of the display, fractions allowed; screen is gl
 normalized-1000, normalized-999, normalized-0-1 and yx-normalized-1000 are fractions of that image.
 frame_id (from any session of this server, which keeps the 32 most recent) names the image the points refer to
 instead of the latest; each result names the frame it used.
-Use gui_execute_task (when offered) to hand over a whole goal; with a vision model, input tools also take target,
-an element in words, which the model locates on a new screenshot.`
+Use gui_execute_task (when offered) to hand over a whole goal. With OCR or a vision model, input tools also take target,
+an element in words located on a new screenshot: a quoted "label" or short label by OCR (no model), else by the model.`
 
 // MCP returns the underlying go-sdk server (to connect custom transports).
 func (s *Server) MCP() *mcp.Server { return s.mcp }

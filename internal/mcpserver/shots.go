@@ -122,7 +122,7 @@ func (s *Server) done(ctx context.Context, c *call, d geom.Display, format strin
 
 // FindImageArgs are gui_find_image's arguments.
 type FindImageArgs struct {
-	Template  string  `json:"template" jsonschema:"base64 PNG or JPEG, cut from a screenshot the size of the latest"`
+	Template  string  `json:"template" jsonschema:"base64 PNG or JPEG cut from a screenshot"`
 	Threshold float64 `json:"threshold,omitempty" jsonschema:"minimum score; default 0.9"`
 	Display   string  `json:"display,omitempty"`
 }
@@ -143,7 +143,7 @@ type Match struct {
 
 func (s *Server) findImageTool() toolDef {
 	return newTool(s, GroupObserve, "gui_find_image", "Find an image on screen",
-		"Find a small image (an icon, a button) on a new screenshot the size of the latest (it becomes the latest frame). Returns matches, best first: centre x, y in its pixels, size, score (1 = identical), screen pixels.",
+		"Find a small image (icon, button) on a new screenshot sized as the latest (it becomes the latest): matches best first, centre x, y, size, score (1 = identical).",
 		readOnly,
 		func(sc *jsonschema.Schema) {
 			between(sc, "threshold", 0, 1)

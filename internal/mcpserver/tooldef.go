@@ -47,7 +47,7 @@ func annotations(title string, e effect) *mcp.ToolAnnotations {
 		a.ReadOnlyHint, a.IdempotentHint = true, true
 		a.OpenWorldHint = &f
 	case changesDesk:
-		a.DestructiveHint, a.OpenWorldHint = &t, &t
+		a.DestructiveHint = &t // openWorldHint's default (nil) is true
 	case writesState:
 		a.DestructiveHint, a.OpenWorldHint = &t, &f
 		a.IdempotentHint = true

@@ -44,7 +44,7 @@ func (s *Server) catalogue() []toolDef {
 		{s.doubleClickTool, always}, {s.mouseDownTool, always}, {s.mouseUpTool, always},
 		{s.dragTool, always}, {s.scrollTool, always}, {s.typeTool, always},
 		{s.pressKeyTool, always}, {s.hotkeyTool, always}, {s.waitTool, always},
-		{s.findImageTool, always}, {s.clipboardTool, always},
+		{s.findImageTool, always}, {s.findTextTool, always}, {s.readTextTool, always}, {s.clipboardTool, always},
 		{s.locateTool, needsVision}, {s.queryTool, needsVision}, {s.assertTool, needsVision}, {s.waitForTool, needsVision},
 		{s.executeTaskTool, needsTasks},
 		{s.runFlowTool, needsFlows},
@@ -82,7 +82,7 @@ func (s *Server) offers(n need) bool {
 // Where selects the display and the coordinate space of a tool's points.
 type Where struct {
 	Display string `json:"display,omitempty"`
-	Space   string `json:"space,omitempty" jsonschema:"how x and y are read; default image"`
+	Space   string `json:"space,omitempty" jsonschema:"default image"`
 	FrameID string `json:"frame_id,omitempty"`
 }
 
@@ -93,14 +93,15 @@ func (s *Server) pointSchema(sc *jsonschema.Schema) {
 	p.Description = strings.TrimSuffix(p.Description, "image") + string(s.mode)
 }
 
-// targetProps are the input tools' properties that only a vision model can
-// serve.
+// targetProps are the input tools' properties that only OCR or a vision
+// model can serve.
 var targetProps = []string{"target", "from_target", "to_target"}
 
-// withoutTargets removes an input tool's target properties while no vision
-// model can locate them (SetVision registers the tools again when one comes).
+// withoutTargets removes an input tool's target properties while neither
+// OCR nor a vision model can locate them (SetVision registers the tools
+// again when a model comes).
 func (s *Server) withoutTargets(tool string, sc *jsonschema.Schema) {
-	if s.vision.seer != nil {
+	if s.vision.seer != nil || s.opts.OCR != nil {
 		return
 	}
 	for _, name := range targetProps {
@@ -137,7 +138,7 @@ func (s *Server) pointArg(ctx context.Context, c *call, x, y *float64, words, na
 	case err != nil:
 		return point{}, err
 	case xy == nil && !optional:
-		if s.visionNow().seer == nil {
+		if s.visionNow().seer == nil && s.opts.OCR == nil {
 			return point{}, errors.New("give the point as coordinates x and y")
 		}
 		return point{}, fmt.Errorf("give the point as coordinates, or describe the element in %s", name)

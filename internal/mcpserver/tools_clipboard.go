@@ -20,7 +20,7 @@ type ClipboardArgs struct {
 
 func (s *Server) clipboardTool() toolDef {
 	return newTool(s, GroupClipboard, "gui_clipboard", "Clipboard",
-		"Read the clipboard as text (action get) or replace it with text (action set).",
+		"Get the clipboard's text, or set it.",
 		writesState, func(sc *jsonschema.Schema) { enum(sc, "action", "get", "set") },
 		func(ctx context.Context, c *call, in ClipboardArgs) (*mcp.CallToolResult, error) {
 			cb, ok := s.screen.(desktop.Clipboard)

@@ -39,7 +39,7 @@ func displayInfos(ds []geom.Display) []DisplayInfo {
 
 func (s *Server) listDisplaysTool() toolDef {
 	return newTool(s, GroupObserve, "gui_list_displays", "List displays",
-		"List the monitors: id, name, x, y, width, height in screen pixels, scale_factor (device pixels per screen pixel), primary.",
+		"List the monitors: id, name, x, y, width, height (screen pixels), scale_factor, primary.",
 		readOnly, nil,
 		func(ctx context.Context, c *call, _ DisplaysArgs) (*mcp.CallToolResult, error) {
 			ds, err := s.displays(ctx)
@@ -87,7 +87,7 @@ type ZoomArgs struct {
 
 func (s *Server) zoomTool() toolDef {
 	return newTool(s, GroupObserve, "gui_zoom", "Zoom into a region",
-		"Capture the region between corners (x1,y1) and (x2,y2) at higher resolution. Returns what gui_screenshot does; the image becomes the display's latest.",
+		"Capture the region between (x1,y1) and (x2,y2) at higher resolution, as gui_screenshot; it becomes the display's latest.",
 		readOnly, func(sc *jsonschema.Schema) { s.pointSchema(sc) },
 		func(ctx context.Context, c *call, in ZoomArgs) (*mcp.CallToolResult, error) {
 			z, err := s.parse(action.Raw{Kind: action.Zoom, At: []float64{in.X1, in.Y1}, To: []float64{in.X2, in.Y2}}, in.Space)
@@ -118,13 +118,13 @@ func (s *Server) zoomTool() toolDef {
 
 // CursorArgs are gui_cursor_position's arguments.
 type CursorArgs struct {
-	Display string `json:"display,omitempty" jsonschema:"give x, y in this display's latest image; default the one under the pointer"`
+	Display string `json:"display,omitempty" jsonschema:"default: the one under the pointer"`
 	FrameID string `json:"frame_id,omitempty" jsonschema:"give x, y in this image"`
 }
 
 func (s *Server) cursorPositionTool() toolDef {
 	return newTool(s, GroupObserve, "gui_cursor_position", "Pointer position",
-		"Report the pointer position: x, y in the latest image of the display (in_image: whether inside it), and global_x, global_y in screen pixels.",
+		"The pointer position: x, y in the display's latest image (in_image), global_x, global_y in screen pixels.",
 		readOnly, nil,
 		func(ctx context.Context, c *call, in CursorArgs) (*mcp.CallToolResult, error) {
 			g, err := s.input.CursorPosition(ctx)
@@ -149,7 +149,7 @@ type WaitArgs struct {
 
 func (s *Server) waitTool() toolDef {
 	return newTool(s, GroupObserve, "gui_wait", "Wait",
-		"Wait some milliseconds (at most 30000), e.g. while an application loads.",
+		"Wait some milliseconds (at most 30000).",
 		readOnly, func(sc *jsonschema.Schema) { between(sc, "ms", 0, float64(s.opts.MaxWait.Milliseconds())) },
 		func(ctx context.Context, c *call, in WaitArgs) (*mcp.CallToolResult, error) {
 			d := time.Duration(in.MS) * time.Millisecond

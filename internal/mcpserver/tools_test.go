@@ -36,7 +36,7 @@ import (
 var issueTools = []string{
 	"gui_list_displays", "gui_screenshot", "gui_zoom", "gui_cursor_position", "gui_move", "gui_click",
 	"gui_double_click", "gui_mouse_down", "gui_mouse_up", "gui_drag", "gui_scroll", "gui_type",
-	"gui_press_key", "gui_hotkey", "gui_wait", "gui_find_image", "gui_clipboard",
+	"gui_press_key", "gui_hotkey", "gui_wait", "gui_find_image", "gui_find_text", "gui_read_text", "gui_clipboard",
 }
 
 func listTools(t *testing.T, cs *mcp.ClientSession) []*mcp.Tool {
@@ -61,7 +61,7 @@ func TestToolListAndAnnotations(t *testing.T) {
 	if !slices.Equal(sortedCopy(names), sortedCopy(issueTools)) {
 		t.Fatalf("tools = %v\nwant %v", names, issueTools)
 	}
-	readOnlyTools := []string{"gui_list_displays", "gui_screenshot", "gui_zoom", "gui_cursor_position", "gui_wait", "gui_find_image"}
+	readOnlyTools := []string{"gui_list_displays", "gui_screenshot", "gui_zoom", "gui_cursor_position", "gui_wait", "gui_find_image", "gui_find_text", "gui_read_text"}
 	for _, tl := range tools {
 		ro := slices.Contains(readOnlyTools, tl.Name)
 		if tl.Annotations.ReadOnlyHint != ro {

@@ -123,9 +123,6 @@ type visionLocator struct {
 	c *call
 }
 
-// locator is the locate step of the call's input (operate.Op.Locate).
-func (s *Server) locator(c *call) operate.Locator { return visionLocator{s, c} }
-
 func (v visionLocator) By() string { return operate.ByVision }
 
 func (v visionLocator) Locate(ctx context.Context, t operate.Target) (operate.Place, error) {

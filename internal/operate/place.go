@@ -15,6 +15,7 @@ type geomPoint = geom.GlobalPoint
 // How a point was found, as a result's located_by says it.
 const (
 	ByCoordinates = ""          // the caller gave the point (through the geom resolver)
+	ByOCR         = "ocr"       // the target's words were read on the screen (no model)
 	ByVision      = "vision"    // a plain-vision model located the target's words
 	ByGrounding   = "grounding" // the agent's grounding model located them
 	ByCache       = "cache"     // a flow cache's pixel fingerprint, verified on the screen
