@@ -18,14 +18,14 @@ type FlowRunner interface {
 
 // RunFlowArgs are gui_run_flow's arguments.
 type RunFlowArgs struct {
-	YAML  string            `json:"yaml" jsonschema:"the flow as YAML text, not a path: name, display, steps (act, click, type, key, hotkey, scroll, drag, wait_for, assert, query, locate, sleep); ${name} reads vars"`
+	YAML  string            `json:"yaml" jsonschema:"the flow's YAML text (not a path): name, display, steps; ${name} reads vars"`
 	Vars  map[string]string `json:"vars,omitempty"`
-	Cache string            `json:"cache,omitempty" jsonschema:"use of the cache of located elements; default read-write"`
+	Cache string            `json:"cache,omitempty" jsonschema:"the cache of located elements; default read-write"`
 }
 
 func (s *Server) runFlowTool() toolDef {
-	return newTool(s, GroupFlows, "gui_run_flow", "Run a YAML flow",
-		"Run a YAML flow: act hands a goal to the agent; click, type, scroll, drag and locate find elements by description, replayed from a cache verified on the screen so repeats need no model; wait_for, assert and query ask the vision model. Returns status, summary, steps, variables, model calls, report.",
+	return newTool(s, GroupFlows, "gui_run_flow", "Run a flow",
+		"Run a YAML flow of steps (act, click, type, key, hotkey, scroll, drag, locate, wait_for, assert, query, sleep). Located elements are cached and verified on the screen, so repeats need no model. Returns status, steps, variables, model calls, report.",
 		changesDesk,
 		func(sc *jsonschema.Schema) {
 			prop(sc, "yaml").MinLength = new(1)

@@ -11,7 +11,7 @@ import (
 )
 
 // Argument caps. Every string and array argument of every tool carries one in
-// its input schema (maxLength in characters, maxItems), so a client can read
+// its input schema (maxLength in characters, or an enum; maxItems), so a client can read
 // it and the SDK refuses a larger value, with an error naming the property
 // and the cap, before the tool does any work. Messages are also bounded as a
 // whole: MaxStdioMessageBytes over stdio, HTTPOptions.MaxBodyBytes over HTTP.
@@ -65,7 +65,7 @@ func capArguments(tool string, s *jsonschema.Schema) {
 	for name, p := range s.Properties {
 		switch {
 		case p.Type == "string":
-			if p.MaxLength == nil {
+			if p.MaxLength == nil && p.Enum == nil { // an enum caps it already
 				n, ok := argCaps[tool][name]
 				if !ok {
 					n = maxNameChars

@@ -39,8 +39,9 @@ func TestArgumentCapsRefuseBeforeAnyWork(t *testing.T) {
 		var sc struct {
 			Properties map[string]struct {
 				Type      any  `json:"type"`
-				MaxLength *int `json:"maxLength"`
-				MaxItems  *int `json:"maxItems"`
+				MaxLength *int  `json:"maxLength"`
+				MaxItems  *int  `json:"maxItems"`
+				Enum      []any `json:"enum"`
 			} `json:"properties"`
 		}
 		if err := json.Unmarshal(b, &sc); err != nil {
@@ -50,7 +51,7 @@ func TestArgumentCapsRefuseBeforeAnyWork(t *testing.T) {
 			if n, ok := want[tl.Name+"."+name]; ok && (p.MaxLength == nil || *p.MaxLength != n) {
 				t.Errorf("%s.%s: maxLength %v, want %d", tl.Name, name, p.MaxLength, n)
 			}
-			if ts := fmt.Sprint(p.Type); strings.Contains(ts, "string") && p.MaxLength == nil || strings.Contains(ts, "array") && p.MaxItems == nil {
+			if ts := fmt.Sprint(p.Type); strings.Contains(ts, "string") && p.MaxLength == nil && p.Enum == nil || strings.Contains(ts, "array") && p.MaxItems == nil {
 				t.Errorf("%s.%s (%s) has no cap", tl.Name, name, ts)
 			}
 		}

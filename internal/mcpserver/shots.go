@@ -142,8 +142,8 @@ type Match struct {
 }
 
 func (s *Server) findImageTool() toolDef {
-	return newTool(s, GroupObserve, "gui_find_image", "Find an image on screen",
-		"Find a small image (icon, button) on a new screenshot sized as the latest (it becomes the latest): matches best first, centre x, y, size, score (1 = identical).",
+	return newTool(s, GroupObserve, "gui_find_image", "Find an image",
+		"Find a small image (icon, button) on a new screenshot, which becomes the latest: matches best first, centre x, y, size, score (1 = identical).",
 		readOnly,
 		func(sc *jsonschema.Schema) {
 			between(sc, "threshold", 0, 1)

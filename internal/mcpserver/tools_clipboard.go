@@ -14,7 +14,7 @@ import (
 
 // ClipboardArgs are gui_clipboard's arguments.
 type ClipboardArgs struct {
-	Action string `json:"action" jsonschema:"get or set"`
+	Action string `json:"action"`
 	Text   string `json:"text,omitempty" jsonschema:"for set"`
 }
 

@@ -134,8 +134,8 @@ type MouseDownArgs struct {
 }
 
 func (s *Server) mouseDownTool() toolDef {
-	return newTool(s, GroupInput, "gui_mouse_down", "Press a mouse button",
-		"Press and hold a mouse button, optionally at a point, until gui_mouse_up (or the kill switch).",
+	return newTool(s, GroupInput, "gui_mouse_down", "Mouse down",
+		"Press and hold a mouse button, optionally at a point, until gui_mouse_up.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); buttonEnum(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in MouseDownArgs) (*mcp.CallToolResult, error) {
 			return s.button(ctx, c, ButtonArgs{X: in.X, Y: in.Y, Button: in.Button, Where: in.Where}, in.Target, true)
@@ -143,7 +143,7 @@ func (s *Server) mouseDownTool() toolDef {
 }
 
 func (s *Server) mouseUpTool() toolDef {
-	return newTool(s, GroupInput, "gui_mouse_up", "Release a mouse button",
+	return newTool(s, GroupInput, "gui_mouse_up", "Mouse up",
 		"Release a mouse button, optionally at a point.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); buttonEnum(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in ButtonArgs) (*mcp.CallToolResult, error) {
@@ -306,8 +306,8 @@ func (s *Server) scrollTool() toolDef {
 type TypeArgs struct {
 	Text    string `json:"text" jsonschema:"typed exactly, any Unicode; keys go to gui_press_key"`
 	Target  string `json:"target,omitempty" jsonschema:"the field in words, clicked first; default: the focused element"`
-	Mode    string `json:"mode,omitempty" jsonschema:"replace: select the field's text and type over it; append: go to its end; type (default): at the caret"`
-	Display string `json:"display,omitempty" jsonschema:"display of target"`
+	Mode    string `json:"mode,omitempty" jsonschema:"replace: type over the field's text; append: at its end; type (default): at the caret"`
+	Display string `json:"display,omitempty"`
 }
 
 func (s *Server) typeTool() toolDef {
@@ -400,8 +400,8 @@ type HotkeyArgs struct {
 }
 
 func (s *Server) hotkeyTool() toolDef {
-	return newTool(s, GroupInput, "gui_hotkey", "Press a key combination",
-		"Press a keyboard shortcut. Dangerous combinations (alt+f4, ctrl+alt+delete, ...) are blocked.",
+	return newTool(s, GroupInput, "gui_hotkey", "Hotkey",
+		"Press a keyboard shortcut; dangerous ones (alt+f4, ctrl+alt+delete, ...) are blocked.",
 		changesDesk, func(sc *jsonschema.Schema) { prop(sc, "keys").MinItems = new(1) },
 		func(ctx context.Context, c *call, in HotkeyArgs) (*mcp.CallToolResult, error) {
 			a, err := s.parse(action.Raw{Kind: action.KeyPress, Keys: in.Keys}, "")

@@ -55,12 +55,12 @@ type ScreenshotArgs struct {
 	Display     string `json:"display,omitempty"`
 	MaxLongEdge int    `json:"max_long_edge,omitempty" jsonschema:"longest side in pixels; default 1920"`
 	Format      string `json:"format,omitempty" jsonschema:"default jpeg"`
-	Quality     int    `json:"quality,omitempty" jsonschema:"JPEG quality; default 75, lowered to fit the size budget"`
+	Quality     int    `json:"quality,omitempty" jsonschema:"default 75, lowered to fit the byte budget"`
 }
 
 func (s *Server) screenshotTool() toolDef {
-	return newTool(s, GroupObserve, "gui_screenshot", "Take a screenshot",
-		"Capture a display. Returns the image and metadata: frame_id, display, image_width, image_height, scale (image pixels per screen pixel). Later points are pixels of this image.",
+	return newTool(s, GroupObserve, "gui_screenshot", "Screenshot",
+		"Capture a display: the image, frame_id, display, image_width, image_height and scale (image pixels per screen pixel). Later points are pixels of this image.",
 		readOnly,
 		func(sc *jsonschema.Schema) {
 			between(sc, "max_long_edge", 64, 4096)
@@ -86,8 +86,8 @@ type ZoomArgs struct {
 }
 
 func (s *Server) zoomTool() toolDef {
-	return newTool(s, GroupObserve, "gui_zoom", "Zoom into a region",
-		"Capture the region between (x1,y1) and (x2,y2) at higher resolution, as gui_screenshot; it becomes the display's latest.",
+	return newTool(s, GroupObserve, "gui_zoom", "Zoom",
+		"Capture the region (x1,y1)-(x2,y2) at higher resolution, as gui_screenshot does; it becomes the latest.",
 		readOnly, func(sc *jsonschema.Schema) { s.pointSchema(sc) },
 		func(ctx context.Context, c *call, in ZoomArgs) (*mcp.CallToolResult, error) {
 			z, err := s.parse(action.Raw{Kind: action.Zoom, At: []float64{in.X1, in.Y1}, To: []float64{in.X2, in.Y2}}, in.Space)
@@ -124,7 +124,7 @@ type CursorArgs struct {
 
 func (s *Server) cursorPositionTool() toolDef {
 	return newTool(s, GroupObserve, "gui_cursor_position", "Pointer position",
-		"The pointer position: x, y in the display's latest image (in_image), global_x, global_y in screen pixels.",
+		"The pointer position: x, y in the display's latest image (in_image); global_x, global_y in screen pixels.",
 		readOnly, nil,
 		func(ctx context.Context, c *call, in CursorArgs) (*mcp.CallToolResult, error) {
 			g, err := s.input.CursorPosition(ctx)

@@ -97,7 +97,7 @@ func conf(v float64) float64 { return math.Round(v*10) / 10 }
 
 func (s *Server) findTextTool() toolDef {
 	return newTool(s, GroupObserve, "gui_find_text", "Find text",
-		"Find text (match: default exact) by OCR on a new screenshot, in region of the latest: frame_id, matches with box, center, words, confidence.",
+		"Find text by OCR on a new screenshot (region: in the latest's pixels): frame_id, matches with box, center, confidence.",
 		readOnly, func(sc *jsonschema.Schema) {
 			prop(sc, "text").MinLength = new(1)
 			enum(sc, "match", "exact", "contains", "regex")
