@@ -38,7 +38,7 @@ func TestArgumentCapsRefuseBeforeAnyWork(t *testing.T) {
 		b, _ := json.Marshal(tl.InputSchema)
 		var sc struct {
 			Properties map[string]struct {
-				Type      any  `json:"type"`
+				Type      any   `json:"type"`
 				MaxLength *int  `json:"maxLength"`
 				MaxItems  *int  `json:"maxItems"`
 				Enum      []any `json:"enum"`
