@@ -14,13 +14,13 @@
     const c = document.createElement("figure");
     c.className = "desktop";
     const img = document.createElement("img");
-    img.alt = "screen of the desktop of session " + d.session_id;
+    img.alt = "screen of the desktop of session " + d.id;
     const cap = document.createElement("figcaption");
     c.append(img, cap);
     const entry = { card: c, img: img, cap: cap, timer: 0 };
     const next = (delay) => {
       entry.timer = setTimeout(() => {
-        img.src = "/api/desktops/" + encodeURIComponent(d.session_id) + "/screen.jpg?t=" + Date.now();
+        img.src = "/api/desktops/" + encodeURIComponent(d.id) + "/screen.jpg?t=" + Date.now();
       }, delay);
     };
     img.addEventListener("load", () => next(1000));
@@ -43,14 +43,14 @@
     count.textContent = String(desktops.length);
     const live = new Set();
     for (const d of desktops) {
-      live.add(d.session_id);
-      let e = cards.get(d.session_id);
+      live.add(d.id);
+      let e = cards.get(d.id);
       if (!e) {
         e = card(d);
-        cards.set(d.session_id, e);
+        cards.set(d.id, e);
         list.append(e.card);
       }
-      e.cap.textContent = (d.display || "starting…") + " · session " + d.session_id.slice(0, 8) +
+      e.cap.textContent = (d.display || "starting…") + " · session " + d.id.slice(0, 8) +
         " · since " + new Date(d.started).toLocaleTimeString();
     }
     for (const [id, e] of cards) {
