@@ -89,7 +89,7 @@ func (fb *fleetBench) connect(b *testing.B) *mcp.ClientSession {
 	if err != nil {
 		b.Fatalf("connect: %v", err)
 	}
-	log := filepath.Join(fb.state, "guiagent", "desktops", cs.ID(), "session-command.log")
+	log := filepath.Join(fb.state, "guiagent", "desktops", recordIDOf(b, cs), "session-command.log")
 	if !waitFor(30*time.Second, func() bool {
 		data, _ := os.ReadFile(log)
 		return strings.Contains(string(data), `"event":"ready"`)

@@ -162,10 +162,12 @@ func TestDesktopPerSession(t *testing.T) {
 	clients := make([]*killableClient, sessions)
 	css := make([]*mcp.ClientSession, sessions)
 	logs := make([]commandLog, sessions)
+	recs := make([]string, sessions) // each session's record id
 	for k := range sessions {
 		clients[k] = &killableClient{}
 		css[k] = connectFleet(t, g, clients[k])
-		logs[k] = waitReady(t, g, css[k].ID())
+		recs[k] = recordIDOf(t, css[k])
+		logs[k] = waitReady(t, g, recs[k])
 		for j := range k {
 			if logs[j].display == logs[k].display {
 				t.Fatalf("sessions %d and %d share display %s", j, k, logs[k].display)
@@ -173,7 +175,7 @@ func TestDesktopPerSession(t *testing.T) {
 		}
 	}
 	checkFifthRefused(t, g, sessions)
-	checkDashboardDesktops(t, g, css)
+	checkDashboardDesktops(t, g, recs)
 
 	results := make([]agent.Result, sessions)
 	var wg sync.WaitGroup
@@ -187,9 +189,9 @@ func TestDesktopPerSession(t *testing.T) {
 	}
 	wg.Wait()
 	for k := range sessions {
-		checkOwnEvents(t, g, k, css[k].ID(), results[k])
+		checkOwnEvents(t, g, k, recs[k], results[k])
 	}
-	checkFleetLogs(t, g, css, results)
+	checkFleetLogs(t, g, css, recs, results)
 	checkKillSwitchStopsAll(t, stopFile, css, logs)
 	checkFleetMetrics(t, g, sessions)
 
@@ -211,7 +213,7 @@ func TestDesktopPerSession(t *testing.T) {
 	}
 	// The freed slot takes a new session, on a new desktop.
 	cs := connectFleet(t, g, &killableClient{})
-	waitReady(t, g, cs.ID())
+	waitReady(t, g, recordIDOf(t, cs))
 }
 
 // connectFleet opens an MCP session through a killable client.
@@ -312,8 +314,9 @@ func xvfbRunning(display string) bool {
 }
 
 // checkFleetLogs: the JSON log has one object per line, and each task's
-// lines carry its run id with its own session's id.
-func checkFleetLogs(t *testing.T, g *guiagent, css []*mcp.ClientSession, results []agent.Result) {
+// lines carry its run id with its own session's record id, and no line
+// carries a session's Mcp-Session-Id but the SDK's own.
+func checkFleetLogs(t *testing.T, g *guiagent, css []*mcp.ClientSession, recs []string, results []agent.Result) {
 	t.Helper()
 	runSession := map[string]string{}
 	for _, line := range strings.Split(g.stderr.String(), "\n") {
@@ -332,8 +335,8 @@ func checkFleetLogs(t *testing.T, g *guiagent, css []*mcp.ClientSession, results
 		}
 	}
 	for k, r := range results {
-		if got := runSession[r.RunID]; got != css[k].ID() {
-			t.Errorf("the log's task finished line of run %s names session %q, want %q", r.RunID, got, css[k].ID())
+		if got := runSession[r.RunID]; got != recs[k] || got == css[k].ID() {
+			t.Errorf("the log's task finished line of run %s names session %q, want its record id %q", r.RunID, got, recs[k])
 		}
 	}
 }
@@ -359,30 +362,30 @@ func checkFleetMetrics(t *testing.T, g *guiagent, sessions int) {
 
 // checkDashboardDesktops: the dashboard lists every live desktop and shows
 // each one's screen, with the sample form on it.
-func checkDashboardDesktops(t *testing.T, g *guiagent, css []*mcp.ClientSession) {
+func checkDashboardDesktops(t *testing.T, g *guiagent, recs []string) {
 	t.Helper()
 	status, body := g.get(t, "/api/desktops")
 	var list []struct {
-		SessionID string `json:"session_id"`
-		Display   string `json:"display"`
-		Ready     bool   `json:"ready"`
+		ID      string `json:"id"`
+		Display string `json:"display"`
+		Ready   bool   `json:"ready"`
 	}
 	if err := json.Unmarshal(body, &list); status != http.StatusOK || err != nil {
 		t.Fatalf("GET /api/desktops: %d %v %s", status, err, body)
 	}
 	listed := map[string]bool{}
 	for _, d := range list {
-		listed[d.SessionID] = d.Ready && d.Display != ""
+		listed[d.ID] = d.Ready && d.Display != ""
 	}
-	for _, cs := range css {
-		if !listed[cs.ID()] {
-			t.Errorf("the dashboard does not list session %s's desktop as ready: %s", cs.ID(), body)
+	for _, rec := range recs {
+		if !listed[rec] {
+			t.Errorf("the dashboard does not list session %s's desktop as ready: %s", rec, body)
 			continue
 		}
-		status, jpg := g.get(t, "/api/desktops/"+cs.ID()+"/screen.jpg")
+		status, jpg := g.get(t, "/api/desktops/"+rec+"/screen.jpg")
 		img, err := jpeg.Decode(bytes.NewReader(jpg))
 		if status != http.StatusOK || err != nil {
-			t.Errorf("session %s's screen: %d %v", cs.ID(), status, err)
+			t.Errorf("session %s's screen: %d %v", rec, status, err)
 			continue
 		}
 		findColor(t, img, sampleapp.SubmitColor, 12)

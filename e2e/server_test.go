@@ -437,6 +437,24 @@ func readResource(t *testing.T, cs *mcp.ClientSession, uri string) string {
 }
 
 // listRuns reads gui://runs.
+// recordIDOf is the session's record id, as gui://status tells its reader:
+// what names the session in run records, audit entries, logs and the
+// dashboard (never its Mcp-Session-Id).
+func recordIDOf(t testing.TB, cs *mcp.ClientSession) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "gui://status"})
+	if err != nil || len(res.Contents) == 0 {
+		t.Fatalf("reading gui://status: %v", err)
+	}
+	var st struct{ Session string }
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &st); err != nil || st.Session == "" {
+		t.Fatalf("gui://status names no session record id (%v): %.300s", err, res.Contents[0].Text)
+	}
+	return st.Session
+}
+
 func listRuns(t *testing.T, cs *mcp.ClientSession) []trace.RunInfo {
 	t.Helper()
 	text := readResource(t, cs, "gui://runs")

@@ -125,10 +125,7 @@ func TestAtomicCallsRecordedPerSession(t *testing.T) {
 
 			sid := ""
 			if tr.name == "http" {
-				sid = cs.ID()
-				if sid == "" {
-					t.Fatal("the HTTP client session has no id")
-				}
+				sid = recordIDOf(t, cs)
 			}
 			ri, calls := sessionRun(t, cs, sid, len(want))
 			if got := toolNames(calls); !slices.Equal(got, want) {
@@ -190,8 +187,8 @@ func TestAtomicCallsGroupedBySession(t *testing.T) {
 	call(t, a, "gui_move", map[string]any{"x": 200, "y": 120, "space": "screen"})
 	call(t, b, "gui_list_displays", nil)
 
-	_, ca := sessionRun(t, a, a.ID(), 2)
-	_, cb := sessionRun(t, b, b.ID(), 2)
+	_, ca := sessionRun(t, a, recordIDOf(t, a), 2)
+	_, cb := sessionRun(t, b, recordIDOf(t, b), 2)
 	if got := toolNames(ca); !slices.Equal(got, []string{"gui_move", "gui_move"}) {
 		t.Errorf("session A recorded %v, want its two gui_move calls", got)
 	}

@@ -76,8 +76,10 @@ type App struct {
 	fleet *mcpserver.Fleet
 	// sessionDesktops are the per-session desktops' parts, by session id.
 	sessionDesktops sync.Map // string -> *sessionDesktop
-	// sessionID is the one MCP session of a per-session App ("" otherwise).
-	sessionID string
+	// sessionID is the one MCP session of a per-session App ("" otherwise);
+	// recordID names it in records, files, logs and the dashboard (the
+	// session id is its credential and appears nowhere else).
+	sessionID, recordID string
 
 	scrub        *secret.Scrubber // the one scrubber of every writer; the settings API adds a new key to it
 	forceVirtual bool             // the private display was asked for whatever $DISPLAY is
@@ -217,7 +219,7 @@ func (a *App) openServer(c config.Config, x Extra) error {
 		Runs:    a.store,
 		Name:    "guiagent", Version: x.Version, Logger: a.log, // a per-session server adds the session id itself
 		CurrentTask: a.currentTask,
-		Metrics:     a.metrics, SessionID: a.sessionID,
+		Metrics:     a.metrics, SessionID: a.sessionID, RecordID: a.recordID,
 	}
 	if a.sessionID != "" {
 		opts.KeepAlive = c.SessionKeepAlive
@@ -277,8 +279,8 @@ func (a *App) newRunner(c config.Config) (*agent.Runner, error) {
 		adapter = a.metrics.Adapter(adapter)
 	}
 	log := a.log
-	if a.sessionID != "" {
-		log = log.With("session", a.sessionID)
+	if a.recordID != "" {
+		log = log.With("session", a.recordID)
 	}
 	mem, err := newMemoryModel(c)
 	if err != nil {
@@ -296,6 +298,9 @@ func (a *App) newRunner(c config.Config) (*agent.Runner, error) {
 		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
 			// Begin records c redacted and scrubs the credentials it holds
 			// from the whole run record, a key set at run time included.
+			if a.recordID != "" { // a fleet session's: shown to that session only
+				return a.store.BeginOwned(trace.KindTask, a.recordID, runID, t.Task, c)
+			}
 			return a.store.Begin(runID, t.Task, c)
 		},
 	}

@@ -41,8 +41,8 @@ func NewFleet(c config.Config, x Extra) (*App, error) {
 	}
 	version := x.Version
 	a.fleet, err = mcpserver.NewFleet(mcpserver.FleetOptions{
-		Open: func(ctx context.Context, id string) (*mcpserver.Desktop, error) {
-			return a.openSessionDesktop(ctx, id, x)
+		Open: func(ctx context.Context, id, record string) (*mcpserver.Desktop, error) {
+			return a.openSessionDesktop(ctx, id, record, x)
 		},
 		Max:    c.MaxDesktops,
 		Logger: a.log,
@@ -68,13 +68,13 @@ func (a *App) ListenAndServeFleet(ctx context.Context, onListen func(net.Addr) e
 	return a.fleet.ListenAndServe(ctx, o)
 }
 
-// openSessionDesktop starts a private Xvfb for MCP session id, the session
-// command on it, and the App and server acting only on it. Everything it
-// started is stopped again when it fails.
-func (a *App) openSessionDesktop(ctx context.Context, id string, x Extra) (_ *mcpserver.Desktop, err error) {
+// openSessionDesktop starts a private Xvfb for MCP session id (named record
+// everywhere but in its server), the session command on it, and the App and
+// server acting only on it. Everything it started is stopped again when it fails.
+func (a *App) openSessionDesktop(ctx context.Context, id, record string, x Extra) (_ *mcpserver.Desktop, err error) {
 	c := a.Config()
 	sd := &sessionDesktop{App: &App{cfg: c, sources: c.Sources, scrub: a.scrub, log: a.log, keys: a.keys, kill: a.kill,
-		audit: a.audit, shots: a.shots, store: a.store, metrics: a.metrics, token: a.token, sessionID: id,
+		audit: a.audit, shots: a.shots, store: a.store, metrics: a.metrics, token: a.token, sessionID: id, recordID: record,
 		questions: a.questions, link: a.link}} // one broker and dashboard for every desktop's questions
 	defer func() {
 		if err != nil {
@@ -100,7 +100,7 @@ func (a *App) openSessionDesktop(ctx context.Context, id string, x Extra) (_ *mc
 		sd.input.Gate = a.kill.Gate // one kill switch stops every desktop
 	}
 	if c.SessionCommand != "" {
-		stop, err := a.startSessionCommand(sd, id)
+		stop, err := a.startSessionCommand(sd, record)
 		if err != nil {
 			return nil, err
 		}
@@ -109,13 +109,13 @@ func (a *App) openSessionDesktop(ctx context.Context, id string, x Extra) (_ *mc
 	if err := sd.openServer(c, x); err != nil {
 		return nil, err
 	}
-	a.sessionDesktops.Store(id, sd)
-	sd.closes = append(sd.closes, func() error { a.sessionDesktops.Delete(id); return nil })
+	a.sessionDesktops.Store(record, sd)
+	sd.closes = append(sd.closes, func() error { a.sessionDesktops.Delete(record); return nil })
 	return &mcpserver.Desktop{Server: sd.server, Display: vd.Display, Size: vd.Size, Close: sd.Close}, nil
 }
 
 // startSessionCommand starts --session-command on sd's display; its output
-// goes to desktops/<session id>/session-command.log beside the run records.
+// goes to desktops/<record id>/session-command.log beside the run records.
 // The returned function stops it.
 func (a *App) startSessionCommand(sd *sessionDesktop, id string) (func() error, error) {
 	dir := filepath.Join(filepath.Dir(sd.cfg.RunsDir), "desktops", id)
@@ -167,7 +167,8 @@ func (c *cappedWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// sessionScreen is the live screen of the desktop of MCP session id.
+// sessionScreen is the live screen of the desktop of the MCP session whose
+// record id is id.
 func (a *App) sessionScreen(ctx context.Context, id string) ([]byte, error) {
 	v, ok := a.sessionDesktops.Load(id)
 	if !ok {

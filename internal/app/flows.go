@@ -10,6 +10,7 @@ import (
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/flow"
 	"github.com/guiagent/guiagent/internal/mcpserver"
+	"github.com/guiagent/guiagent/internal/trace"
 	"github.com/guiagent/guiagent/internal/vision"
 )
 
@@ -52,6 +53,9 @@ func (f *flows) runner(c config.Config) (*flow.Runner, error) {
 			return ask.ConfirmKeys(ctx, a.questions, a.keys, keys, "A flow step", c.AskTimeout, mcpserver.AskChannel(ctx))
 		},
 		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
+			if a.recordID != "" { // a fleet session's: shown to that session only
+				return a.store.BeginOwned(trace.KindFlow, a.recordID, runID, t.Task, c)
+			}
 			return a.store.BeginFlow(runID, t.Task, c)
 		},
 	}

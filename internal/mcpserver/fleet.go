@@ -24,9 +24,9 @@ import (
 // Desktop is one MCP session's private desktop and the server that acts only
 // on it (serve --http --desktop-per-session).
 type Desktop struct {
-	// Server serves the session; it was built with Options.SessionID set to
-	// the session's id, and its screen, input, frames and task gate are this
-	// desktop's alone.
+	// Server serves the session; it was built with Options.SessionID and
+	// Options.RecordID set to the ids Open was given, and its screen, input,
+	// frames and task gate are this desktop's alone.
 	Server *Server
 	// Display names the desktop (the X display, e.g. ":123").
 	Display string
@@ -37,13 +37,14 @@ type Desktop struct {
 	Close func() error
 }
 
-// DesktopInfo describes a live desktop (dashboard, logs).
+// DesktopInfo describes a live desktop (dashboard, logs). It names the
+// session by its record id, never by its Mcp-Session-Id.
 type DesktopInfo struct {
-	SessionID string    `json:"session_id"`
-	Display   string    `json:"display"`
-	Width     int       `json:"width"`
-	Height    int       `json:"height"`
-	Started   time.Time `json:"started"`
+	ID      string    `json:"id"`
+	Display string    `json:"display"`
+	Width   int       `json:"width"`
+	Height  int       `json:"height"`
+	Started time.Time `json:"started"`
 	// Ready is false while the desktop is being started for a session that
 	// is initializing.
 	Ready bool `json:"ready"`
@@ -52,9 +53,12 @@ type DesktopInfo struct {
 // FleetOptions configures a Fleet. Open is required.
 type FleetOptions struct {
 	// Open starts a new private desktop for the MCP session sessionID and
-	// builds its server (with Options.SessionID = sessionID). It must clean up
-	// after itself when it fails.
-	Open func(ctx context.Context, sessionID string) (*Desktop, error)
+	// builds its server (with Options.SessionID = sessionID and
+	// Options.RecordID = recordID). The record id, drawn at random apart from
+	// the session id, is what names the session anywhere but in the
+	// session's own HTTP exchange (records, files, logs, dashboard): the
+	// session id is its credential. Open must clean up after itself when it fails.
+	Open func(ctx context.Context, sessionID, recordID string) (*Desktop, error)
 	// Max caps the live desktops: a new session beyond it is refused with 503
 	// naming the limit. Zero means the number of CPUs.
 	Max int
@@ -83,7 +87,8 @@ type Fleet struct {
 }
 
 type fleetDesktop struct {
-	id      string
+	id      string // the Mcp-Session-Id
+	record  string // the record id
 	started time.Time
 	d       *Desktop // nil while starting
 	handler http.Handler
@@ -113,7 +118,7 @@ func (f *Fleet) Desktops() []DesktopInfo {
 	defer f.mu.Unlock()
 	out := make([]DesktopInfo, 0, len(f.desktops))
 	for _, fd := range f.desktops {
-		di := DesktopInfo{SessionID: fd.id, Started: fd.started}
+		di := DesktopInfo{ID: fd.record, Started: fd.started}
 		if fd.d != nil {
 			di.Display, di.Width, di.Height, di.Ready = fd.d.Display, fd.d.Size.W, fd.d.Size.H, true
 		}
@@ -123,15 +128,16 @@ func (f *Fleet) Desktops() []DesktopInfo {
 	return out
 }
 
-// Desktop returns the live desktop of session id.
+// Desktop returns the live desktop of the session whose record id is id.
 func (f *Fleet) Desktop(id string) (*Desktop, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fd := f.desktops[id]
-	if fd == nil || fd.d == nil {
-		return nil, false
+	for _, fd := range f.desktops {
+		if fd.record == id && fd.d != nil {
+			return fd.d, true
+		}
 	}
-	return fd.d, true
+	return nil, false
 }
 
 // Ready reports whether every live desktop answers a capture (true with none).
@@ -147,7 +153,7 @@ func (f *Fleet) Ready(ctx context.Context) error {
 	var errs []error
 	for _, fd := range ds {
 		if err := fd.d.Server.Ready(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("desktop %s of session %s: %w", fd.d.Display, fd.id, err))
+			errs = append(errs, fmt.Errorf("desktop %s of session %s: %w", fd.d.Display, fd.record, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -243,10 +249,10 @@ func (f *Fleet) open(w http.ResponseWriter, r *http.Request, sdk http.Handler) {
 		return
 	}
 	start := time.Now()
-	d, err := f.opts.Open(r.Context(), id)
+	d, err := f.opts.Open(r.Context(), id, fd.record)
 	if err != nil {
 		f.release(id)
-		f.log.Error("starting a desktop for a new MCP session failed", "session", id, "err", err)
+		f.log.Error("starting a desktop for a new MCP session failed", "session", fd.record, "err", err)
 		http.Error(w, "internal error: starting a private desktop for this session failed: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -254,7 +260,7 @@ func (f *Fleet) open(w http.ResponseWriter, r *http.Request, sdk http.Handler) {
 	fd.d, fd.handler = d, d.Server.cancelWhenClientGone(sdk)
 	live := len(f.desktops)
 	f.mu.Unlock()
-	f.log.Info("desktop started for a new MCP session", "session", id, "display", d.Display, "ms", time.Since(start).Milliseconds(), "live", live)
+	f.log.Info("desktop started for a new MCP session", "session", fd.record, "display", d.Display, "ms", time.Since(start).Milliseconds(), "live", live)
 	fd.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fleetServerKey{}, d.Server)))
 	var ss *mcp.ServerSession
 	for s := range d.Server.mcp.Sessions() {
@@ -271,7 +277,9 @@ func (f *Fleet) open(w http.ResponseWriter, r *http.Request, sdk http.Handler) {
 	})
 }
 
-// reserve claims a desktop slot and a new session id, or says why not.
+// reserve claims a desktop slot, a new session id (128 random bits: the
+// session's credential, unguessable) and a record id drawn apart from it, or
+// says why not.
 func (f *Fleet) reserve() (string, *fleetDesktop, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
@@ -286,7 +294,7 @@ func (f *Fleet) reserve() (string, *fleetDesktop, error) {
 	if n := len(f.desktops); n >= f.opts.Max {
 		return "", nil, fmt.Errorf("all %d desktops are in use (--max-desktops %d); end a session (HTTP DELETE with its Mcp-Session-Id), wait for one to end, or raise --max-desktops", n, f.opts.Max)
 	}
-	fd := &fleetDesktop{id: id, started: time.Now()}
+	fd := &fleetDesktop{id: id, record: newRecordID(), started: time.Now()}
 	f.desktops[id] = fd
 	return id, fd, nil
 }
@@ -310,9 +318,9 @@ func (f *Fleet) end(id, why string) {
 	f.changed()
 	fd.d.Server.releaseAll()
 	if err := fd.d.Close(); err != nil {
-		f.log.Warn("closing a session's desktop failed", "session", id, "display", fd.d.Display, "err", err)
+		f.log.Warn("closing a session's desktop failed", "session", fd.record, "display", fd.d.Display, "err", err)
 	}
-	f.log.Info("desktop destroyed", "session", id, "display", fd.d.Display, "why", why)
+	f.log.Info("desktop destroyed", "session", fd.record, "display", fd.d.Display, "why", why)
 }
 
 func (f *Fleet) changed() {

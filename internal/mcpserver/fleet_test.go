@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,14 +18,18 @@ import (
 
 	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/safety"
+	"github.com/guiagent/guiagent/internal/trace"
 )
 
 const fleetToken = "fleet-token-0123456789abcdef"
 
 // fakeFleet is a Fleet whose desktops are fake backends.
+// Its desktops share one run store and one audit, as app's fleet does.
 type fakeFleet struct {
 	f      *Fleet
 	url    string
+	store  *trace.Store
 	mu     sync.Mutex
 	desks  map[string]*fake.Backend
 	closed atomic.Int32
@@ -32,10 +37,19 @@ type fakeFleet struct {
 
 func newFakeFleet(t *testing.T, max int, o HTTPOptions) *fakeFleet {
 	t.Helper()
-	ff := &fakeFleet{desks: map[string]*fake.Backend{}}
-	f, err := NewFleet(FleetOptions{Max: max, Logger: testLogger(t), Open: func(ctx context.Context, id string) (*Desktop, error) {
+	// Not t.TempDir: an ended session's record may still be closing when
+	// the test's cleanups run, which TempDir's check would report.
+	dir, err := os.MkdirTemp("", "fleet-runs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff := &fakeFleet{desks: map[string]*fake.Backend{}, store: trace.NewStore(trace.Options{Dir: dir})}
+	t.Cleanup(func() { ff.store.Close(); os.RemoveAll(dir) })
+	audit := safety.NewAudit(100, nil)
+	f, err := NewFleet(FleetOptions{Max: max, Logger: testLogger(t), Open: func(ctx context.Context, id, record string) (*Desktop, error) {
 		desk := fake.New(fake.Options{})
-		srv, err := New(Options{Screen: desk, SessionID: id, Logger: testLogger(t)})
+		srv, err := New(Options{Screen: desk, SessionID: id, RecordID: record, Logger: testLogger(t), Audit: audit,
+			Runs: ff.store, Records: func(id string) ToolRecorder { return ff.store.Session(id) }})
 		if err != nil {
 			return nil, err
 		}

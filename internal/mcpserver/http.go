@@ -129,9 +129,33 @@ func (s *Server) NewHTTPHandler(o HTTPOptions) (http.Handler, error) {
 // wrapHTTP serves mcpH at /mcp, the health endpoints and metrics, and the
 // dashboard at /, behind the Host, Origin and body-size checks. ready answers
 // /readyz.
+// sessionVersion serves a session's request that names protocol 2026-07-28
+// or later in its Mcp-Protocol-Version header as of the session's own
+// version. A session exists only by the initialize handshake, which never
+// negotiates 2026-07-28 or later (2025-11-25 at most: that protocol has no
+// initialize), and the SDK's stateful handler refuses every request carrying
+// such a header with -32022: a client that asked for 2026-07-28 in its
+// initialize and keeps sending the version it asked for, not the one it was
+// given, would have had every later request refused. A request of the
+// 2026-07-28 protocol proper carries the version in its _meta too and is
+// judged by that, as before.
+func sessionVersion(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Session-Id") != "" && r.Header.Get("Mcp-Protocol-Version") >= roundTripVersion {
+			r = r.Clone(r.Context())
+			r.Header.Set("Mcp-Protocol-Version", lastHandshakeVersion)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// lastHandshakeVersion is the newest protocol version the initialize
+// handshake negotiates.
+const lastHandshakeVersion = "2025-11-25"
+
 func (s *Server) wrapHTTP(o HTTPOptions, mcpH http.Handler, ready func(context.Context) error) (http.Handler, error) {
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, mcpH)
+	mux.Handle(MCPPath, sessionVersion(mcpH))
 	for _, p := range noOAuthPaths {
 		mux.HandleFunc(p, noOAuth)
 	}

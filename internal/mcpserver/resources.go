@@ -55,22 +55,21 @@ func (s *Server) addResources() {
 		s.mcp.AddResource(&mcp.Resource{URI: uri, Name: name, Description: desc, MIMEType: "application/json"},
 			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 				v, err := body(ctx)
+				if st, ok := v.(map[string]any); ok && uri == StatusURI {
+					// The reader's own record id: its runs in gui://runs, its audit entries.
+					s.watchSession(req.Session) // forgets the id when the session ends
+					st["session"] = s.recordID(req.Session)
+				}
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", uri, err)
 				}
 				return s.jsonContents(uri, v)
 			})
 	}
-	add(StatusURI, "status", "Backend, displays, current task, uptime, kill switch and sessions.", s.Status)
+	add(StatusURI, "status", "Backend, displays, current task, uptime, kill switch, sessions, and the reader's session record id (session).", s.Status)
 	add(PermissionsURI, "permissions", "What this platform allows: capture, input, clipboard, and backend details (on X11: XTEST, SHM, RandR).", s.Permissions)
 	add(AuditURI, "audit", "The last 1000 tool calls: time, tool, arguments with text redacted to its length, result, duration.",
-		func(context.Context) (any, error) {
-			entries := s.audit.Snapshot()
-			if entries == nil {
-				entries = []safety.AuditEntry{} // "entries": [] when empty, never null
-			}
-			return map[string]any{"entries": entries}, nil
-		})
+		func(context.Context) (any, error) { return map[string]any{"entries": s.auditEntries()}, nil })
 	add(DisplaysURI, "displays", "The monitors, as gui_list_displays reports them.", func(ctx context.Context) (any, error) {
 		ds, err := s.displays(ctx)
 		if err != nil {
@@ -83,7 +82,7 @@ func (s *Server) addResources() {
 	}
 	add(RunsURI, "runs", "Recent gui_execute_task runs, newest first: id, task, status, steps, run directory and report path.",
 		func(context.Context) (any, error) {
-			runs, err := s.opts.Runs.List()
+			runs, err := s.runs()
 			return map[string]any{"runs": runs}, err
 		})
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: RunURITemplate, Name: "run", MIMEType: "application/json",
@@ -95,11 +94,51 @@ func (s *Server) addResources() {
 				return nil, mcp.ResourceNotFoundError(uri)
 			}
 			run, err := s.opts.Runs.Get(id)
+			if err == nil && !s.ownRun(run) {
+				err = fmt.Errorf("no run %q of this MCP session", id) // another session's: said as of an unknown id
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w (list runs with gui://runs)", uri, err)
 			}
 			return s.jsonContents(uri, run)
 		})
+}
+
+// perSession reports whether the server serves one session of a fleet,
+// whose resources show that session's records only.
+func (s *Server) perSession() bool { return s.opts.SessionID != "" }
+
+// auditEntries is the audit gui://audit shows: every entry, or in a
+// per-session server the session's own ("entries": [] when empty, never null).
+func (s *Server) auditEntries() []safety.AuditEntry {
+	out := []safety.AuditEntry{}
+	for _, e := range s.audit.Snapshot() {
+		if !s.perSession() || e.Session == s.opts.RecordID {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// runs lists the runs gui://runs shows: every run, or in a per-session server
+// the session's own (its session record, its tasks and flows).
+func (s *Server) runs() ([]trace.RunInfo, error) {
+	all, err := s.opts.Runs.List()
+	if !s.perSession() {
+		return all, err
+	}
+	out := []trace.RunInfo{}
+	for _, r := range all {
+		if s.ownRun(r) {
+			out = append(out, r)
+		}
+	}
+	return out, err
+}
+
+// ownRun reports whether a run may be shown to this server's sessions.
+func (s *Server) ownRun(r trace.RunInfo) bool {
+	return !s.perSession() || r.SessionID == s.opts.RecordID
 }
 
 // Status is the content of gui://status (also used by the dashboard).
@@ -116,7 +155,7 @@ func (s *Server) Status(ctx context.Context) (any, error) {
 		"blocked_hotkeys": s.keys.Blocked(),
 		"confirm_hotkeys": s.keys.Confirm(),
 		"questions":       s.questionStatus(),
-		"audit_entries":   s.audit.Len(),
+		"audit_entries":   len(s.auditEntries()),
 	}
 	n := 0
 	for range s.mcp.Sessions() {

@@ -1,9 +1,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -40,8 +43,12 @@ type work func(ctx context.Context, ch ask.Channel, progress func(agent.Event)) 
 
 // job is work running across the requests of one multi round-trip call.
 type job struct {
-	token  string
-	ss     *mcp.ServerSession
+	token string
+	ss    *mcp.ServerSession
+	// tool and args (callDigest) are the call's: a retry carrying the state
+	// must be the same call.
+	tool   string
+	args   [sha256.Size]byte
 	call   *call // the request that started it: what the work records goes there
 	s      *Server
 	modes  modes // the client's elicitation modes
@@ -70,19 +77,64 @@ type clientAsk struct {
 // client's late retry.
 const jobKeep = 10 * time.Minute
 
+// MaxSessionJobs and MaxJobs cap the calls kept across requests (running,
+// waiting for an answer, or finished and not yet collected by a retry): per
+// session and in all. Each holds its question, screenshots and goroutine for
+// up to the ask timeout and jobKeep after.
+const (
+	MaxSessionJobs = 16
+	MaxJobs        = 256
+)
+
 // jobTable holds the jobs waiting for a client's retry.
 type jobTable struct {
 	mu   sync.Mutex
 	jobs map[string]*job
 }
 
-func (t *jobTable) put(j *job) {
+// put adds j unless that would exceed a cap; finished jobs no retry
+// collected make room first.
+func (t *jobTable) put(j *job) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.jobs == nil {
 		t.jobs = map[string]*job{}
 	}
+	mine := 0
+	for k, o := range t.jobs {
+		select {
+		case <-o.done:
+			if o.ss == j.ss || len(t.jobs) >= MaxJobs {
+				delete(t.jobs, k)
+				continue
+			}
+		default:
+		}
+		if o.ss == j.ss {
+			mine++
+		}
+	}
+	if mine >= MaxSessionJobs {
+		return fmt.Errorf("this session already has %d calls waiting for an answer (the limit): answer them (retry each with its requestState and inputResponses) or cancel them before starting another", mine)
+	}
+	if len(t.jobs) >= MaxJobs {
+		return fmt.Errorf("the server already holds %d calls waiting for an answer (the limit, over all sessions): try again once some are answered or cancelled", len(t.jobs))
+	}
 	t.jobs[j.token] = j
+	return nil
+}
+
+// callDigest is the digest of a call's arguments in a canonical form (object
+// keys sorted, no spacing), so that a retry re-encoding them matches.
+func callDigest(raw json.RawMessage) [sha256.Size]byte {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if len(bytes.TrimSpace(raw)) == 0 || d.Decode(&v) != nil || v == nil {
+		v = map[string]any{} // no arguments, null and {} are the same call
+	}
+	b, _ := json.Marshal(v)
+	return sha256.Sum256(b)
 }
 
 // get returns the job of token if it belongs to ss.
@@ -114,14 +166,19 @@ func (t *jobTable) cancelSession(ss *mcp.ServerSession) {
 	}
 }
 
+// roundTripVersion is the first protocol version with multi round-trip
+// requests.
+const roundTripVersion = "2026-07-28"
+
 // speaksRoundTrips reports whether ss's client speaks multi round-trip
-// requests (protocol 2026-07-28 or later).
+// requests (protocol 2026-07-28 or later), as the SDK judges it (by the
+// version the client asked for).
 func speaksRoundTrips(ss *mcp.ServerSession) bool {
 	if ss == nil {
 		return false
 	}
 	p := ss.InitializeParams()
-	return p != nil && p.ProtocolVersion >= "2026-07-28"
+	return p != nil && p.ProtocolVersion >= roundTripVersion
 }
 
 // resumable runs w for the call c: directly (with the elicitor of an older
@@ -136,6 +193,9 @@ func (s *Server) resumable(ctx context.Context, c *call, w work) (*mcp.CallToolR
 		if j == nil {
 			return nil, errors.New("requestState is unknown or expired (the call it continued ended, or the server restarted): call the tool again without requestState")
 		}
+		if j.tool != c.req.Params.Name || j.args != callDigest(c.req.Params.Arguments) {
+			return nil, fmt.Errorf("requestState belongs to another call (%s with other arguments): retry that call with the same tool and arguments, or call %s without requestState", j.tool, c.req.Params.Name)
+		}
 		j.deliver(c.req.Params.InputResponses)
 		return s.await(ctx, c, j)
 	}
@@ -144,9 +204,12 @@ func (s *Server) resumable(ctx context.Context, c *call, w work) (*mcp.CallToolR
 		return w(ctx, s.elicitorFor(c.ss), s.progressFunc(ctx, c.req))
 	}
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	j := &job{token: newToken(), ss: c.ss, call: c, s: s, modes: m, cancel: cancel, asks: make(chan clientAsk),
-		done: make(chan struct{}), waiting: map[string]clientAsk{}}
-	s.jobs.put(j)
+	j := &job{token: newToken(), ss: c.ss, tool: c.req.Params.Name, args: callDigest(c.req.Params.Arguments),
+		call: c, s: s, modes: m, cancel: cancel, asks: make(chan clientAsk), done: make(chan struct{}), waiting: map[string]clientAsk{}}
+	if err := s.jobs.put(j); err != nil {
+		cancel()
+		return nil, err
+	}
 	go func() {
 		defer close(j.done)
 		defer cancel()

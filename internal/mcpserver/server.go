@@ -181,8 +181,16 @@ type Options struct {
 	Metrics Metrics
 	// SessionID, when set, is the id of the one MCP session this server will
 	// serve (a desktop-per-session Fleet chooses it before the session starts);
-	// "" lets the SDK pick random ids.
+	// "" lets the SDK pick random ids. The id is the session's credential
+	// (with the shared token, whoever presents it is the session): it appears
+	// only in the initialize response to its creator, never in a record.
 	SessionID string
+	// RecordID, with SessionID, names that one session in everything another
+	// session could read: its run records (gui://runs), audit entries and log
+	// lines. It must be unguessable and unrelated to SessionID (the Fleet draws
+	// it at random); "" draws one. A per-session server's gui://runs,
+	// gui://runs/{id}, gui://audit and gui://status show this session's only.
+	RecordID string
 	// KeepAlive, when positive, pings each session's client this often and ends
 	// the session when a ping goes unanswered (a killed client); zero never pings.
 	KeepAlive time.Duration
@@ -218,7 +226,7 @@ type Server struct {
 	frameN  atomic.Uint64
 	watched sync.Map // *mcp.ServerSession -> *sync.Once of its endSession: sessions whose end is awaited
 	jobs    jobTable // tool calls waiting for a client's retry with an answer (rounds.go)
-	// localIDs names sessions whose transport gives no id (stdio): *mcp.ServerSession -> string.
+	// localIDs holds each session's record id (recordID): *mcp.ServerSession -> string.
 	localIDs sync.Map
 	sel      toolSelection // the tools opts.Tools selects (nil: all)
 
@@ -247,7 +255,10 @@ func New(opts Options) (*Server, error) {
 	}
 	sdkLog := s.log.With("component", "mcp-sdk") // the SDK names the session itself (session_id)
 	if opts.SessionID != "" {
-		s.log = s.log.With("session", opts.SessionID) // every line of this server is its one session's
+		if s.opts.RecordID == "" {
+			s.opts.RecordID = newRecordID()
+		}
+		s.log = s.log.With("session", s.opts.RecordID) // every line of this server is its one session's
 	}
 	s.kill = opts.KillSwitch
 	s.input = opts.Input

@@ -113,7 +113,7 @@ func newTool[In any](s *Server, group, name, title, desc string, e effect, patch
 			})
 		}()
 		ms := time.Since(start).Milliseconds()
-		entry := safety.AuditEntry{Time: start, Tool: name, Millis: ms}
+		entry := safety.AuditEntry{Time: start, Tool: name, Session: s.recordID(c.ss), Millis: ms}
 		if err != nil {
 			res = &mcp.CallToolResult{}
 			res.SetError(err)
@@ -189,23 +189,35 @@ func sessionID(ss *mcp.ServerSession) string {
 	return ss.ID()
 }
 
-// recordID names the session in its run record: the MCP session id, or for a
-// transport without one (stdio, in-memory) a generated "stdio-" id kept for
-// the session's life, so no record is named by an empty id.
+// recordID names the session in its run record and audit entries: the
+// per-session server's Options.RecordID, else an id drawn at random for the
+// session's life ("stdio-..." for a transport without a session id). It is
+// never the Mcp-Session-Id: records are readable by other sessions
+// (gui://runs), and that id is the session's credential.
 func (s *Server) recordID(ss *mcp.ServerSession) string {
+	if s.opts.RecordID != "" {
+		return s.opts.RecordID
+	}
 	if ss == nil {
 		return "stdio"
-	}
-	if id := ss.ID(); id != "" {
-		return id
 	}
 	if v, ok := s.localIDs.Load(ss); ok {
 		return v.(string)
 	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	v, _ := s.localIDs.LoadOrStore(ss, "stdio-"+hex.EncodeToString(b))
+	id := "stdio-" + newRecordID()[:8]
+	if ss.ID() != "" {
+		id = "http-" + newRecordID()
+	}
+	v, _ := s.localIDs.LoadOrStore(ss, id)
 	return v.(string)
+}
+
+// newRecordID is 64 random bits in hex: a record id no one can derive from a
+// session id or guess.
+func newRecordID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // clientName is the client's name from its initialize request ("" before it).

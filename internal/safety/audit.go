@@ -20,6 +20,9 @@ type AuditEntry struct {
 	Seq  uint64    `json:"seq"`
 	Time time.Time `json:"time"`
 	Tool string    `json:"tool"`
+	// Session is the record id of the MCP session that made the call ("" when
+	// unknown): a per-session server shows a session its own entries only.
+	Session string `json:"session,omitempty"`
 	// Args are the call's arguments as JSON with every text value redacted to
 	// its length ("<redacted 12 chars>").
 	Args json.RawMessage `json:"args,omitempty"`

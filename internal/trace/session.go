@@ -62,7 +62,9 @@ type SessionRecorder struct {
 	failed  bool
 }
 
-// Session returns the recorder of MCP session sessionID, creating it on first
+// Session returns the recorder of the MCP session whose record id is sessionID
+// (the run's id and session_id carry it, so it must not be the session's
+// Mcp-Session-Id), creating it on first
 // use. Its run directory is created by the first recorded call.
 func (s *Store) Session(sessionID string) *SessionRecorder {
 	s.mu.Lock()

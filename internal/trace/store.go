@@ -117,7 +117,10 @@ func DefaultOptions() Options { return Options{DebugImages: true} }
 type RunInfo struct {
 	ID   string `json:"id"`
 	Kind string `json:"kind"`
-	// Task is the task text (task runs) and SessionID the MCP session (session runs).
+	// Task is the task text (task and flow runs). SessionID is the record id
+	// of the MCP session the run belongs to: of a session run, or of the
+	// per-session server a task or flow run was begun in (BeginOwned). It is
+	// never the session's Mcp-Session-Id, which is the session's credential.
 	Task      string `json:"task,omitempty"`
 	SessionID string `json:"session_id,omitempty"`
 	// Client is the MCP client's name (its initialize clientInfo.name) for session runs.
@@ -225,6 +228,17 @@ func (s *Store) Begin(runID, task string, config any) (*Run, error) {
 // kind is KindFlow and title its task.txt.
 func (s *Store) BeginFlow(runID, title string, config any) (*Run, error) {
 	return s.begin(KindFlow, runID, title, "", "", config)
+}
+
+// BeginOwned starts a task run (kind KindTask) or flow run (KindFlow) as Begin
+// and BeginFlow do, owned by the MCP session whose record id is session: its
+// RunInfo.SessionID, by which a per-session server shows a session its own
+// runs only.
+func (s *Store) BeginOwned(kind, session, runID, task string, config any) (*Run, error) {
+	if kind != KindTask && kind != KindFlow {
+		return nil, fmt.Errorf("trace: BeginOwned begins task or flow runs, not %q", kind)
+	}
+	return s.begin(kind, runID, task, session, "", config)
 }
 
 func (s *Store) begin(kind, runID, task, sessionID, client string, conf any) (*Run, error) {

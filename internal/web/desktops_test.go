@@ -28,7 +28,7 @@ func TestDesktopsPanel(t *testing.T) {
 	d := New(Options{
 		Token: token,
 		Desktops: func() any {
-			return []map[string]any{{"session_id": "s1", "display": ":101"}, {"session_id": "s2", "display": ":102"}}
+			return []map[string]any{{"id": "s1", "display": ":101"}, {"id": "s2", "display": ":102"}}
 		},
 		DesktopScreen: func(_ context.Context, id string) ([]byte, error) {
 			if id != "s1" {
@@ -48,9 +48,9 @@ func TestDesktopsPanel(t *testing.T) {
 	}
 	resp, body := do(t, "GET", srv.URL+"/api/desktops", bearer)
 	var list []struct {
-		SessionID string `json:"session_id"`
+		ID string `json:"id"`
 	}
-	if err := json.Unmarshal([]byte(body), &list); resp.StatusCode != http.StatusOK || err != nil || len(list) != 2 || list[1].SessionID != "s2" {
+	if err := json.Unmarshal([]byte(body), &list); resp.StatusCode != http.StatusOK || err != nil || len(list) != 2 || list[1].ID != "s2" {
 		t.Errorf("GET /api/desktops: %d %q (%v)", resp.StatusCode, body, err)
 	}
 	resp, body = do(t, "GET", srv.URL+"/api/desktops/s1/screen.jpg", bearer)

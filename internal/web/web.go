@@ -83,10 +83,11 @@ type Options struct {
 	// Token is added to it. Nil means a scrubber of Token alone.
 	Scrubber *secret.Scrubber
 	// Desktops, when set, lists the live desktops of a desktop-per-session
-	// server (GET /api/desktops, JSON); each entry has a "session_id".
+	// server (GET /api/desktops, JSON); each entry has an "id", its session's
+	// record id (never the Mcp-Session-Id).
 	Desktops func() any
 	// DesktopScreen, when set, returns a JPEG of the screen of the desktop of
-	// session id (GET /api/desktops/{id}/screen.jpg).
+	// the session whose record id is id (GET /api/desktops/{id}/screen.jpg).
 	DesktopScreen func(ctx context.Context, id string) (jpeg []byte, err error)
 	// Questions, when set, is the broker of the questions that runs put to a
 	// person: the Questions panel lists the pending ones with their

@@ -15,10 +15,10 @@
     c.className = "desktop";
     const screen = document.createElement("canvas");
     screen.setAttribute("role", "img");
-    screen.setAttribute("aria-label", "screen of the desktop of session " + d.session_id);
+    screen.setAttribute("aria-label", "screen of the desktop of session " + d.id);
     const cap = document.createElement("figcaption");
     c.append(screen, cap);
-    const stop = guiagent.liveImage(screen, "/api/desktops/" + encodeURIComponent(d.session_id) + "/screen.jpg", 1000, 3000);
+    const stop = guiagent.liveImage(screen, "/api/desktops/" + encodeURIComponent(d.id) + "/screen.jpg", 1000, 3000);
     return { card: c, screen: screen, cap: cap, stop: stop };
   }
 
@@ -36,14 +36,14 @@
     count.textContent = String(desktops.length);
     const live = new Set();
     for (const d of desktops) {
-      live.add(d.session_id);
-      let e = cards.get(d.session_id);
+      live.add(d.id);
+      let e = cards.get(d.id);
       if (!e) {
         e = card(d);
-        cards.set(d.session_id, e);
+        cards.set(d.id, e);
         list.append(e.card);
       }
-      e.cap.textContent = (d.display || "starting…") + " · session " + d.session_id.slice(0, 8) +
+      e.cap.textContent = (d.display || "starting…") + " · session " + d.id.slice(0, 8) +
         " · since " + new Date(d.started).toLocaleTimeString();
     }
     for (const [id, e] of cards) {
