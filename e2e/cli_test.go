@@ -208,9 +208,9 @@ func TestToolSelectionAndSessionRecordOverStdio(t *testing.T) {
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)
 	}
-	want := "gui_list_displays,gui_screenshot,gui_zoom,gui_cursor_position,gui_click,gui_wait,gui_find_image"
-	if got := strings.Join(names, ","); len(names) != 7 || !strings.Contains(got, "gui_click") || strings.Contains(got, "gui_type") || strings.Contains(got, "gui_execute_task") {
-		t.Fatalf("tools %s, want the 7 of %s", got, want)
+	want := "gui_list_displays,gui_screenshot,gui_zoom,gui_cursor_position,gui_click,gui_wait,gui_find_image,gui_find_text,gui_read_text"
+	if got := strings.Join(names, ","); len(names) != 9 || !strings.Contains(got, "gui_click") || strings.Contains(got, "gui_type") || strings.Contains(got, "gui_execute_task") {
+		t.Fatalf("tools %s, want the 9 of %s", got, want)
 	}
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gui_cursor_position", Arguments: map[string]any{}}); err != nil {
 		t.Fatal(err)

@@ -254,6 +254,8 @@ func (o ocrLocator) Locate(ctx context.Context, t operate.Target) (operate.Place
 	switch {
 	case errors.Is(err, ocr.ErrNotFound):
 		return operate.Place{}, notFound{fmt.Sprintf("OCR on display %s (frame %s): %v", d.ID, shot.Frame.ID, err)}
+	case errors.Is(err, ocr.ErrAmbiguous):
+		return operate.Place{}, ambiguous{fmt.Errorf("%w; nothing was done", err)}
 	case err != nil:
 		return operate.Place{}, fmt.Errorf("%w; nothing was done", err)
 	}

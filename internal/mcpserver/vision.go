@@ -71,6 +71,14 @@ type notFound struct{ msg string }
 func (e notFound) Error() string        { return e.msg }
 func (e notFound) Is(target error) bool { return target == operate.ErrNotFound }
 
+// ambiguous is a locate tier's error for a target found in several places:
+// the chain's next tier may tell them apart.
+type ambiguous struct{ err error }
+
+func (e ambiguous) Error() string        { return e.err.Error() }
+func (e ambiguous) Unwrap() error        { return e.err }
+func (e ambiguous) Is(target error) bool { return target == operate.ErrAmbiguous }
+
 // located is a target description found on the screen.
 type located struct {
 	words string

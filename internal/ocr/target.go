@@ -48,6 +48,12 @@ var quotes = [][2]rune{{'"', '"'}, {'“', '”'}, {'„', '“'}, {'«', '»'},
 var roles = []string{"menu item", "list item", "text field", "check box", "radio button", "button", "link",
 	"tab", "label", "field", "checkbox", "option", "entry", "icon", "heading", "title", "row", "item", "menu", "text"}
 
+// labelledRoles are the roles whose element does not show its own name: in
+// "the Name field" (or `the "Name" field`) the word Name is the label beside
+// the field, so clicking where it is written would miss the field: such
+// targets are left to the tree and the vision model.
+var labelledRoles = map[string]bool{"field": true, "text field": true, "entry": true}
+
 // ordinals are the words that pick one of several matches.
 var ordinals = map[string]int{"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6,
 	"seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "last": -1}
@@ -66,12 +72,15 @@ func ParseTarget(desc string) (Target, bool) {
 		if r := strings.ToLower(strings.Join(strings.Fields(after), " ")); slices.Contains(roles, r) {
 			t.Role = r
 		}
+		if labelledRoles[t.Role] {
+			return Target{}, false
+		}
 		return t, true
 	}
 	words := strings.Fields(desc)
 	nth, words := takeOrdinal(words)
 	role, words := takeRole(words)
-	if len(words) == 0 || len(words) > maxLabelWords {
+	if len(words) == 0 || len(words) > maxLabelWords || labelledRoles[role] {
 		return Target{}, false
 	}
 	label := strings.Join(words, " ")

@@ -27,6 +27,9 @@ func TestParseTarget(t *testing.T) {
 		{`Menu`, true, Target{Text: "Menu", Match: Exact}}, // a lone role word is a label
 		{`the red button`, false, Target{}},                // a colour, not words on the screen
 		{`the field under Email`, false, Target{}},
+		{`the Name field`, false, Target{}}, // Name is the field's label, beside it: left to the tree or the model
+		{`the Email text field`, false, Target{}},
+		{`the "Name" field`, false, Target{}},
 		{`the Save button at the bottom of the dialog`, false, Target{}},
 		{`don't press it`, false, Target{}}, // an apostrophe is not a quote
 		{`""`, false, Target{}},

@@ -3,6 +3,7 @@ package operate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -157,6 +158,15 @@ func TestLocateChainSaysWhoFoundIt(t *testing.T) {
 	}}
 	if _, err := ex.Do(context.Background(), operate.Op{Action: action.Action{Kind: action.Click, Target: "OK"}, Locate: operate.Chain{broken, hit}}); err == nil || !strings.Contains(err.Error(), "bus is down") {
 		t.Errorf("a failing step: %v, want its error", err)
+	}
+	twice := named{"ocr", func(context.Context, operate.Target) (operate.Place, error) {
+		return operate.Place{}, fmt.Errorf("%w: OK at (1,1) and (9,9)", operate.ErrAmbiguous)
+	}}
+	if res, err := ex.Do(context.Background(), operate.Op{Action: action.Action{Kind: action.Click, Target: "OK"}, Locate: operate.Chain{twice, hit}}); err != nil || res.Trace.LocatedBy != "vision" {
+		t.Errorf("an ambiguous step before vision: %v, located_by %q; want vision to tell the places apart", err, res.Trace.LocatedBy)
+	}
+	if _, err := ex.Do(context.Background(), operate.Op{Action: action.Action{Kind: action.Click, Target: "OK"}, Locate: operate.Chain{twice}}); err == nil || !strings.Contains(err.Error(), "(9,9)") {
+		t.Errorf("an ambiguous last step: %v, want its candidates", err)
 	}
 }
 

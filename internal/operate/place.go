@@ -51,6 +51,12 @@ type Target struct {
 // screen; a Chain then asks its next step.
 var ErrNotFound = errors.New("not found on the screen")
 
+// ErrAmbiguous is wrapped by a Locator's error when the target matches
+// several places and the words do not say which: a Chain asks its next step,
+// which may tell them apart (the vision model sees "the Submit button" where
+// OCR reads "Submit" twice); the last step's ambiguity is the error.
+var ErrAmbiguous = errors.New("several places match")
+
 // Locator is one step of the locate chain (ref -> accessibility -> OCR ->
 // vision): it places a target on the screen, or says why not.
 type Locator interface {
@@ -62,7 +68,7 @@ type Locator interface {
 }
 
 // Chain tries its steps in order: the first that places the target wins;
-// one that does not find it passes to the next. With no step left, the
+// one that does not find it, or finds several places, passes to the next. With no step left, the
 // errors of all are returned together.
 type Chain []Locator
 
@@ -87,7 +93,7 @@ func (c Chain) Locate(ctx context.Context, t Target) (Place, error) {
 			return p, nil
 		}
 		errs = append(errs, err)
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrAmbiguous) {
 			break // a failing step (a model error) is reported, not skipped over
 		}
 	}
