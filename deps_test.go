@@ -91,12 +91,15 @@ func TestImportRules(t *testing.T) {
 		allowed  func(pkg string) bool
 	}{
 		{"github.com/modelcontextprotocol/go-sdk", func(p string) bool {
-			return strings.HasPrefix(p, mod+"internal/mcpserver") || p == strings.TrimSuffix(mod, "/") // the public package returns *mcp.Server
+			// the MCP server, the hosting that serves it and the fleet that
+			// routes sessions to servers; the public package returns *mcp.Server
+			return strings.HasPrefix(p, mod+"internal/mcpserver") || strings.HasPrefix(p, mod+"internal/hosting") ||
+				strings.HasPrefix(p, mod+"internal/fleet") || p == strings.TrimSuffix(mod, "/")
 		}},
 		{mod + "internal/backend/", func(p string) bool {
 			return strings.HasPrefix(p, mod+"cmd/") || strings.HasPrefix(p, mod+"internal/platform") || strings.HasPrefix(p, mod+"internal/backend/")
 		}},
-		{mod + "internal/mcpserver", wiring},
+		{mod + "internal/mcpserver", func(p string) bool { return wiring(p) || strings.HasPrefix(p, mod+"internal/fleet") }},
 		{mod + "internal/desktop", func(p string) bool { return !strings.HasPrefix(p, mod+"internal/llm") }},
 		{mod + "internal/agent", func(p string) bool {
 			if p == strings.TrimSuffix(mod, "/") {
@@ -240,11 +243,13 @@ var layers = [][]string{
 	// 5: run records of tasks and MCP sessions; flows, which run steps and
 	// tasks and record them; metrics.
 	{"internal/trace", "internal/flow", "internal/telemetry"},
-	// 6: the two front ends, which never import each other.
-	{"internal/mcpserver", "internal/web"},
+	// 6: the two front ends, which never import each other, and the hosting
+	// of an MCP server (stdio framing, the HTTP front's checks).
+	{"internal/mcpserver", "internal/web", "internal/hosting"},
 	// 7: the assembly of all parts (internal/app), the public package at the
 	// module root built on it, the binary and its end-to-end tests.
-	{"internal/app", "cmd/", "e2e", "deploy/", ""},
+	// The fleet, a server per session, is wiring too.
+	{"internal/app", "internal/fleet", "cmd/", "e2e", "deploy/", ""},
 }
 
 // layerOf returns the layer of pkg (module-relative path), or -1.
@@ -295,7 +300,7 @@ func TestLayers(t *testing.T) {
 				t.Errorf("%s (layer %d) imports %s (layer %d): a lower layer never imports a higher one (see ARCHITECTURE.md)", pkg, lp, ip, li)
 			}
 			for _, front := range []string{"internal/mcpserver", "internal/web"} {
-				if (ip == front || strings.HasPrefix(ip, front+"/")) && !strings.HasPrefix(pkg, "cmd/") && pkg != "internal/app" && !strings.HasPrefix(pkg, front) {
+				if (ip == front || strings.HasPrefix(ip, front+"/")) && !strings.HasPrefix(pkg, "cmd/") && pkg != "internal/app" && pkg != "internal/fleet" && !strings.HasPrefix(pkg, front) {
 					t.Errorf("%s imports %s; only internal/app and cmd wire the front ends together", pkg, ip)
 				}
 			}

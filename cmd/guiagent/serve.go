@@ -12,7 +12,7 @@ import (
 	"github.com/guiagent/guiagent/internal/app"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/geom"
-	"github.com/guiagent/guiagent/internal/mcpserver"
+	"github.com/guiagent/guiagent/internal/hosting"
 )
 
 // cmdServe serves MCP over stdio (default) or Streamable HTTP (--http), on
@@ -85,7 +85,7 @@ func tokenFile(o guiagent.Options) string {
 // is bound, so a second serve on a busy port leaves a running server's token
 // file alone.
 func publishToken(path, token string, stderr io.Writer) error {
-	if err := mcpserver.WriteTokenFile(path, token); err != nil {
+	if err := hosting.WriteTokenFile(path, token); err != nil {
 		return fmt.Errorf("write token file: %w", err)
 	}
 	fmt.Fprintf(stderr, "guiagent: generated HTTP bearer token (also in %s, mode 0600):\n  %s\n", path, token)

@@ -15,7 +15,7 @@ import (
 	"github.com/jezek/xgb"
 
 	"github.com/guiagent/guiagent/internal/desktop"
-	"github.com/guiagent/guiagent/internal/mcpserver"
+	"github.com/guiagent/guiagent/internal/hosting"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
 )
 
@@ -92,7 +92,7 @@ func TestSIGTERMEndsAStuckServerWithInputReleased(t *testing.T) {
 // open streams before closing them; the hard limit must leave room after it,
 // or a client's open stream turns a clean stop into exit code 1.
 func TestHardLimitOutlastsHTTPGrace(t *testing.T) {
-	if hardStopAfter < mcpserver.ShutdownGrace+2*time.Second {
-		t.Fatalf("hard shutdown limit %v leaves under 2 s after the HTTP grace of %v", hardStopAfter, mcpserver.ShutdownGrace)
+	if hardStopAfter < hosting.ShutdownGrace+2*time.Second {
+		t.Fatalf("hard shutdown limit %v leaves under 2 s after the HTTP grace of %v", hardStopAfter, hosting.ShutdownGrace)
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
+	"github.com/guiagent/guiagent/internal/hosting"
 	_ "github.com/guiagent/guiagent/internal/llm/providers" // the providers the binary links
 	"github.com/guiagent/guiagent/internal/mcpserver"
 )
@@ -260,7 +261,7 @@ func checkProbes(t *testing.T, c corev1.Container) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := srv.NewHTTPHandler(mcpserver.HTTPOptions{Token: "probe-test-token-0123456789"})
+	h, err := srv.NewHTTPHandler(hosting.HTTPOptions{Token: "probe-test-token-0123456789"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,11 +279,11 @@ func checkProbes(t *testing.T, c corev1.Container) {
 			t.Errorf("%s probe GET %s: the server answers %d %q", name, p.HTTPGet.Path, rec.Code, rec.Body.String())
 		}
 	}
-	if c.ReadinessProbe != nil && c.ReadinessProbe.HTTPGet != nil && c.ReadinessProbe.HTTPGet.Path != mcpserver.ReadyzPath {
-		t.Errorf("readiness probe %s, want %s (it checks the desktop)", c.ReadinessProbe.HTTPGet.Path, mcpserver.ReadyzPath)
+	if c.ReadinessProbe != nil && c.ReadinessProbe.HTTPGet != nil && c.ReadinessProbe.HTTPGet.Path != hosting.ReadyzPath {
+		t.Errorf("readiness probe %s, want %s (it checks the desktop)", c.ReadinessProbe.HTTPGet.Path, hosting.ReadyzPath)
 	}
-	if c.LivenessProbe != nil && c.LivenessProbe.HTTPGet != nil && c.LivenessProbe.HTTPGet.Path != mcpserver.HealthzPath {
-		t.Errorf("liveness probe %s, want %s (a slow desktop must not restart the pod)", c.LivenessProbe.HTTPGet.Path, mcpserver.HealthzPath)
+	if c.LivenessProbe != nil && c.LivenessProbe.HTTPGet != nil && c.LivenessProbe.HTTPGet.Path != hosting.HealthzPath {
+		t.Errorf("liveness probe %s, want %s (a slow desktop must not restart the pod)", c.LivenessProbe.HTTPGet.Path, hosting.HealthzPath)
 	}
 }
 

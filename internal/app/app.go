@@ -22,7 +22,9 @@ import (
 	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/fleet"
 	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/hosting"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/mcpserver"
 	"github.com/guiagent/guiagent/internal/ocr"
@@ -73,7 +75,7 @@ type App struct {
 
 	metrics *telemetry.Metrics
 	// fleet serves a desktop per session (--desktop-per-session); nil otherwise.
-	fleet *mcpserver.Fleet
+	fleet *fleet.Fleet
 	// sessionDesktops are the per-session desktops' parts, by session id.
 	sessionDesktops sync.Map // string -> *sessionDesktop
 	// sessionID is the one MCP session of a per-session App ("" otherwise);
@@ -183,7 +185,7 @@ func (a *App) openShared(c config.Config) error {
 	a.closes = append(a.closes, a.store.Close)
 	a.metrics = telemetry.New(telemetry.Options{Sessions: a.sessionCount, Desktops: a.desktopCount})
 	if a.token = c.HTTPToken; a.token == "" {
-		if a.token, err = mcpserver.GenerateToken(); err != nil {
+		if a.token, err = hosting.GenerateToken(); err != nil {
 			return err
 		}
 		a.scrub.Add(a.token)
@@ -398,9 +400,9 @@ func (a *App) ServeStdio(ctx context.Context) error { return a.server.ServeStdio
 
 // HTTPOptions are the listener options the configuration gives, with the
 // dashboard (and the settings API) mounted at "/".
-func (a *App) HTTPOptions() mcpserver.HTTPOptions {
+func (a *App) HTTPOptions() hosting.HTTPOptions {
 	c := a.Config()
-	return mcpserver.HTTPOptions{Addr: c.HTTPAddr, Token: a.token, AllowRemote: c.AllowRemote, Dashboard: a.Dashboard(),
+	return hosting.HTTPOptions{Addr: c.HTTPAddr, Token: a.token, AllowRemote: c.AllowRemote, Dashboard: a.Dashboard(),
 		Metrics: a.metrics.Handler(), MetricsPublic: c.MetricsPublic}
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
-	"github.com/guiagent/guiagent/internal/mcpserver"
+	"github.com/guiagent/guiagent/internal/fleet"
 	"github.com/guiagent/guiagent/internal/platform"
 )
 
@@ -40,8 +40,8 @@ func NewFleet(c config.Config, x Extra) (*App, error) {
 		return nil, err
 	}
 	version := x.Version
-	a.fleet, err = mcpserver.NewFleet(mcpserver.FleetOptions{
-		Open: func(ctx context.Context, id, record string) (*mcpserver.Desktop, error) {
+	a.fleet, err = fleet.New(fleet.Options{
+		Open: func(ctx context.Context, id, record string) (*fleet.Desktop, error) {
 			return a.openSessionDesktop(ctx, id, record, x)
 		},
 		Max:    c.MaxDesktops,
@@ -71,7 +71,7 @@ func (a *App) ListenAndServeFleet(ctx context.Context, onListen func(net.Addr) e
 // openSessionDesktop starts a private Xvfb for MCP session id (named record
 // everywhere but in its server), the session command on it, and the App and
 // server acting only on it. Everything it started is stopped again when it fails.
-func (a *App) openSessionDesktop(ctx context.Context, id, record string, x Extra) (_ *mcpserver.Desktop, err error) {
+func (a *App) openSessionDesktop(ctx context.Context, id, record string, x Extra) (_ *fleet.Desktop, err error) {
 	c := a.Config()
 	sd := &sessionDesktop{App: &App{cfg: c, sources: c.Sources, scrub: a.scrub, log: a.log, keys: a.keys, kill: a.kill,
 		audit: a.audit, shots: a.shots, store: a.store, metrics: a.metrics, token: a.token, sessionID: id, recordID: record,
@@ -111,7 +111,7 @@ func (a *App) openSessionDesktop(ctx context.Context, id, record string, x Extra
 	}
 	a.sessionDesktops.Store(record, sd)
 	sd.closes = append(sd.closes, func() error { a.sessionDesktops.Delete(record); return nil })
-	return &mcpserver.Desktop{Server: sd.server, Display: vd.Display, Size: vd.Size, Close: sd.Close}, nil
+	return &fleet.Desktop{Server: sd.server, Display: vd.Display, Size: vd.Size, Close: sd.Close}, nil
 }
 
 // startSessionCommand starts --session-command on sd's display; its output

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/desktop/fake"
+	"github.com/guiagent/guiagent/internal/hosting"
 )
 
 // benchClick measures gui_click round trips through cs and reports the median
@@ -103,13 +104,13 @@ func BenchmarkClickStdio(b *testing.B) {
 
 func BenchmarkClickHTTP(b *testing.B) {
 	srv := benchServer(b)
-	h, err := srv.NewHTTPHandler(HTTPOptions{Token: testToken})
+	h, err := srv.NewHTTPHandler(hosting.HTTPOptions{Token: testToken})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ts := httptest.NewServer(h)
 	defer ts.Close()
-	tr := &mcp.StreamableClientTransport{Endpoint: ts.URL + MCPPath,
+	tr := &mcp.StreamableClientTransport{Endpoint: ts.URL + hosting.MCPPath,
 		HTTPClient: &http.Client{Transport: bearer{testToken, http.DefaultTransport}}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), tr, nil)
 	if err != nil {

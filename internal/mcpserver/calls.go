@@ -68,11 +68,11 @@ func (t *callTracker) cancel(match func(*trackedCall) bool) int {
 	return n
 }
 
-// cancelWhenClientGone wraps the Streamable HTTP handler: a DELETE cancels the
+// CancelWhenClientGone wraps the Streamable HTTP handler: a DELETE cancels the
 // session's running calls before the session closes, and a POST whose client
 // connection closed before the call it carried was answered cancels that call
 // (without an event store its answer could never be delivered).
-func (s *Server) cancelWhenClientGone(next http.Handler) http.Handler {
+func (s *Server) CancelWhenClientGone(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		session := r.Header.Get("Mcp-Session-Id")
 		switch r.Method {

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/desktop/fake"
+	"github.com/guiagent/guiagent/internal/hosting"
 )
 
 // A Streamable HTTP client whose connection drops during a call cancels that
@@ -20,7 +21,7 @@ func TestHTTPClientGoneCancelsOnlyItsCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := srv.NewHTTPHandler(HTTPOptions{Token: testToken})
+	h, err := srv.NewHTTPHandler(hosting.HTTPOptions{Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestHTTPClientGoneCancelsOnlyItsCall(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		body := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"gui_wait","arguments":{"ms":5000}}}`
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+MCPPath, strings.NewReader(body))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+hosting.MCPPath, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Authorization", "Bearer "+testToken)

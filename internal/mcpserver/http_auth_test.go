@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/guiagent/guiagent/internal/desktop/fake"
+	"github.com/guiagent/guiagent/internal/hosting"
 )
 
 // A 401 names the bearer scheme without inviting OAuth discovery (no realm,
@@ -19,7 +20,7 @@ import (
 // with the dashboard mounted at "/".
 func TestHTTP401DoesNotInviteOAuth(t *testing.T) {
 	dash := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "dashboard") })
-	ts, _ := newHTTPServer(t, HTTPOptions{Dashboard: dash})
+	ts, _ := newHTTPServer(t, hosting.HTTPOptions{Dashboard: dash})
 	for _, hdr := range []map[string]string{nil, {"Authorization": "Bearer wrong-token-0123456789"}} {
 		resp := post(t, ts.URL, initBody, hdr)
 		if resp.StatusCode != http.StatusUnauthorized {
@@ -45,7 +46,7 @@ func TestHTTP401DoesNotInviteOAuth(t *testing.T) {
 		}
 		err = json.NewDecoder(resp.Body).Decode(&body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound || err != nil || body.Description != NoOAuthMessage {
+		if resp.StatusCode != http.StatusNotFound || err != nil || body.Description != hosting.NoOAuthMessage {
 			t.Errorf("GET %s: %d %+v (%v), want 404 with the no-OAuth message", path, resp.StatusCode, body, err)
 		}
 	}
@@ -59,7 +60,7 @@ func TestOnListenErrorStopsTheServer(t *testing.T) {
 	}
 	var bound net.Addr
 	want := errors.New("cannot publish the token")
-	err = srv.ListenAndServe(context.Background(), HTTPOptions{Addr: "127.0.0.1:0", Token: testToken,
+	err = srv.ListenAndServe(context.Background(), hosting.HTTPOptions{Addr: "127.0.0.1:0", Token: testToken,
 		OnListen: func(a net.Addr) error { bound = a; return want }})
 	if !errors.Is(err, want) {
 		t.Fatalf("ListenAndServe = %v, want the OnListen error", err)

@@ -5,13 +5,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/guiagent/guiagent/internal/hosting"
 )
 
 // TestHTTPSessionCap: abandoned sessions stop at MaxSessions; the next one
 // gets 503 naming the limit, existing sessions go on working, and closing
 // one makes room for a new one.
 func TestHTTPSessionCap(t *testing.T) {
-	ts, _ := newHTTPServer(t, HTTPOptions{MaxSessions: 5})
+	ts, _ := newHTTPServer(t, hosting.HTTPOptions{MaxSessions: 5})
 	auth := map[string]string{"Authorization": "Bearer " + testToken}
 	var sids []string
 	for range 5 {
@@ -31,7 +33,7 @@ func TestHTTPSessionCap(t *testing.T) {
 	if resp := post(t, ts.URL, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, withSession); resp.StatusCode != http.StatusOK {
 		t.Errorf("an open session's ping got %d at the cap", resp.StatusCode)
 	}
-	req, _ := http.NewRequest(http.MethodDelete, ts.URL+MCPPath, nil)
+	req, _ := http.NewRequest(http.MethodDelete, ts.URL+hosting.MCPPath, nil)
 	req.Header.Set("Authorization", auth["Authorization"])
 	req.Header.Set("Mcp-Session-Id", sids[1])
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode/100 != 2 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/hosting"
 )
 
 const testToken = "test-token-0123456789abcdef"
@@ -34,7 +35,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-func newHTTPServer(t *testing.T, o HTTPOptions) (*httptest.Server, *fake.Backend) {
+func newHTTPServer(t *testing.T, o hosting.HTTPOptions) (*httptest.Server, *fake.Backend) {
 	t.Helper()
 	desk := fake.New(fake.Options{})
 	srv, err := New(Options{Screen: desk, Logger: testLogger(t)})
@@ -58,7 +59,7 @@ func newHTTPServer(t *testing.T, o HTTPOptions) (*httptest.Server, *fake.Backend
 
 func httpClientSession(t testing.TB, url, token string) *mcp.ClientSession {
 	t.Helper()
-	tr := &mcp.StreamableClientTransport{Endpoint: url + MCPPath,
+	tr := &mcp.StreamableClientTransport{Endpoint: url + hosting.MCPPath,
 		HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}, MaxRetries: -1}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, nil).Connect(context.Background(), tr, nil)
 	if err != nil {
@@ -73,7 +74,7 @@ const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 // post sends a raw JSON-RPC POST to /mcp with the given headers.
 func post(t *testing.T, url, body string, hdr map[string]string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url+MCPPath, strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url+hosting.MCPPath, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func post(t *testing.T, url, body string, hdr map[string]string) *http.Response 
 }
 
 func TestHTTPClientWorks(t *testing.T) {
-	ts, desk := newHTTPServer(t, HTTPOptions{})
+	ts, desk := newHTTPServer(t, hosting.HTTPOptions{})
 	cs := httpClientSession(t, ts.URL, testToken)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil || len(res.Tools) != len(issueTools) {
@@ -109,7 +110,7 @@ func TestHTTPClientWorks(t *testing.T) {
 
 func TestHTTPAuthAndOriginChecks(t *testing.T) {
 	dash := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "dashboard") })
-	ts, desk := newHTTPServer(t, HTTPOptions{Dashboard: dash, MaxBodyBytes: 4096})
+	ts, desk := newHTTPServer(t, hosting.HTTPOptions{Dashboard: dash, MaxBodyBytes: 4096})
 	auth := map[string]string{"Authorization": "Bearer " + testToken}
 	with := func(extra map[string]string) map[string]string {
 		m := map[string]string{}
@@ -154,7 +155,7 @@ func TestHTTPAuthAndOriginChecks(t *testing.T) {
 		})
 	}
 	// A chunked body of unknown length is cut at the limit too.
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+MCPPath, io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`),
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+hosting.MCPPath, io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`),
 		strings.NewReader(strings.Repeat("y", 9000)), strings.NewReader(`"}}`)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -198,7 +199,7 @@ func TestHTTPAuthAndOriginChecks(t *testing.T) {
 }
 
 func TestHTTPIdleSessionExpires(t *testing.T) {
-	ts, _ := newHTTPServer(t, HTTPOptions{SessionTimeout: 300 * time.Millisecond})
+	ts, _ := newHTTPServer(t, hosting.HTTPOptions{SessionTimeout: 300 * time.Millisecond})
 	auth := map[string]string{"Authorization": "Bearer " + testToken}
 	resp := post(t, ts.URL, initBody, auth)
 	sid := resp.Header.Get("Mcp-Session-Id")
@@ -224,7 +225,7 @@ func TestHTTPIdleSessionExpires(t *testing.T) {
 
 // A tool call longer than ReadTimeout is not cut: the timeout bounds reading the request only.
 func TestHTTPLongCallOutlivesReadTimeout(t *testing.T) {
-	ts, _ := newHTTPServer(t, HTTPOptions{ReadTimeout: 300 * time.Millisecond})
+	ts, _ := newHTTPServer(t, hosting.HTTPOptions{ReadTimeout: 300 * time.Millisecond})
 	cs := httpClientSession(t, ts.URL, testToken)
 	start := time.Now()
 	out := ok(t, cs, "gui_wait", map[string]any{"ms": 900})
@@ -235,7 +236,7 @@ func TestHTTPLongCallOutlivesReadTimeout(t *testing.T) {
 }
 
 func TestHTTPManyClients(t *testing.T) {
-	ts, desk := newHTTPServer(t, HTTPOptions{})
+	ts, desk := newHTTPServer(t, hosting.HTTPOptions{})
 	var wg sync.WaitGroup
 	for i := range 5 {
 		wg.Add(1)
@@ -267,17 +268,17 @@ func TestListenAndServe(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := srv.ListenAndServe(ctx, HTTPOptions{Addr: "0.0.0.0:0", Token: testToken}); err == nil ||
+	if err := srv.ListenAndServe(ctx, hosting.HTTPOptions{Addr: "0.0.0.0:0", Token: testToken}); err == nil ||
 		!strings.Contains(err.Error(), "--allow-remote") {
 		t.Fatalf("non-loopback address without AllowRemote: %v", err)
 	}
-	if _, err := srv.NewHTTPHandler(HTTPOptions{}); err != ErrNoToken {
+	if _, err := srv.NewHTTPHandler(hosting.HTTPOptions{}); err != hosting.ErrNoToken {
 		t.Fatalf("no token: %v", err)
 	}
 	addrc := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- srv.ListenAndServe(ctx, HTTPOptions{Addr: "127.0.0.1:0", Token: testToken, OnListen: func(a net.Addr) error { addrc <- a; return nil }})
+		done <- srv.ListenAndServe(ctx, hosting.HTTPOptions{Addr: "127.0.0.1:0", Token: testToken, OnListen: func(a net.Addr) error { addrc <- a; return nil }})
 	}()
 	var addr net.Addr
 	select {
@@ -303,15 +304,15 @@ func TestListenAndServe(t *testing.T) {
 }
 
 func TestTokenFile(t *testing.T) {
-	tok, err := GenerateToken()
+	tok, err := hosting.GenerateToken()
 	if err != nil || len(tok) != 64 {
 		t.Fatalf("token %q, %v", tok, err)
 	}
-	if tok2, _ := GenerateToken(); tok2 == tok {
+	if tok2, _ := hosting.GenerateToken(); tok2 == tok {
 		t.Fatal("two generated tokens are equal")
 	}
 	path := filepath.Join(t.TempDir(), "state", "http-token")
-	if err := WriteTokenFile(path, tok); err != nil {
+	if err := hosting.WriteTokenFile(path, tok); err != nil {
 		t.Fatal(err)
 	}
 	st, err := os.Stat(path)
@@ -333,7 +334,7 @@ func TestTokenFile(t *testing.T) {
 	if err := os.Chmod(path+".tmp", 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteTokenFile(path, tok); err != nil {
+	if err := hosting.WriteTokenFile(path, tok); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
@@ -345,7 +346,7 @@ func TestTokenFile(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dirPath, "x"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteTokenFile(dirPath, tok); err == nil {
+	if err := hosting.WriteTokenFile(dirPath, tok); err == nil {
 		t.Fatal("writing the token over a non-empty directory succeeded")
 	}
 	if _, err := os.Stat(dirPath + ".tmp"); !os.IsNotExist(err) {

@@ -18,6 +18,7 @@ import (
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/ask"
+	"github.com/guiagent/guiagent/internal/hosting"
 )
 
 // Asking the calling client's user comes in two forms, by the protocol
@@ -168,7 +169,7 @@ func (t *jobTable) cancelSession(ss *mcp.ServerSession) {
 
 // roundTripVersion is the first protocol version with multi round-trip
 // requests.
-const roundTripVersion = "2026-07-28"
+const roundTripVersion = hosting.RoundTripVersion
 
 // speaksRoundTrips reports whether ss's client speaks multi round-trip
 // requests (protocol 2026-07-28 or later), as the SDK judges it (by the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
+	"github.com/guiagent/guiagent/internal/hosting"
 	"github.com/guiagent/guiagent/internal/safety"
 )
 
@@ -26,7 +27,7 @@ func TestHTTPSessionInitializedAt20260728IsServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := srv.NewHTTPHandler(HTTPOptions{Token: testToken})
+	h, err := srv.NewHTTPHandler(hosting.HTTPOptions{Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/hosting"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/ocr"
 	"github.com/guiagent/guiagent/internal/operate"
@@ -256,7 +257,7 @@ func New(opts Options) (*Server, error) {
 	sdkLog := s.log.With("component", "mcp-sdk") // the SDK names the session itself (session_id)
 	if opts.SessionID != "" {
 		if s.opts.RecordID == "" {
-			s.opts.RecordID = newRecordID()
+			s.opts.RecordID = NewRecordID()
 		}
 		s.log = s.log.With("session", s.opts.RecordID) // every line of this server is its one session's
 	}
@@ -478,75 +479,12 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 func (s *Server) serveStdio(ctx context.Context, stdin io.ReadCloser, stdout io.Writer) error {
 	defer s.releaseAll()
 	s.log.Info("serving MCP over stdio", "tools", len(s.tools))
-	out := &lockedWriter{w: stdout}
-	ended := &endReader{ReadCloser: stdin, ended: make(chan struct{})}
-	in := newLineLimiter(ended, out, MaxStdioMessageBytes, s.log)
-	in.written = out.flight.wait
-	vetter := newMessageVetter(func(b []byte) error { _, err := out.Write(append(b, '\n')); return err }, s.log)
-	in.vet = func(line []byte) (bool, error) {
-		pass, err := vetter.vet(line)
-		if pass {
-			out.flight.read(line)
-		}
-		return pass, err
-	}
-	// The limiter bounds every line, so the SDK's own limit (which ends the
-	// session) is off.
-	ss, err := s.mcp.Connect(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}, nil)
-	if err != nil {
-		return fmt.Errorf("starting the stdio session: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- ss.Wait() }()
-	defer s.flushSession(ss) // the last calls are recorded before serve exits
-	select {
-	case <-ctx.Done():
-		_ = ss.Close()
-		<-done
-		s.log.Info("stdio session stopped", "why", context.Cause(ctx))
-		return nil
-	case <-ended.ended:
-		// The client closed stdin: running calls are cancelled. One that
-		// ignores its context would keep the session (and the process) up
-		// forever; it is abandoned after StdioDrain.
-		select {
-		case err := <-done:
-			return s.stdioEnded(err)
-		case <-time.After(StdioDrain):
-			s.log.Warn("stdin closed, but a call is still running; no longer waiting for it", "after", StdioDrain)
-			return nil
-		}
-	case err := <-done:
-		return s.stdioEnded(err)
-	}
+	return hosting.Stdio{Server: s.mcp, Log: s.log, Ended: s.flushSession}.Serve(ctx, stdin, stdout)
 }
 
-// StdioDrain is how long ServeStdio waits, once the client has closed stdin,
-// for calls still running to end.
-const StdioDrain = 5 * time.Second
-
-func (s *Server) stdioEnded(err error) error {
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
-		return fmt.Errorf("stdio session: %w", err)
-	}
-	s.log.Info("stdio client disconnected")
-	return nil
-}
-
-// endReader closes ended when a read first fails (end of input or an error).
-type endReader struct {
-	io.ReadCloser
-	once  sync.Once
-	ended chan struct{}
-}
-
-func (e *endReader) Read(p []byte) (int, error) {
-	n, err := e.ReadCloser.Read(p)
-	if err != nil {
-		e.once.Do(func() { close(e.ended) })
-	}
-	return n, err
-}
+// ReleaseAll releases whatever input the server's desktop holds (a fleet
+// calls it when a session's desktop is destroyed).
+func (s *Server) ReleaseAll() { s.releaseAll() }
 
 func (s *Server) releaseAll() {
 	if s.input == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/desktop/fake"
+	"github.com/guiagent/guiagent/internal/hosting"
 )
 
 // stuckStdioEnv makes the re-executed test binary serve stdio with a tool
@@ -44,7 +45,7 @@ func serveStuckStdio() {
 }
 
 // When the client closes stdin while a call that ignores its context runs,
-// ServeStdio returns after StdioDrain instead of waiting for it forever (so
+// ServeStdio returns after hosting.StdioDrain instead of waiting for it forever (so
 // serve can release input and exit).
 func TestStdinEOFEndsServeStdioDespiteAStuckCall(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -95,10 +96,10 @@ func TestStdinEOFEndsServeStdioDespiteAStuckCall(t *testing.T) {
 		t.Fatalf("the stuck tool never ran:\n%s", strings.Join(log, "\n"))
 	}
 	stdin.Close()
-	ok := waitFor("SERVED", StdioDrain+15*time.Second)
+	ok := waitFor("SERVED", hosting.StdioDrain+15*time.Second)
 	cmd.Process.Kill()
 	cmd.Wait()
 	if !ok {
-		t.Fatalf("ServeStdio did not return %s after stdin closed while a call was stuck:\n%s", StdioDrain+15*time.Second, strings.Join(log, "\n"))
+		t.Fatalf("ServeStdio did not return %s after stdin closed while a call was stuck:\n%s", hosting.StdioDrain+15*time.Second, strings.Join(log, "\n"))
 	}
 }

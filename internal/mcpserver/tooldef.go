@@ -204,17 +204,17 @@ func (s *Server) recordID(ss *mcp.ServerSession) string {
 	if v, ok := s.localIDs.Load(ss); ok {
 		return v.(string)
 	}
-	id := "stdio-" + newRecordID()[:8]
+	id := "stdio-" + NewRecordID()[:8]
 	if ss.ID() != "" {
-		id = "http-" + newRecordID()
+		id = "http-" + NewRecordID()
 	}
 	v, _ := s.localIDs.LoadOrStore(ss, id)
 	return v.(string)
 }
 
-// newRecordID is 64 random bits in hex: a record id no one can derive from a
+// NewRecordID is 64 random bits in hex: a record id no one can derive from a
 // session id or guess.
-func newRecordID() string {
+func NewRecordID() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)

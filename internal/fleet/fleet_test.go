@@ -1,10 +1,11 @@
-package mcpserver
+package fleet
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/hosting"
+	"github.com/guiagent/guiagent/internal/mcpserver"
 	"github.com/guiagent/guiagent/internal/safety"
 	"github.com/guiagent/guiagent/internal/trace"
 )
@@ -35,7 +38,7 @@ type fakeFleet struct {
 	closed atomic.Int32
 }
 
-func newFakeFleet(t *testing.T, max int, o HTTPOptions) *fakeFleet {
+func newFakeFleet(t *testing.T, max int, o hosting.HTTPOptions) *fakeFleet {
 	t.Helper()
 	// Not t.TempDir: an ended session's record may still be closing when
 	// the test's cleanups run, which TempDir's check would report.
@@ -46,10 +49,10 @@ func newFakeFleet(t *testing.T, max int, o HTTPOptions) *fakeFleet {
 	ff := &fakeFleet{desks: map[string]*fake.Backend{}, store: trace.NewStore(trace.Options{Dir: dir})}
 	t.Cleanup(func() { ff.store.Close(); os.RemoveAll(dir) })
 	audit := safety.NewAudit(100, nil)
-	f, err := NewFleet(FleetOptions{Max: max, Logger: testLogger(t), Open: func(ctx context.Context, id, record string) (*Desktop, error) {
+	f, err := New(Options{Max: max, Logger: testLogger(t), Open: func(ctx context.Context, id, record string) (*Desktop, error) {
 		desk := fake.New(fake.Options{})
-		srv, err := New(Options{Screen: desk, SessionID: id, RecordID: record, Logger: testLogger(t), Audit: audit,
-			Runs: ff.store, Records: func(id string) ToolRecorder { return ff.store.Session(id) }})
+		srv, err := mcpserver.New(mcpserver.Options{Screen: desk, SessionID: id, RecordID: record, Logger: testLogger(t), Audit: audit,
+			Runs: ff.store, Records: func(id string) mcpserver.ToolRecorder { return ff.store.Session(id) }})
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +80,7 @@ func newFakeFleet(t *testing.T, max int, o HTTPOptions) *fakeFleet {
 }
 
 func (ff *fakeFleet) connect(t *testing.T) (*mcp.ClientSession, error) {
-	tr := &mcp.StreamableClientTransport{Endpoint: ff.url + MCPPath, HTTPClient: &http.Client{Transport: bearerTransport{fleetToken}}}
+	tr := &mcp.StreamableClientTransport{Endpoint: ff.url + hosting.MCPPath, HTTPClient: &http.Client{Transport: bearerTransport{fleetToken}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return mcp.NewClient(&mcp.Implementation{Name: "fleet-test", Version: "1"}, nil).Connect(ctx, tr, nil)
@@ -95,7 +98,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // session with 503 naming the limit; ending a session closes its desktop and
 // frees the slot.
 func TestFleetSessionsHaveTheirOwnDesktops(t *testing.T) {
-	ff := newFakeFleet(t, 2, HTTPOptions{})
+	ff := newFakeFleet(t, 2, hosting.HTTPOptions{})
 	var css []*mcp.ClientSession
 	for i := range 2 {
 		cs, err := ff.connect(t)
@@ -137,7 +140,7 @@ func TestFleetSessionsHaveTheirOwnDesktops(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
 		t.Errorf("a third session over the cap of 2: err %v, want a 503", err)
 	}
-	status, body := fleetPost(t, ff.url+MCPPath, fleetToken, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	status, body := fleetPost(t, ff.url+hosting.MCPPath, fleetToken, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if status != http.StatusServiceUnavailable || !strings.Contains(body, "--max-desktops 2") {
 		t.Errorf("initialize over the cap: %d %q, want 503 naming --max-desktops 2", status, body)
 	}
@@ -158,12 +161,12 @@ func TestFleetSessionsHaveTheirOwnDesktops(t *testing.T) {
 
 // A request without a session that is not an initialize starts no desktop.
 func TestFleetOnlyInitializeStartsADesktop(t *testing.T) {
-	ff := newFakeFleet(t, 2, HTTPOptions{})
-	status, body := fleetPost(t, ff.url+MCPPath, fleetToken, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	ff := newFakeFleet(t, 2, hosting.HTTPOptions{})
+	status, body := fleetPost(t, ff.url+hosting.MCPPath, fleetToken, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	if status != http.StatusBadRequest || !strings.Contains(body, "initialize") {
 		t.Errorf("tools/list without a session: %d %q, want 400 asking for initialize", status, body)
 	}
-	status, _ = fleetPost(t, ff.url+MCPPath, "wrong-token-0123456789", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+	status, _ = fleetPost(t, ff.url+hosting.MCPPath, "wrong-token-0123456789", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
 	if status != http.StatusUnauthorized {
 		t.Errorf("initialize with a wrong token: %d, want 401", status)
 	}
@@ -176,12 +179,12 @@ func TestFleetOnlyInitializeStartsADesktop(t *testing.T) {
 // /readyz fails while a desktop does not answer a capture.
 func TestFleetHealthAndMetrics(t *testing.T) {
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "guiagent_desktops 1") })
-	ff := newFakeFleet(t, 2, HTTPOptions{Metrics: metrics})
+	ff := newFakeFleet(t, 2, hosting.HTTPOptions{Metrics: metrics})
 	for _, c := range []struct {
 		path, token string
 		want        int
 	}{
-		{HealthzPath, "", 200}, {ReadyzPath, "", 200}, {MetricsPath, "", 401}, {MetricsPath, fleetToken, 200},
+		{hosting.HealthzPath, "", 200}, {hosting.ReadyzPath, "", 200}, {hosting.MetricsPath, "", 401}, {hosting.MetricsPath, fleetToken, 200},
 	} {
 		if got, body := fleetGet(t, ff.url+c.path, c.token); got != c.want {
 			t.Errorf("GET %s (token %v): %d %q, want %d", c.path, c.token != "", got, body, c.want)
@@ -196,16 +199,16 @@ func TestFleetHealthAndMetrics(t *testing.T) {
 	desk := ff.desks[cs.ID()]
 	ff.mu.Unlock()
 	desk.FailNext("capture", errors.New("the X server is gone"))
-	got, body := fleetGet(t, ff.url+ReadyzPath, "")
+	got, body := fleetGet(t, ff.url+hosting.ReadyzPath, "")
 	if got != http.StatusServiceUnavailable || strings.Contains(body, "X server is gone") {
 		t.Errorf("/readyz with a failing desktop: %d %q, want 503 without the internal reason", got, body)
 	}
-	if got, _ := fleetGet(t, ff.url+ReadyzPath, ""); got != 200 {
+	if got, _ := fleetGet(t, ff.url+hosting.ReadyzPath, ""); got != 200 {
 		t.Errorf("/readyz once the desktop answers again: %d, want 200", got)
 	}
 
-	public := newFakeFleet(t, 1, HTTPOptions{Metrics: metrics, MetricsPublic: true})
-	if got, body := fleetGet(t, public.url+MetricsPath, ""); got != 200 || !strings.Contains(body, "guiagent_desktops") {
+	public := newFakeFleet(t, 1, hosting.HTTPOptions{Metrics: metrics, MetricsPublic: true})
+	if got, body := fleetGet(t, public.url+hosting.MetricsPath, ""); got != 200 || !strings.Contains(body, "guiagent_desktops") {
 		t.Errorf("public /metrics without a token: %d %q, want 200 with the metrics", got, body)
 	}
 }
@@ -248,4 +251,11 @@ func waitUntil(d time.Duration, cond func() bool) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return true
+}
+
+func testLogger(t testing.TB) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
 }

@@ -1,12 +1,10 @@
-package mcpserver
+package hosting
 
 import (
 	"context"
 	"fmt"
 	"net/http"
 	"time"
-
-	"github.com/guiagent/guiagent/internal/geom"
 )
 
 // Health endpoints (Kubernetes liveness and readiness probes) and metrics.
@@ -27,7 +25,7 @@ const readyTimeout = 5 * time.Second
 // /metrics on mux. The health endpoints need no token and say nothing but
 // "ok" or that the desktop does not answer; /metrics needs the token unless
 // o.MetricsPublic.
-func (s *Server) handleHealth(mux *http.ServeMux, o HTTPOptions, ready func(context.Context) error) {
+func (g Guard) handleHealth(mux *http.ServeMux, o HTTPOptions, ready func(context.Context) error) {
 	mux.HandleFunc(HealthzPath, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
@@ -39,7 +37,7 @@ func (s *Server) handleHealth(mux *http.ServeMux, o HTTPOptions, ready func(cont
 		defer cancel()
 		if err := ready(ctx); err != nil {
 			// The reason goes to the log only: the endpoint has no token.
-			s.log.Warn("readiness check failed", "err", err)
+			g.Log.Warn("readiness check failed", "err", err)
 			http.Error(w, "not ready: the desktop does not answer a capture", http.StatusServiceUnavailable)
 			return
 		}
@@ -52,32 +50,6 @@ func (s *Server) handleHealth(mux *http.ServeMux, o HTTPOptions, ready func(cont
 	if o.MetricsPublic {
 		mux.Handle(MetricsPath, o.Metrics)
 	} else {
-		mux.Handle(MetricsPath, s.requireToken(o.Token, o.Metrics))
+		mux.Handle(MetricsPath, g.RequireToken(o.Token, o.Metrics))
 	}
-}
-
-// Ready reports whether the desktop answers: its displays are listed and a
-// 1x1 pixel of the default display is captured.
-func (s *Server) Ready(ctx context.Context) error {
-	ds, err := s.screen.Displays(ctx)
-	if err != nil {
-		return fmt.Errorf("listing displays: %w", err)
-	}
-	d, err := geom.FindDisplay(ds, s.opts.DefaultDisplay)
-	if err != nil {
-		return err
-	}
-	if _, err := s.screen.Capture(ctx, geom.Rect{X: d.Bounds.X, Y: d.Bounds.Y, W: 1, H: 1}, nil); err != nil {
-		return fmt.Errorf("capturing display %s: %w", d.ID, err)
-	}
-	return nil
-}
-
-// SessionCount returns the number of open MCP sessions.
-func (s *Server) SessionCount() int {
-	n := 0
-	for range s.mcp.Sessions() {
-		n++
-	}
-	return n
 }

@@ -1,14 +1,19 @@
-package mcpserver
+package hosting
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // MaxStdioMessageBytes is the largest JSON-RPC message (one line) the stdio
@@ -261,3 +266,91 @@ func (t *tailBuffer) write(p []byte) {
 }
 
 func (t *tailBuffer) bytes() []byte { return t.buf }
+
+// Stdio serves one MCP session over a pair of streams: nothing but JSON-RPC
+// is written to stdout; a message over MaxStdioMessageBytes, or one the SDK
+// could not decode (messageVetter), gets a JSON-RPC error and the session
+// goes on; no more requests are read while the client does not read its
+// answers (flight).
+type Stdio struct {
+	Server *mcp.Server
+	Log    *slog.Logger
+	// Ended, when set, is called with the session before Serve returns (so
+	// its last calls are recorded).
+	Ended func(*mcp.ServerSession)
+}
+
+// Serve serves the session until the client disconnects or ctx is done.
+func (st Stdio) Serve(ctx context.Context, stdin io.ReadCloser, stdout io.Writer) error {
+	log := st.Log
+	out := &lockedWriter{w: stdout}
+	ended := &endReader{ReadCloser: stdin, ended: make(chan struct{})}
+	in := newLineLimiter(ended, out, MaxStdioMessageBytes, log)
+	in.written = out.flight.wait
+	vetter := newMessageVetter(func(b []byte) error { _, err := out.Write(append(b, '\n')); return err }, log)
+	in.vet = func(line []byte) (bool, error) {
+		pass, err := vetter.vet(line)
+		if pass {
+			out.flight.read(line)
+		}
+		return pass, err
+	}
+	// The limiter bounds every line, so the SDK's own limit (which ends the
+	// session) is off.
+	ss, err := st.Server.Connect(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}, nil)
+	if err != nil {
+		return fmt.Errorf("starting the stdio session: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	if st.Ended != nil {
+		defer st.Ended(ss) // the last calls are recorded before serve exits
+	}
+	select {
+	case <-ctx.Done():
+		_ = ss.Close()
+		<-done
+		log.Info("stdio session stopped", "why", context.Cause(ctx))
+		return nil
+	case <-ended.ended:
+		// The client closed stdin: running calls are cancelled. One that
+		// ignores its context would keep the session (and the process) up
+		// forever; it is abandoned after StdioDrain.
+		select {
+		case err := <-done:
+			return stdioEnded(log, err)
+		case <-time.After(StdioDrain):
+			log.Warn("stdin closed, but a call is still running; no longer waiting for it", "after", StdioDrain)
+			return nil
+		}
+	case err := <-done:
+		return stdioEnded(log, err)
+	}
+}
+
+// StdioDrain is how long ServeStdio waits, once the client has closed stdin,
+// for calls still running to end.
+const StdioDrain = 5 * time.Second
+
+func stdioEnded(log *slog.Logger, err error) error {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("stdio session: %w", err)
+	}
+	log.Info("stdio client disconnected")
+	return nil
+}
+
+// endReader closes ended when a read first fails (end of input or an error).
+type endReader struct {
+	io.ReadCloser
+	once  sync.Once
+	ended chan struct{}
+}
+
+func (e *endReader) Read(p []byte) (int, error) {
+	n, err := e.ReadCloser.Read(p)
+	if err != nil {
+		e.once.Do(func() { close(e.ended) })
+	}
+	return n, err
+}

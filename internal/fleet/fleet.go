@@ -1,4 +1,8 @@
-package mcpserver
+// Package fleet serves MCP over Streamable HTTP with a private desktop per
+// session (serve --http --desktop-per-session): each session's initialize
+// starts its desktop and its own mcpserver.Server, every later request of the
+// session goes to that server, and the session's end destroys the desktop.
+package fleet
 
 import (
 	"bytes"
@@ -19,6 +23,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/hosting"
+	"github.com/guiagent/guiagent/internal/mcpserver"
 )
 
 // Desktop is one MCP session's private desktop and the server that acts only
@@ -27,7 +33,7 @@ type Desktop struct {
 	// Server serves the session; it was built with Options.SessionID and
 	// Options.RecordID set to the ids Open was given, and its screen, input,
 	// frames and task gate are this desktop's alone.
-	Server *Server
+	Server *mcpserver.Server
 	// Display names the desktop (the X display, e.g. ":123").
 	Display string
 	// Size is the desktop's screen size in pixels.
@@ -50,8 +56,8 @@ type DesktopInfo struct {
 	Ready bool `json:"ready"`
 }
 
-// FleetOptions configures a Fleet. Open is required.
-type FleetOptions struct {
+// Options configures a Fleet. Open is required.
+type Options struct {
 	// Open starts a new private desktop for the MCP session sessionID and
 	// builds its server (with Options.SessionID = sessionID and
 	// Options.RecordID = recordID). The record id, drawn at random apart from
@@ -75,10 +81,10 @@ type FleetOptions struct {
 // when the session ends (DELETE, idle timeout, or its client found gone by
 // the keep-alive ping of Options.KeepAlive).
 type Fleet struct {
-	opts FleetOptions
+	opts Options
 	log  *slog.Logger
 	// front carries the HTTP checks (token, Host, Origin), which need no desktop.
-	front *Server
+	front hosting.Guard
 
 	mu       sync.Mutex
 	desktops map[string]*fleetDesktop
@@ -94,10 +100,10 @@ type fleetDesktop struct {
 	handler http.Handler
 }
 
-// NewFleet validates o and returns a Fleet with no desktop.
-func NewFleet(o FleetOptions) (*Fleet, error) {
+// New validates o and returns a Fleet with no desktop.
+func New(o Options) (*Fleet, error) {
 	if o.Open == nil {
-		return nil, errors.New("mcpserver: FleetOptions.Open is required")
+		return nil, errors.New("fleet: Options.Open is required")
 	}
 	if o.Max <= 0 {
 		o.Max = runtime.NumCPU()
@@ -106,7 +112,7 @@ func NewFleet(o FleetOptions) (*Fleet, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Fleet{opts: o, log: log, front: &Server{log: log}, desktops: map[string]*fleetDesktop{}}, nil
+	return &Fleet{opts: o, log: log, front: hosting.Guard{Log: log}, desktops: map[string]*fleetDesktop{}}, nil
 }
 
 // Max returns the cap on live desktops.
@@ -187,14 +193,14 @@ func isInitialize(body []byte) bool {
 // (token, Host and Origin checks, body limit, health, metrics, dashboard), with
 // each new MCP session on a desktop of its own. o.MaxSessions is ignored: the
 // fleet's Max caps the sessions.
-func (f *Fleet) NewHTTPHandler(o HTTPOptions) (http.Handler, error) {
-	o = o.withDefaults()
+func (f *Fleet) NewHTTPHandler(o hosting.HTTPOptions) (http.Handler, error) {
+	o = o.WithDefaults()
 	if o.Token == "" {
-		return nil, ErrNoToken
+		return nil, hosting.ErrNoToken
 	}
 	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		if s, ok := r.Context().Value(fleetServerKey{}).(*Server); ok {
-			return s.mcp
+		if s, ok := r.Context().Value(fleetServerKey{}).(*mcpserver.Server); ok {
+			return s.MCP()
 		}
 		return nil
 	}, &mcp.StreamableHTTPOptions{
@@ -234,7 +240,7 @@ func (f *Fleet) NewHTTPHandler(o HTTPOptions) (http.Handler, error) {
 		}
 		f.open(w, r, sdk)
 	})
-	return f.front.wrapHTTP(o, f.front.requireToken(o.Token, route), f.Ready)
+	return f.front.Wrap(o, f.front.RequireToken(o.Token, route), f.Ready)
 }
 
 // open starts a desktop for a request without a session id, lets the SDK
@@ -257,13 +263,13 @@ func (f *Fleet) open(w http.ResponseWriter, r *http.Request, sdk http.Handler) {
 		return
 	}
 	f.mu.Lock()
-	fd.d, fd.handler = d, d.Server.cancelWhenClientGone(sdk)
+	fd.d, fd.handler = d, d.Server.CancelWhenClientGone(sdk)
 	live := len(f.desktops)
 	f.mu.Unlock()
 	f.log.Info("desktop started for a new MCP session", "session", fd.record, "display", d.Display, "ms", time.Since(start).Milliseconds(), "live", live)
 	fd.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fleetServerKey{}, d.Server)))
 	var ss *mcp.ServerSession
-	for s := range d.Server.mcp.Sessions() {
+	for s := range d.Server.MCP().Sessions() {
 		ss = s
 	}
 	if ss == nil {
@@ -294,7 +300,7 @@ func (f *Fleet) reserve() (string, *fleetDesktop, error) {
 	if n := len(f.desktops); n >= f.opts.Max {
 		return "", nil, fmt.Errorf("all %d desktops are in use (--max-desktops %d); end a session (HTTP DELETE with its Mcp-Session-Id), wait for one to end, or raise --max-desktops", n, f.opts.Max)
 	}
-	fd := &fleetDesktop{id: id, record: newRecordID(), started: time.Now()}
+	fd := &fleetDesktop{id: id, record: mcpserver.NewRecordID(), started: time.Now()}
 	f.desktops[id] = fd
 	return id, fd, nil
 }
@@ -316,7 +322,7 @@ func (f *Fleet) end(id, why string) {
 		return
 	}
 	f.changed()
-	fd.d.Server.releaseAll()
+	fd.d.Server.ReleaseAll()
 	if err := fd.d.Close(); err != nil {
 		f.log.Warn("closing a session's desktop failed", "session", fd.record, "display", fd.d.Display, "err", err)
 	}
@@ -335,16 +341,16 @@ func (f *Fleet) changed() {
 
 // ListenAndServe serves the fleet on o.Addr until ctx is done, then closes
 // every session and destroys every desktop.
-func (f *Fleet) ListenAndServe(ctx context.Context, o HTTPOptions) error {
-	o = o.withDefaults()
-	if err := checkListenAddr(o); err != nil {
+func (f *Fleet) ListenAndServe(ctx context.Context, o hosting.HTTPOptions) error {
+	o = o.WithDefaults()
+	if err := hosting.CheckListenAddr(o); err != nil {
 		return err
 	}
 	h, err := f.NewHTTPHandler(o)
 	if err != nil {
 		return err
 	}
-	err = f.front.serveHTTP(ctx, o, h)
+	err = f.front.Serve(ctx, o, h)
 	f.Close()
 	return err
 }
@@ -354,7 +360,7 @@ func (f *Fleet) ListenAndServe(ctx context.Context, o HTTPOptions) error {
 func (f *Fleet) Close() {
 	f.mu.Lock()
 	f.closed = true
-	var servers []*Server
+	var servers []*mcpserver.Server
 	for _, fd := range f.desktops {
 		if fd.d != nil {
 			servers = append(servers, fd.d.Server)
@@ -362,7 +368,7 @@ func (f *Fleet) Close() {
 	}
 	f.mu.Unlock()
 	for _, s := range servers {
-		for ss := range s.mcp.Sessions() {
+		for ss := range s.MCP().Sessions() {
 			_ = ss.Close()
 		}
 	}

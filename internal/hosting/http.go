@@ -1,4 +1,9 @@
-package mcpserver
+// Package hosting serves an MCP server to its clients: the stdio framing
+// (bounded lines, malformed messages answered, backpressure) and the HTTP
+// front (bearer token, Host and Origin checks, body and session limits,
+// health and metrics, listening on loopback). It knows nothing of the
+// tools: mcpserver and fleet hand it an *mcp.Server or a handler.
+package hosting
 
 import (
 	"context"
@@ -9,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,8 +24,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/config"
 )
@@ -78,7 +82,8 @@ type HTTPOptions struct {
 	MetricsPublic bool
 }
 
-func (o HTTPOptions) withDefaults() HTTPOptions {
+// WithDefaults fills the zero fields of o with their documented defaults.
+func (o HTTPOptions) WithDefaults() HTTPOptions {
 	if o.Addr == "" {
 		o.Addr = DefaultHTTPAddr
 	}
@@ -109,26 +114,6 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 // ErrNoToken is returned when HTTP is requested without a bearer token.
 var ErrNoToken = errors.New("the HTTP transport needs a bearer token: set " + config.Var("HTTPToken") + " or let guiagent generate one")
 
-// NewHTTPHandler returns the HTTP handler: Streamable HTTP MCP at /mcp behind a
-// bearer token (401 when missing or wrong), and the optional dashboard at /.
-// Every request first passes the Host allowlist (DNS rebinding: 403) and the
-// cross-origin check (403), then the body limit (413).
-func (s *Server) NewHTTPHandler(o HTTPOptions) (http.Handler, error) {
-	o = o.withDefaults()
-	if o.Token == "" {
-		return nil, ErrNoToken
-	}
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Logger:              s.log.With("component", "mcp-http"),
-		SessionTimeout:      o.SessionTimeout,
-		MaxRequestBodyBytes: o.MaxBodyBytes,
-	})
-	return s.wrapHTTP(o, s.requireToken(o.Token, s.capSessions(o, s.cancelWhenClientGone(mcpHandler))), s.Ready)
-}
-
-// wrapHTTP serves mcpH at /mcp, the health endpoints and metrics, and the
-// dashboard at /, behind the Host, Origin and body-size checks. ready answers
-// /readyz.
 // sessionVersion serves a session's request that names protocol 2026-07-28
 // or later in its Mcp-Protocol-Version header as of the session's own
 // version. A session exists only by the initialize handshake, which never
@@ -141,7 +126,7 @@ func (s *Server) NewHTTPHandler(o HTTPOptions) (http.Handler, error) {
 // judged by that, as before.
 func sessionVersion(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Mcp-Session-Id") != "" && r.Header.Get("Mcp-Protocol-Version") >= roundTripVersion {
+		if r.Header.Get("Mcp-Session-Id") != "" && r.Header.Get("Mcp-Protocol-Version") >= RoundTripVersion {
 			r = r.Clone(r.Context())
 			r.Header.Set("Mcp-Protocol-Version", lastHandshakeVersion)
 		}
@@ -153,13 +138,25 @@ func sessionVersion(h http.Handler) http.Handler {
 // handshake negotiates.
 const lastHandshakeVersion = "2025-11-25"
 
-func (s *Server) wrapHTTP(o HTTPOptions, mcpH http.Handler, ready func(context.Context) error) (http.Handler, error) {
+// RoundTripVersion is the first MCP protocol version without the initialize
+// handshake, whose input_required results carry questions to the client.
+const RoundTripVersion = "2026-07-28"
+
+// Guard holds what the HTTP front's checks log to.
+type Guard struct {
+	Log *slog.Logger
+}
+
+// Wrap serves mcpH at /mcp, the health endpoints and metrics, and the
+// dashboard at /, behind the Host, Origin and body-size checks. ready answers
+// /readyz. o must have its defaults (WithDefaults).
+func (g Guard) Wrap(o HTTPOptions, mcpH http.Handler, ready func(context.Context) error) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, sessionVersion(mcpH))
 	for _, p := range noOAuthPaths {
 		mux.HandleFunc(p, noOAuth)
 	}
-	s.handleHealth(mux, o, ready)
+	g.handleHealth(mux, o, ready)
 	if o.Dashboard != nil {
 		mux.Handle("/", o.Dashboard)
 	} else {
@@ -174,18 +171,18 @@ func (s *Server) wrapHTTP(o HTTPOptions, mcpH http.Handler, ready func(context.C
 		}
 	}
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.deny(w, r, "cross-origin request refused")
+		g.deny(w, r, "cross-origin request refused")
 	}))
 	var h http.Handler = mux
 	h = limitBody(o.MaxBodyBytes, h)
 	h = cop.Handler(h)
-	h = s.checkOrigin(o, h)
-	h = s.checkHost(o, h)
+	h = g.checkOrigin(o, h)
+	h = g.checkHost(o, h)
 	return h, nil
 }
 
-func (s *Server) deny(w http.ResponseWriter, r *http.Request, why string) {
-	s.log.Warn("HTTP request refused", "why", why, "host", r.Host, "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr, "path", r.URL.Path)
+func (g Guard) deny(w http.ResponseWriter, r *http.Request, why string) {
+	g.Log.Warn("HTTP request refused", "why", why, "host", r.Host, "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr, "path", r.URL.Path)
 	http.Error(w, "forbidden: "+why, http.StatusForbidden)
 }
 
@@ -193,7 +190,7 @@ var loopbackNames = []string{"localhost", "127.0.0.1", "::1"}
 
 // checkHost refuses Host headers that are not loopback names (or AllowedHosts),
 // which is how DNS rebinding reaches a loopback server.
-func (s *Server) checkHost(o HTTPOptions, next http.Handler) http.Handler {
+func (g Guard) checkHost(o HTTPOptions, next http.Handler) http.Handler {
 	allowed := map[string]bool{}
 	for _, h := range append(slices.Clone(loopbackNames), o.AllowedHosts...) {
 		allowed[strings.ToLower(h)] = true
@@ -202,7 +199,7 @@ func (s *Server) checkHost(o HTTPOptions, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := hostOnly(r.Host)
 		if !anyHost && !allowed[host] && !isLoopbackIP(host) {
-			s.deny(w, r, fmt.Sprintf("Host %q is not allowed (DNS rebinding protection); connect to 127.0.0.1 or localhost", r.Host))
+			g.deny(w, r, fmt.Sprintf("Host %q is not allowed (DNS rebinding protection); connect to 127.0.0.1 or localhost", r.Host))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -210,7 +207,7 @@ func (s *Server) checkHost(o HTTPOptions, next http.Handler) http.Handler {
 }
 
 // checkOrigin refuses browser requests from another origin, whatever the method.
-func (s *Server) checkOrigin(o HTTPOptions, next http.Handler) http.Handler {
+func (g Guard) checkOrigin(o HTTPOptions, next http.Handler) http.Handler {
 	trusted := map[string]bool{}
 	for _, origin := range o.AllowedOrigins {
 		trusted[strings.ToLower(strings.TrimSuffix(origin, "/"))] = true
@@ -220,20 +217,20 @@ func (s *Server) checkOrigin(o HTTPOptions, next http.Handler) http.Handler {
 		if origin != "" && !trusted[strings.ToLower(origin)] {
 			u, err := url.Parse(origin)
 			if err != nil || !strings.EqualFold(u.Host, r.Host) {
-				s.deny(w, r, fmt.Sprintf("cross-origin request from %q refused", origin))
+				g.deny(w, r, fmt.Sprintf("cross-origin request from %q refused", origin))
 				return
 			}
 		}
 		if site := r.Header.Get("Sec-Fetch-Site"); (site == "cross-site" || site == "same-site") && !trusted[strings.ToLower(origin)] {
-			s.deny(w, r, "cross-site browser request refused")
+			g.deny(w, r, "cross-site browser request refused")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// requireToken checks the bearer token in constant time.
-func (s *Server) requireToken(token string, next http.Handler) http.Handler {
+// RequireToken checks the bearer token in constant time.
+func (g Guard) RequireToken(token string, next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		auth := r.Header.Get("Authorization")
@@ -244,7 +241,7 @@ func (s *Server) requireToken(token string, next http.Handler) http.Handler {
 		}
 		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
 		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
-			s.log.Warn("HTTP request with a wrong bearer token", "remote", r.RemoteAddr)
+			g.Log.Warn("HTTP request with a wrong bearer token", "remote", r.RemoteAddr)
 			unauthorized(w, "wrong", "unauthorized: the bearer token is wrong (use "+config.Var("HTTPToken")+", or the token in guiagent's http-token file; a restart without "+config.Var("HTTPToken")+" makes a new one)")
 			return
 		}
@@ -311,23 +308,8 @@ func isLoopbackIP(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// ListenAndServe serves HTTP on o.Addr until ctx is done, then shuts down
-// (waiting up to 5 s for calls in flight) and releases held input. Without
-// AllowRemote it refuses a non-loopback address.
-func (s *Server) ListenAndServe(ctx context.Context, o HTTPOptions) error {
-	o = o.withDefaults()
-	if err := checkListenAddr(o); err != nil {
-		return err
-	}
-	h, err := s.NewHTTPHandler(o)
-	if err != nil {
-		return err
-	}
-	return s.serveHTTP(ctx, o, h)
-}
-
-// checkListenAddr refuses a malformed address, and a non-loopback one without AllowRemote.
-func checkListenAddr(o HTTPOptions) error {
+// CheckListenAddr refuses a malformed address, and a non-loopback one without AllowRemote.
+func CheckListenAddr(o HTTPOptions) error {
 	host, _, err := net.SplitHostPort(o.Addr)
 	if err != nil {
 		return fmt.Errorf("HTTP address %q: want host:port such as %s", o.Addr, DefaultHTTPAddr)
@@ -344,9 +326,13 @@ func checkListenAddr(o HTTPOptions) error {
 // leaves open never makes a clean stop look like a hung one.
 const ShutdownGrace = 2 * time.Second
 
-// serveHTTP listens on o.Addr and serves h until ctx is done, then shuts down
-// (waiting up to ShutdownGrace for calls in flight) and releases held input.
-func (s *Server) serveHTTP(ctx context.Context, o HTTPOptions, h http.Handler) error {
+// Serve listens on o.Addr and serves h until ctx is done, then shuts down
+// (waiting up to ShutdownGrace for calls in flight). o must have its
+// defaults (WithDefaults).
+func (g Guard) Serve(ctx context.Context, o HTTPOptions, h http.Handler) error {
+	if err := CheckListenAddr(o); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w (is another guiagent running? choose another --addr)", o.Addr, err)
@@ -365,10 +351,9 @@ func (s *Server) serveHTTP(ctx context.Context, o HTTPOptions, h http.Handler) e
 			return err
 		}
 	}
-	s.log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+MCPPath, "remote", o.AllowRemote)
+	g.Log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+MCPPath, "remote", o.AllowRemote)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	defer s.releaseAll()
 	select {
 	case err := <-errc:
 		return err
@@ -424,9 +409,10 @@ func WriteTokenFile(path, token string) error {
 	return nil
 }
 
-// capSessions answers 503 to a request that would open a session (a POST
-// without Mcp-Session-Id) while o.MaxSessions are open or being opened.
-func (s *Server) capSessions(o HTTPOptions, next http.Handler) http.Handler {
+// CapSessions answers 503 to a request that would open a session (a POST
+// without Mcp-Session-Id) while o.MaxSessions are open (sessions counts
+// them) or being opened.
+func (g Guard) CapSessions(o HTTPOptions, sessions func() int, next http.Handler) http.Handler {
 	if o.MaxSessions < 0 {
 		return next
 	}
@@ -438,13 +424,10 @@ func (s *Server) capSessions(o HTTPOptions, next http.Handler) http.Handler {
 			return
 		}
 		mu.Lock()
-		open := opening
-		for range s.mcp.Sessions() {
-			open++
-		}
+		open := opening + sessions()
 		if open >= o.MaxSessions {
 			mu.Unlock()
-			s.log.Warn("HTTP session refused: too many sessions", "limit", o.MaxSessions, "remote", r.RemoteAddr)
+			g.Log.Warn("HTTP session refused: too many sessions", "limit", o.MaxSessions, "remote", r.RemoteAddr)
 			w.Header().Set("Retry-After", "60")
 			http.Error(w, fmt.Sprintf("service unavailable: too many MCP sessions (%d open, the limit is %d); close unused sessions (HTTP DELETE with their Mcp-Session-Id) or wait until idle ones expire after %v", open, o.MaxSessions, o.SessionTimeout), http.StatusServiceUnavailable)
 			return

@@ -1,4 +1,4 @@
-package mcpserver
+package fleet
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/hosting"
+	"github.com/guiagent/guiagent/internal/mcpserver"
 )
 
 // readText is the text of resource uri as cs reads it.
@@ -31,7 +34,7 @@ func readText(t *testing.T, cs *mcp.ClientSession, uri string) string {
 // session A: not A's calls, not A's runs, not A's Mcp-Session-Id (which would
 // let B drive A's desktop); and a session id B was never given is refused.
 func TestFleetSessionsCannotSeeOrTakeOverEachOther(t *testing.T) {
-	ff := newFakeFleet(t, 2, HTTPOptions{})
+	ff := newFakeFleet(t, 2, hosting.HTTPOptions{})
 	a, err := ff.connect(t)
 	if err != nil {
 		t.Fatal(err)
@@ -58,8 +61,8 @@ func TestFleetSessionsCannotSeeOrTakeOverEachOther(t *testing.T) {
 	}
 
 	var stA, stB struct{ Session string }
-	_ = json.Unmarshal([]byte(readText(t, a, StatusURI)), &stA)
-	status := readText(t, b, StatusURI)
+	_ = json.Unmarshal([]byte(readText(t, a, mcpserver.StatusURI)), &stA)
+	status := readText(t, b, mcpserver.StatusURI)
 	_ = json.Unmarshal([]byte(status), &stB)
 	if stA.Session == "" || stB.Session == "" || stA.Session == stB.Session || strings.Contains(a.ID(), stA.Session) || strings.Contains(stA.Session, a.ID()) {
 		t.Fatalf("record ids A %q, B %q (session ids %s, %s): want two distinct ids unrelated to the session ids", stA.Session, stB.Session, a.ID(), b.ID())
@@ -75,12 +78,12 @@ func TestFleetSessionsCannotSeeOrTakeOverEachOther(t *testing.T) {
 		}
 	}
 	if !waitUntil(5*time.Second, func() bool {
-		_ = json.Unmarshal([]byte(readText(t, b, RunsURI)), &runs)
+		_ = json.Unmarshal([]byte(readText(t, b, mcpserver.RunsURI)), &runs)
 		return len(runs.Runs) > 0
 	}) {
 		t.Fatal("gui://runs never listed B's own session run")
 	}
-	runsText := readText(t, b, RunsURI)
+	runsText := readText(t, b, mcpserver.RunsURI)
 	for _, r := range runs.Runs {
 		if r.SessionID != stB.Session {
 			t.Errorf("B's gui://runs lists run %s of session %q: %s", r.ID, r.SessionID, runsText)
@@ -89,23 +92,23 @@ func TestFleetSessionsCannotSeeOrTakeOverEachOther(t *testing.T) {
 	var audit struct {
 		Entries []struct{ Tool, Session string }
 	}
-	auditText := readText(t, b, AuditURI)
+	auditText := readText(t, b, mcpserver.AuditURI)
 	if err := json.Unmarshal([]byte(auditText), &audit); err != nil || len(audit.Entries) != 1 || audit.Entries[0].Tool != "gui_cursor_position" {
 		t.Errorf("B's gui://audit: want its one call only, got %s", auditText)
 	}
 
 	// A's run record, by the id A sees, is not B's to read.
 	var runsA struct{ Runs []struct{ ID string } }
-	_ = json.Unmarshal([]byte(readText(t, a, RunsURI)), &runsA)
+	_ = json.Unmarshal([]byte(readText(t, a, mcpserver.RunsURI)), &runsA)
 	if len(runsA.Runs) != 1 {
 		t.Fatalf("A's gui://runs: want its session run, got %+v", runsA)
 	}
-	if _, err := b.ReadResource(ctx, &mcp.ReadResourceParams{URI: RunsURI + "/" + runsA.Runs[0].ID}); err == nil {
+	if _, err := b.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpserver.RunsURI + "/" + runsA.Runs[0].ID}); err == nil {
 		t.Errorf("B read A's run record %s", runsA.Runs[0].ID)
 	}
 
 	dash, _ := json.Marshal(ff.f.Desktops())
-	for what, text := range map[string]string{"gui://status": status, "gui://runs": runsText, "gui://audit": auditText, "the dashboard's desktops": string(dash), "A's run ids": readText(t, a, RunsURI)} {
+	for what, text := range map[string]string{"gui://status": status, "gui://runs": runsText, "gui://audit": auditText, "the dashboard's desktops": string(dash), "A's run ids": readText(t, a, mcpserver.RunsURI)} {
 		if strings.Contains(text, a.ID()) || strings.Contains(text, b.ID()) {
 			t.Errorf("%s shows a session id: %s", what, text)
 		}
@@ -117,7 +120,7 @@ func TestFleetSessionsCannotSeeOrTakeOverEachOther(t *testing.T) {
 	// A session id B was never given gets nothing.
 	made := strings.Repeat("0", 32)
 	for _, id := range []string{made, strings.ToUpper(a.ID())} {
-		req, _ := http.NewRequest(http.MethodPost, ff.url+MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gui_clipboard","arguments":{}}}`))
+		req, _ := http.NewRequest(http.MethodPost, ff.url+hosting.MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gui_clipboard","arguments":{}}}`))
 		req.Header.Set("Authorization", "Bearer "+fleetToken)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
