@@ -2,6 +2,6 @@
 
 package desktop
 
-// processAlive cannot tell on this system, so it assumes the process runs and
+// ProcessAlive cannot tell on this system, so it assumes the process runs and
 // its ledger is left alone.
-func processAlive(pid int) bool { return true }
+func ProcessAlive(pid int) bool { return true }

@@ -10,9 +10,9 @@ import (
 	"syscall"
 )
 
-// processAlive reports whether pid names a running process (a zombie, killed
+// ProcessAlive reports whether pid names a running process (a zombie, killed
 // but not yet reaped, counts as gone).
-func processAlive(pid int) bool {
+func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}

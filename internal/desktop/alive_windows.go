@@ -4,8 +4,8 @@ package desktop
 
 import "syscall"
 
-// processAlive reports whether pid names a running process.
-func processAlive(pid int) bool {
+// ProcessAlive reports whether pid names a running process.
+func ProcessAlive(pid int) bool {
 	const queryLimitedInformation = 0x1000
 	h, err := syscall.OpenProcess(queryLimitedInformation, false, uint32(pid))
 	if err != nil {

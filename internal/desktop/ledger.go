@@ -177,7 +177,7 @@ func RecoverInput(ctx context.Context, s Screen, stateDir, display string) ([]Re
 			continue // not a ledger
 		}
 		switch {
-		case pid != os.Getpid() && processAlive(pid):
+		case pid != os.Getpid() && ProcessAlive(pid):
 			liveOther = true
 		case tmp:
 			os.Remove(name) // killed before the rename: the press it announced never happened

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -129,6 +130,7 @@ func (vd *VirtualDisplay) startWindowManager() {
 // startServer starts an X server on a free display number, retrying with
 // another number on collision, and waits until it accepts connections.
 func startServer(ctx context.Context, what, bin string, args func(display int) []string, tmpDir string) (*VirtualDisplay, error) {
+	cleanStale.Do(func() { removeStaleDisplays(slog.Default()) })
 	var lastErr error
 	n := firstDisplay + rand.IntN(displaySpan)
 	for attempt := 0; attempt < startAttempts; attempt++ {
