@@ -131,6 +131,12 @@ func cmdSoak(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	out["stdout_backpressure"] = bp
+	fmt.Fprintf(stderr, "soak: fleet: %d rounds of two sessions on private desktops, %d calls each\n", fleetRounds, fleetSessionCalls)
+	fl, err := soakFleet(ctx, self, stderr)
+	if err != nil {
+		return err
+	}
+	out["fleet"] = fl
 	for _, s := range servers {
 		out["servers"].(map[string]any)[s.name] = map[string]any{"calls": s.calls, "tool_errors_by_tool": s.errors, "first_errors": s.firstErrors, "samples": s.samples}
 	}
@@ -387,16 +393,8 @@ func startHTTPClient(ctx context.Context, self, display string, env []string, st
 	if err := (*cmd).Start(); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if conn, err := net.Dial("tcp", addr); err == nil {
-			conn.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("guiagent serve --http did not listen on %s within 30 s", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := waitListening(addr); err != nil {
+		return nil, err
 	}
 	return c, c.reconnect(ctx)
 }
