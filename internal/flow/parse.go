@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ func Parse(text []byte, vars map[string]string) (*Flow, error) {
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, fmt.Errorf("%w: the YAML is empty: give a mapping with name and steps", ErrInvalid)
 	}
-	p := &parser{defined: map[string]bool{}}
+	p := &parser{defined: map[string]bool{}, lines: bytes.Count(text, []byte("\n")) + 1}
 	for k := range vars {
 		p.defined[k] = true
 	}
@@ -86,10 +87,17 @@ func checkSize(text []byte, vars map[string]string) error {
 type parser struct {
 	errs    []string
 	defined map[string]bool
+	// lines is the text's number of lines: yaml places the empty document
+	// of a text ending in "---" on the line after the last.
+	lines int
 }
 
 func (p *parser) errf(n *yaml.Node, format string, args ...any) {
-	p.errs = append(p.errs, fmt.Sprintf("line %d, column %d: ", n.Line, n.Column)+fmt.Sprintf(format, args...))
+	line, col := n.Line, n.Column
+	if line > p.lines {
+		line, col = p.lines, 1
+	}
+	p.errs = append(p.errs, fmt.Sprintf("line %d, column %d: ", line, col)+fmt.Sprintf(format, args...))
 }
 
 // mapping returns the key/value pairs of n in order.
