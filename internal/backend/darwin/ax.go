@@ -56,10 +56,6 @@ type axAPI interface {
 	Release(e axRef)
 }
 
-// errAXUnresponsive is an application that did not answer an AX call
-// (kAXErrorCannotComplete after the messaging timeout).
-var errAXUnresponsive = fmt.Errorf("the application did not answer the accessibility call: %w", uitree.ErrUnresponsive)
-
 // axPermissionError says how to grant the Accessibility permission, which
 // reading other applications' elements needs as input does.
 func axPermissionError() error {

@@ -58,7 +58,7 @@ func (f *fakeAX) SetValue(e axRef, v string) error {
 	return nil
 }
 func (f *fakeAX) Value(e axRef) (string, error) { return f.elems[e].Value, nil }
-func (f *fakeAX) Release(e axRef)                { f.retained-- }
+func (f *fakeAX) Release(e axRef)               { f.retained-- }
 
 // form is TextEdit-like: a window on the second (Retina) display with a
 // field, its label, a button, a secure field and a checkbox.

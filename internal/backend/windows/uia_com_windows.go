@@ -368,11 +368,4 @@ func currentControlType(e *comObj) int {
 	return int(ct)
 }
 
-// currentProcessID is e's process id, read now.
-func currentProcessID(e *comObj) uint32 {
-	var pid int32
-	e.call(20, uintptr(unsafe.Pointer(&pid))) // get_CurrentProcessId
-	return uint32(pid)
-}
-
 func bstrOut(p *bstr) uintptr { return uintptr(unsafe.Pointer(p)) }

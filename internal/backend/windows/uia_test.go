@@ -90,6 +90,9 @@ func TestLogicalRect(t *testing.T) {
 	if got := mixed.logicalRect(physRect{1920 + 300, 150, 150, 45}); got != rect(1920+200, 100, 100, 30) {
 		t.Errorf("mixed, on the 150%% monitor: %v, want 100x30+2120+100", got)
 	}
+	if b := mixed.logicalBounds(); fmt.Sprint(b) != fmt.Sprint([]any{rect(0, 0, 1920, 1080), rect(1920, 0, 1920, 1080)}) {
+		t.Errorf("bounds %v", b)
+	}
 	if got := mixed.logicalRect(physRect{100, 100, 0, 10}); !got.Empty() {
 		t.Errorf("an empty rectangle maps to %v", got)
 	}
