@@ -233,6 +233,9 @@ func (s *sysAX) Release(e axRef) {
 // elements returns the backend's AX element source, or an error when this
 // macOS lacks the AX functions.
 func (b *Backend) elements() (*axSource, error) {
+	if b.opts.NoElements {
+		return nil, fmt.Errorf("reading the UI as elements: %w: accessibility is off (set the accessibility setting to auto; guiagent doctor names it)", desktop.ErrUnsupported)
+	}
 	a, err := b.apiReady()
 	if err != nil {
 		return nil, err
@@ -258,8 +261,12 @@ func (b *Backend) elements() (*axSource, error) {
 
 var (
 	_ desktop.ElementSource = (*Backend)(nil)
+	_ desktop.ElementGate   = (*Backend)(nil)
 	_ desktop.ElementActor  = (*Backend)(nil)
 )
+
+// ElementsAvailable reports whether the element source is on (Options.NoElements).
+func (b *Backend) ElementsAvailable() bool { return !b.opts.NoElements }
 
 // Elements reads the UI through the macOS Accessibility API (AX). Boxes are
 // AX frames, global top-left points: the global logical pixels of the

@@ -18,8 +18,15 @@ import (
 
 var (
 	_ desktop.ElementSource = (*Backend)(nil)
+	_ desktop.ElementGate   = (*Backend)(nil)
 	_ desktop.ElementActor  = (*Backend)(nil)
 )
+
+// ElementsAvailable reports whether the element source is on (Options.NoElements).
+func (b *Backend) ElementsAvailable() bool { return !b.opts.NoElements }
+
+// errElementsOff is the answer with Options.NoElements.
+var errElementsOff = fmt.Errorf("reading the UI as elements: %w: accessibility is off (set the accessibility setting to auto; guiagent doctor names it)", desktop.ErrUnsupported)
 
 // A walk runs on a COM thread of its own and is abandoned when its budget
 // is up (plus walkMargin) while a call into a hung application blocks it.
@@ -42,6 +49,9 @@ var errStuck = errors.New("UI Automation: earlier snapshots are still waiting on
 // one call per property or element. Boxes are mapped from physical pixels to
 // global logical pixels through the monitor layout.
 func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*desktop.ElementSnapshot, error) {
+	if b.opts.NoElements {
+		return nil, errElementsOff
+	}
 	start := time.Now()
 	q, err := q.Normalize()
 	if err != nil {
@@ -284,6 +294,9 @@ func (b *Backend) SetElementValue(ctx context.Context, handle, value string) err
 	if err := b.ready(); err != nil {
 		return err
 	}
+	if b.opts.NoElements {
+		return errElementsOff
+	}
 	h, err := parseUIAHandle(handle)
 	if err != nil {
 		return err
@@ -324,6 +337,9 @@ func (b *Backend) SetElementValue(ctx context.Context, handle, value string) err
 func (b *Backend) InvokeElement(ctx context.Context, handle string) error {
 	if err := b.ready(); err != nil {
 		return err
+	}
+	if b.opts.NoElements {
+		return errElementsOff
 	}
 	h, err := parseUIAHandle(handle)
 	if err != nil {
