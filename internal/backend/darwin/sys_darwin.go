@@ -205,7 +205,17 @@ func bindAPI() (*api, error) {
 	bd.fn(as, "AXIsProcessTrustedWithOptions", &a.AXIsProcessTrustedWithOptions, false)
 	a.kAXTrustedCheckOptionPrompt = bd.ptrVar(as, "kAXTrustedCheckOptionPrompt", false)
 
-	// The element tree: optional, so that input and capture work without it.
+	bindAX(&bd, a, cf, cg, as)
+
+	if len(bd.missing) > 0 {
+		return nil, errors.New("macOS backend: this macOS lacks " + strings.Join(bd.missing, ", ") + ": guiagent needs macOS 10.15 or later")
+	}
+	return a, nil
+}
+
+// bindAX binds the element tree's functions (ax_darwin.go): optional, so
+// that input and capture work without them.
+func bindAX(bd *binder, a *api, cf, cg, as uintptr) {
 	bd.fn(as, "AXUIElementCreateApplication", &a.AXUIElementCreateApplication, false)
 	bd.fn(as, "AXUIElementCopyAttributeValue", &a.AXUIElementCopyAttributeValue, false)
 	bd.fn(as, "AXUIElementCopyMultipleAttributeValues", &a.AXUIElementCopyMultipleAttributeValues, false)
@@ -222,9 +232,4 @@ func bindAPI() (*api, error) {
 	bd.fn(cf, "CFStringCreateWithCString", &a.CFStringCreateWithCString, true)
 	a.kCFTypeArrayCallBacks = bd.addr(cf, "kCFTypeArrayCallBacks", true)
 	a.kCGWindowOwnerPID = bd.ptrVar(cg, "kCGWindowOwnerPID", false)
-
-	if len(bd.missing) > 0 {
-		return nil, errors.New("macOS backend: this macOS lacks " + strings.Join(bd.missing, ", ") + ": guiagent needs macOS 10.15 or later")
-	}
-	return a, nil
 }
