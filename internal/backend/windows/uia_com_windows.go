@@ -33,7 +33,7 @@ var (
 	errNoUIAutomation      = errors.New("UI Automation is not available (CoCreateInstance CUIAutomation failed; Windows 7 and later have it, Wine 8 does not)")
 	coinitMultithreaded    = uintptr(0)
 	clsctxInprocServer     = uintptr(1)
-	rpcEChangedMode        = uintptr(0x80010106)
+	rpcEChangedMode        = uint32(0x80010106)
 	treeScopeElement       = uintptr(1)
 	treeScopeChildren      = uintptr(2)
 	patternIDInvoke        = uintptr(10000)
@@ -156,7 +156,7 @@ type uia struct {
 // calling thread, which must be locked; done undoes it.
 func initCOM() (done func(), err error) {
 	hr, _, _ := procCoInitializeEx.Call(0, coinitMultithreaded)
-	if int32(hr) < 0 && hr != rpcEChangedMode {
+	if int32(hr) < 0 && uint32(hr) != rpcEChangedMode { // an HRESULT is 32 bits of the register
 		return nil, hresult("CoInitializeEx", hr)
 	}
 	return func() {
