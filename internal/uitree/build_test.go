@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -12,14 +11,19 @@ import (
 
 // tree is a fake platform tree: node name -> children.
 type fakeTree struct {
-	kids  map[*Node][]*Node
-	calls int
-	block chan struct{} // when set, Children blocks until it is closed
+	kids    map[*Node][]*Node
+	calls   int
+	block   chan struct{} // when set, Children blocks until it is closed
+	blocked chan struct{} // closed when Children first blocks
 }
 
 func (f *fakeTree) children(ctx context.Context, n *Node, limit int) ([]*Node, error) {
 	f.calls++
 	if f.block != nil {
+		if f.blocked != nil {
+			close(f.blocked)
+			f.blocked = nil
+		}
 		<-f.block
 	}
 	k := f.kids[n]
@@ -165,11 +169,12 @@ func TestBuilderBudgetAndAbandon(t *testing.T) {
 	// A walk blocked in a hung application: the caller abandons it and
 	// returns what it has; the walk stops when the call returns.
 	win, f = wide(100)
-	f.block = make(chan struct{})
+	f.block, f.blocked = make(chan struct{}), make(chan struct{})
+	blocked := f.blocked
 	b = NewBuilder("test", norm(t, desktop.ElementQuery{}))
 	done := make(chan bool)
 	go func() { done <- b.Window(context.Background(), "app", win, f.children) }()
-	time.Sleep(20 * time.Millisecond)
+	<-blocked
 	b.Abandon("unresponsive")
 	s := b.Snapshot()
 	if len(s.Elements) != 1 || s.TruncatedBy != "unresponsive" {
