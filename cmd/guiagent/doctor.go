@@ -65,7 +65,8 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	// Desktop.
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, VNC: c.VNC, VNCPassword: c.VNCPassword})
+	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, VNC: c.VNC, VNCPassword: c.VNCPassword,
+		Accessibility: c.Accessibility, SessionBus: c.SessionBus, AccessibilityBus: c.AccessibilityBus})
 	if err != nil {
 		fix := "run inside a desktop session, set DISPLAY, or pass --virtual-display 1280x800 (needs Xvfb: apt-get install xvfb)"
 		if errors.Is(err, platform.ErrNoDisplay) {
@@ -81,6 +82,7 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		cs.add(level, "desktop", fmt.Sprintf("%s, %s: %s", ch.Display, ch.Size, ch.Why), "")
 		checkDesktop(ctx, screen, &cs)
+		checkElements(ctx, screen, cs.add)
 		checkHeldInput(ctx, c, screen, cs.add)
 	}
 	if _, err := exec.LookPath("Xvfb"); err != nil && runtime.GOOS == "linux" {

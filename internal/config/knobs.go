@@ -134,7 +134,7 @@ var Knobs = []Knob{
 		Doc: "drive a remote desktop or VM over VNC at `host[:port]` instead (default port 5900; password in GUI_AGENT_VNC_PASSWORD)"},
 	{Name: "VNCPassword", Env: "GUI_AGENT_VNC_PASSWORD", Secret: true, Doc: "the VNC server's password"},
 	{Name: "Accessibility", Env: "GUI_AGENT_ACCESSIBILITY", Kind: KindChoice, Choices: choices("auto", "on", "off"), Fold: true, Default: "auto",
-		Doc: "read applications' accessibility trees (Linux: AT-SPI2); on also asks Chromium, Qt and GTK 4 to expose theirs, as a screen reader does; the bus is found from DBUS_SESSION_BUS_ADDRESS or AT_SPI_BUS_ADDRESS"},
+		Doc: "read applications' accessibility trees (Linux: AT-SPI2; Windows: UI Automation; macOS: the AX API, which needs the Accessibility permission); on also asks Chromium, Qt and GTK 4 to expose theirs, as a screen reader does; the bus is found from DBUS_SESSION_BUS_ADDRESS or AT_SPI_BUS_ADDRESS"},
 
 	// Screenshots.
 	{Name: "JPEGQuality", Env: "GUI_AGENT_JPEG_QUALITY", Kind: KindInt, Min: 1, Max: 100, Default: itoa(imaging.DefaultQuality),

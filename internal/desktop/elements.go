@@ -282,3 +282,19 @@ func (s *ElementSnapshot) Lookup(ref string) (Element, bool) {
 	}
 	return Element{}, false
 }
+
+// ElementActor acts on an element of a snapshot through the platform's
+// accessibility API instead of input events (UI Automation's ValuePattern
+// and InvokePattern, AX's AXValue and AXPress). It is optional, on the
+// backend beside its ElementSource; the executor can use it for a type in
+// mode replace and as an alternative to a click, and names it in the result.
+// handle is Element.Handle of a snapshot of the same backend. Both return an
+// error wrapping ErrUnsupported when the element has no such action (the
+// caller falls back to input), and an error when the element is gone.
+type ElementActor interface {
+	// SetElementValue replaces the element's value with value and reads it
+	// back: an error says when the element kept another value.
+	SetElementValue(ctx context.Context, handle, value string) error
+	// InvokeElement performs the element's default action (a button's press).
+	InvokeElement(ctx context.Context, handle string) error
+}

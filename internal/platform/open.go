@@ -33,7 +33,9 @@ type Options struct {
 	VNCPassword string
 	// Accessibility is GUI_AGENT_ACCESSIBILITY: with auto or on the X11
 	// backend gets an AT-SPI2 client as its element source (on also sets
-	// org.a11y.Status.IsEnabled); off or "" gives it none.
+	// org.a11y.Status.IsEnabled); off or "" gives it none. On Windows (UI
+	// Automation) and macOS (AX) the backend is its own element source;
+	// off turns it off.
 	Accessibility string
 	// SessionBus and AccessibilityBus are the D-Bus session bus address and
 	// AT_SPI_BUS_ADDRESS (config fills them from the environment).

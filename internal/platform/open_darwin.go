@@ -22,7 +22,7 @@ func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) 
 	if o.ForceVirtual {
 		return nil, nil, fmt.Errorf("a private virtual display (Xvfb) is only available on Linux: drop --virtual-display to drive this Mac's desktop: %w", desktop.ErrUnsupported)
 	}
-	b := darwin.New(darwin.Options{})
+	b := darwin.New(darwin.Options{NoElements: o.Accessibility == "off"})
 	if err := b.Start(ctx); err != nil {
 		return nil, nil, errors.Join(err, b.Close())
 	}

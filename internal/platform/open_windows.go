@@ -19,7 +19,7 @@ func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) 
 	if o.ForceVirtual {
 		return nil, nil, fmt.Errorf("a private virtual display (Xvfb) is only available on Linux: drop --virtual-display to drive this Windows desktop: %w", desktop.ErrUnsupported)
 	}
-	b := winbackend.New(winbackend.Options{})
+	b := winbackend.New(winbackend.Options{NoElements: o.Accessibility == "off"})
 	if err := b.Start(ctx); err != nil {
 		_ = b.Close()
 		return nil, nil, err

@@ -69,6 +69,22 @@ type api struct {
 	AXIsProcessTrusted            func() bool
 	AXIsProcessTrustedWithOptions func(opts uintptr) bool
 
+	// ApplicationServices: the element tree (ax_darwin.go)
+	AXUIElementCreateApplication           func(pid int32) uintptr
+	AXUIElementCopyAttributeValue          func(elem, attr uintptr, out *uintptr) int32
+	AXUIElementCopyMultipleAttributeValues func(elem, attrs uintptr, options uint32, out *uintptr) int32
+	AXUIElementPerformAction               func(elem, action uintptr) int32
+	AXUIElementSetAttributeValue           func(elem, attr, value uintptr) int32
+	AXUIElementSetMessagingTimeout         func(elem uintptr, seconds float32) int32
+	AXValueGetValue                        func(value uintptr, typ uint32, out unsafe.Pointer) bool
+	AXValueGetTypeID                       func() uint
+	CFRetain                               func(ref uintptr) uintptr
+	CFBooleanGetValue                      func(b uintptr) bool
+	CFBooleanGetTypeID                     func() uint
+	CFArrayGetTypeID                       func() uint
+	CFArrayCreate                          func(alloc uintptr, values *uintptr, n int, callbacks uintptr) uintptr
+	CFStringCreateWithCString              func(alloc uintptr, s *byte, enc uint32) uintptr
+
 	// apiHandles holds the constants and library handles that only the darwin
 	// build reads (an empty struct elsewhere).
 	apiHandles //lint:ignore U1000 empty outside darwin (see api_darwin.go)

@@ -7,6 +7,7 @@ type apiHandles struct {
 	kCGWindowLayer, kCGWindowOwnerName, kCGWindowName, kCGWindowAlpha, kCGWindowBounds uintptr
 	kAXTrustedCheckOptionPrompt, kCFBooleanTrue                                        uintptr
 	kCFTypeDictionaryKeyCallBacks, kCFTypeDictionaryValueCallBacks                     uintptr
+	kCFTypeArrayCallBacks, kCGWindowOwnerPID                                           uintptr
 
 	appKit uintptr // AppKit handle (loads NSPasteboard and NSEvent into the ObjC runtime)
 }

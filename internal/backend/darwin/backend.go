@@ -18,6 +18,9 @@ type Options struct {
 	// (the default) nothing is shown and the calls that need a permission fail
 	// with an error naming the setting to grant.
 	PromptForPermissions bool
+	// NoElements leaves the backend without its element source (the AX
+	// API): the accessibility setting off.
+	NoElements bool
 }
 
 // Errors callers test for with errors.Is.

@@ -36,6 +36,9 @@ type Backend struct {
 	canRecord bool
 
 	clipMu sync.Mutex // serializes pasteboard access
+
+	axOnce sync.Once
+	ax     *axSource // the element source (ax_darwin.go), made on first use
 }
 
 // native holds the system handles of a started backend.

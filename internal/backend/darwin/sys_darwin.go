@@ -205,8 +205,31 @@ func bindAPI() (*api, error) {
 	bd.fn(as, "AXIsProcessTrustedWithOptions", &a.AXIsProcessTrustedWithOptions, false)
 	a.kAXTrustedCheckOptionPrompt = bd.ptrVar(as, "kAXTrustedCheckOptionPrompt", false)
 
+	bindAX(&bd, a, cf, cg, as)
+
 	if len(bd.missing) > 0 {
 		return nil, errors.New("macOS backend: this macOS lacks " + strings.Join(bd.missing, ", ") + ": guiagent needs macOS 10.15 or later")
 	}
 	return a, nil
+}
+
+// bindAX binds the element tree's functions (ax_darwin.go): optional, so
+// that input and capture work without them.
+func bindAX(bd *binder, a *api, cf, cg, as uintptr) {
+	bd.fn(as, "AXUIElementCreateApplication", &a.AXUIElementCreateApplication, false)
+	bd.fn(as, "AXUIElementCopyAttributeValue", &a.AXUIElementCopyAttributeValue, false)
+	bd.fn(as, "AXUIElementCopyMultipleAttributeValues", &a.AXUIElementCopyMultipleAttributeValues, false)
+	bd.fn(as, "AXUIElementPerformAction", &a.AXUIElementPerformAction, false)
+	bd.fn(as, "AXUIElementSetAttributeValue", &a.AXUIElementSetAttributeValue, false)
+	bd.fn(as, "AXUIElementSetMessagingTimeout", &a.AXUIElementSetMessagingTimeout, false)
+	bd.fn(as, "AXValueGetValue", &a.AXValueGetValue, false)
+	bd.fn(as, "AXValueGetTypeID", &a.AXValueGetTypeID, false)
+	bd.fn(cf, "CFRetain", &a.CFRetain, true)
+	bd.fn(cf, "CFBooleanGetValue", &a.CFBooleanGetValue, true)
+	bd.fn(cf, "CFBooleanGetTypeID", &a.CFBooleanGetTypeID, true)
+	bd.fn(cf, "CFArrayGetTypeID", &a.CFArrayGetTypeID, true)
+	bd.fn(cf, "CFArrayCreate", &a.CFArrayCreate, true)
+	bd.fn(cf, "CFStringCreateWithCString", &a.CFStringCreateWithCString, true)
+	a.kCFTypeArrayCallBacks = bd.addr(cf, "kCFTypeArrayCallBacks", true)
+	a.kCGWindowOwnerPID = bd.ptrVar(cg, "kCGWindowOwnerPID", false)
 }

@@ -6,4 +6,7 @@ import "log/slog"
 type Options struct {
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// NoElements leaves the backend without its element source (UI
+	// Automation): the accessibility setting off.
+	NoElements bool
 }
