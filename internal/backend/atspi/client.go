@@ -77,6 +77,7 @@ type Client struct {
 	conn   *dbus.Conn            // the accessibility bus
 	peers  map[string]*dbus.Conn // peer-to-peer connections by application bus name (nil: none offered)
 	big    map[string]bool       // by application bus name: its tree is too big for its cache (see bigTree)
+	names  map[string]string     // by application bus name: its name, once it answered (a bus name is never reused)
 	closed bool
 }
 
@@ -113,6 +114,7 @@ func (c *Client) dropLocked() {
 		}
 	}
 	c.peers = map[string]*dbus.Conn{}
+	c.names = nil
 	if c.conn != nil {
 		_ = c.conn.Close()
 		c.conn = nil
@@ -266,23 +268,49 @@ func (c *Client) apps(ctx context.Context, conn *dbus.Conn) ([]*app, error) {
 		return nil, storeErr("the application list", err)
 	}
 	apps := make([]*app, 0, len(refs))
+	c.mu.Lock()
+	known := c.names
+	c.mu.Unlock()
+	var ask []*app
 	for _, r := range refs {
 		if r.Name != "" && r.Path != "/org/a11y/atspi/null" {
-			apps = append(apps, &app{bus: r.Name, p: peer{conn: conn, dest: r.Name}})
+			a := &app{bus: r.Name, p: peer{conn: conn, dest: r.Name}}
+			name, ok := known[r.Name]
+			if a.name = name; !ok {
+				ask = append(ask, a)
+			}
+			apps = append(apps, a)
 		}
 	}
-	err = pipeline(ctx, len(apps), 32, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
-		return apps[i].p.call(ctx, rootPath, ifaceProps, "Get", ifAccessible, "Name")
+	// Only applications not seen before are asked for their names (one
+	// that hangs would otherwise cost a call timeout on every snapshot).
+	named := map[string]bool{}
+	err = pipeline(ctx, len(ask), 32, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
+		return ask[i].p.call(ctx, rootPath, ifaceProps, "Get", ifAccessible, "Name")
 	}, func(i int, call *dbus.Call) error {
-		var v dbus.Variant
-		if call.Err == nil && call.Store(&v) == nil {
-			apps[i].name, _ = v.Value().(string)
+		if !replyOK(call) {
+			return nil
+		}
+		if v, ok := call.Body[0].(dbus.Variant); ok {
+			ask[i].name, _ = v.Value().(string)
+			named[ask[i].bus] = true
 		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, errHung) {
 		return nil, err
 	}
+	names := make(map[string]string, len(apps))
+	for _, a := range apps {
+		if _, ok := known[a.bus]; ok || named[a.bus] {
+			names[a.bus] = a.name
+		}
+	}
+	c.mu.Lock()
+	if c.conn == conn {
+		c.names = names
+	}
+	c.mu.Unlock()
 	sort.SliceStable(apps, func(i, j int) bool { return apps[i].name < apps[j].name })
 	return apps, nil
 }
