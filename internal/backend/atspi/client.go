@@ -229,13 +229,7 @@ func (c *Client) peerOf(ctx context.Context, conn *dbus.Conn, name string) peer 
 	}
 	var direct *dbus.Conn
 	if addr != "" {
-		if d, err := dbus.Dial(addr, dbus.WithContext(context.Background())); err == nil {
-			if err := d.Auth(nil); err == nil {
-				direct = d
-			} else {
-				_ = d.Close()
-			}
-		}
+		direct = c.dialPeer(ctx, addr)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -247,6 +241,38 @@ func (c *Client) peerOf(ctx context.Context, conn *dbus.Conn, name string) peer 
 		return peer{conn: direct}
 	}
 	return bus
+}
+
+// dialPeer connects to an application's peer-to-peer address, or returns
+// nil. The authentication handshake has no timeout of its own (an
+// application that hangs accepts the connection and never answers), so it
+// is waited for at most a call timeout; a late one is closed.
+func (c *Client) dialPeer(ctx context.Context, addr string) *dbus.Conn {
+	got := make(chan *dbus.Conn, 1)
+	go func() {
+		d, err := dbus.Dial(addr, dbus.WithContext(context.Background()))
+		if err == nil {
+			if err = d.Auth(nil); err != nil {
+				_ = d.Close()
+				d = nil
+			}
+		}
+		got <- d
+	}()
+	t := time.NewTimer(c.o.CallTimeout)
+	defer t.Stop()
+	select {
+	case d := <-got:
+		return d
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	go func() {
+		if d := <-got; d != nil {
+			_ = d.Close()
+		}
+	}()
+	return nil
 }
 
 // app is one application on the accessibility bus.

@@ -29,6 +29,7 @@ func (c *Client) expand(ctx context.Context, t *tree, n *node, limit int) ([]*no
 		}
 		count, _ := v.Value().(int32)
 		total = int(count)
+		n.nchild = count
 	}
 	from := 0
 	if total > expandChunk {

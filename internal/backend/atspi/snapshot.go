@@ -85,6 +85,13 @@ func (c *Client) connectAndList(ctx context.Context) (*dbus.Conn, []*app, error)
 func (c *Client) loadAll(ctx context.Context, conn *dbus.Conn, apps []*app, q desktop.ElementQuery, snap *desktop.ElementSnapshot) []*tree {
 	trees := make([]*tree, len(apps))
 	errs := make([]error, len(apps))
+	// An application that hangs is given up on with a quarter of the
+	// budget left, for walking the windows of those that answered.
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-time.Until(dl)/4))
+		defer cancel()
+	}
 	var wg sync.WaitGroup
 	for i, a := range apps {
 		wg.Add(1)
@@ -322,6 +329,11 @@ func (w *walker) collect(ctx context.Context, t *tree, n *node, depth, parent in
 		var err error
 		if kids, err = w.c.expand(ctx, t, n, w.q.MaxElements); err != nil {
 			return err
+		}
+		if int(n.nchild) > 4*w.q.MaxElements {
+			// More rows than a walk may read: the rows in view stand for
+			// a list that was not read whole.
+			w.truncate("max_elements")
 		}
 	case int(n.nchild) > len(kids):
 		if err := w.c.walkFrom(ctx, t, n, 4*w.q.MaxElements); err != nil {
