@@ -74,10 +74,10 @@ type Client struct {
 	log *slog.Logger
 
 	mu     sync.Mutex
-	conn   *dbus.Conn            // the accessibility bus
-	peers  map[string]*dbus.Conn // peer-to-peer connections by application bus name (nil: none offered)
-	big    map[string]bool       // by application bus name: its tree is too big for its cache (see bigTree)
-	names  map[string]string     // by application bus name: its name, once it answered (a bus name is never reused)
+	conn   *dbus.Conn         // the accessibility bus
+	peers  map[string]*direct // peer-to-peer connections by application bus name (nil: none offered)
+	big    map[string]bool    // by application bus name: its tree is too big for its cache (see bigTree)
+	names  map[string]string  // by application bus name: its name, once it answered (a bus name is never reused)
 	closed bool
 }
 
@@ -95,7 +95,7 @@ func New(o Options) *Client {
 	if l == nil {
 		l = slog.Default()
 	}
-	return &Client{o: o, log: l.With("elements", "atspi"), peers: map[string]*dbus.Conn{}, big: map[string]bool{}}
+	return &Client{o: o, log: l.With("elements", "atspi"), peers: map[string]*direct{}, big: map[string]bool{}}
 }
 
 // Close closes the client's connections. Elements fails afterwards.
@@ -113,7 +113,7 @@ func (c *Client) dropLocked() {
 			_ = p.Close()
 		}
 	}
-	c.peers = map[string]*dbus.Conn{}
+	c.peers = map[string]*direct{}
 	c.names = nil
 	if c.conn != nil {
 		_ = c.conn.Close()
@@ -216,7 +216,7 @@ func (c *Client) peerOf(ctx context.Context, conn *dbus.Conn, name string) peer 
 	c.mu.Unlock()
 	if known {
 		if p != nil && p.Connected() {
-			return peer{conn: p}
+			return peer{d: p}
 		}
 		if p == nil {
 			return peer{conn: conn, dest: name}
@@ -227,52 +227,37 @@ func (c *Client) peerOf(ctx context.Context, conn *dbus.Conn, name string) peer 
 	if call, err := bus.do(ctx, c.o.CallTimeout, rootPath, ifaceApp, "GetApplicationBusAddress"); err == nil {
 		_ = call.Store(&addr)
 	}
-	var direct *dbus.Conn
+	var d *direct
 	if addr != "" {
-		direct = c.dialPeer(ctx, addr)
+		d = c.dialPeer(ctx, addr)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old := c.peers[name]; old != nil && old != direct {
+	if old := c.peers[name]; old != nil && old != d {
 		_ = old.Close()
 	}
-	c.peers[name] = direct
-	if direct != nil {
-		return peer{conn: direct}
+	c.peers[name] = d
+	if d != nil {
+		return peer{d: d}
 	}
 	return bus
 }
 
 // dialPeer connects to an application's peer-to-peer address, or returns
-// nil. The authentication handshake has no timeout of its own (an
-// application that hangs accepts the connection and never answers), so it
-// is waited for at most a call timeout; a late one is closed.
-func (c *Client) dialPeer(ctx context.Context, addr string) *dbus.Conn {
-	got := make(chan *dbus.Conn, 1)
-	go func() {
-		d, err := dbus.Dial(addr, dbus.WithContext(context.Background()))
-		if err == nil {
-			if err = d.Auth(nil); err != nil {
-				_ = d.Close()
-				d = nil
-			}
-		}
-		got <- d
-	}()
-	t := time.NewTimer(c.o.CallTimeout)
-	defer t.Stop()
-	select {
-	case d := <-got:
-		return d
-	case <-t.C:
-	case <-ctx.Done():
+// nil (its calls then go through the bus). An application that hangs
+// accepts the connection and never answers: the whole handshake is bounded
+// by the call timeout and the context.
+func (c *Client) dialPeer(ctx context.Context, addr string) *direct {
+	timeout := c.o.CallTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
 	}
-	go func() {
-		if d := <-got; d != nil {
-			_ = d.Close()
-		}
-	}()
-	return nil
+	d, err := dialDirect(addr, timeout)
+	if err != nil {
+		c.log.Debug("connect to an application's own address", "address", addr, "err", err)
+		return nil
+	}
+	return d
 }
 
 // app is one application on the accessibility bus.

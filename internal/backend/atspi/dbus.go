@@ -41,6 +41,7 @@ type ref struct {
 type peer struct {
 	conn *dbus.Conn
 	dest string
+	d    *direct // the peer-to-peer connection, when set (conn is then unused)
 }
 
 // call sends one method call without waiting. godbus's Object always sets a
@@ -48,6 +49,9 @@ type peer struct {
 // built here.
 func (p peer) call(ctx context.Context, path dbus.ObjectPath, iface, member string, args ...any) *dbus.Call {
 	callsSent.Add(1)
+	if p.d != nil {
+		return p.d.call(path, iface, member, args...)
+	}
 	msg := &dbus.Message{Type: dbus.TypeMethodCall, Headers: map[dbus.HeaderField]dbus.Variant{
 		dbus.FieldPath:      dbus.MakeVariant(path),
 		dbus.FieldInterface: dbus.MakeVariant(iface),

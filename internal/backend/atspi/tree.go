@@ -38,7 +38,7 @@ type tree struct {
 // inflight is how many calls the client keeps outstanding per application:
 // enough to hide the round trips, few enough that the application serves
 // its own events between them.
-const inflight = 64
+var inflight = 64
 
 // errNoCache says an application offers no org.a11y.atspi.Cache.
 var errNoCache = errors.New("no cache")
