@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -22,19 +23,18 @@ import (
 // direct is a client of an application's peer-to-peer D-Bus server
 // (org.a11y.atspi.Application.GetApplicationBusAddress), where a walk sends
 // nearly all its calls. godbus's own connection costs a goroutine, a write
-// and three reads (system calls) per call; a pipelined walk makes hundreds
-// of small calls at a time, so this one writes what calls are waiting in one
-// go and reads replies through a buffer. Messages are encoded and decoded
-// by godbus (dbus.Message); replies come back as *dbus.Call, as from godbus.
-// It carries method calls out and replies back, nothing else: no file
-// descriptors, and what else the application sends is dropped.
+// and three reads (system calls) per call, and its decoder allocates 4 KB
+// per message; a pipelined walk makes hundreds of small calls at a time. So
+// this one writes each call from its caller, reads replies through a
+// buffer, and marshals the walk's calls and its common replies itself
+// (others are decoded by godbus: dbus.DecodeMessage). Replies come back as
+// *dbus.Call, as from godbus. It carries method calls out and replies back,
+// nothing else: no file descriptors, and what else the application sends is
+// dropped.
 type direct struct {
 	nc net.Conn
 
-	wmu  sync.Mutex
-	wbuf []byte        // encoded calls not written yet
-	kick chan struct{} // the writer has something to write
-	quit chan struct{} // closed when the connection ends
+	wmu sync.Mutex // held while a call is written
 
 	mu      sync.Mutex
 	serial  uint32
@@ -63,8 +63,7 @@ func dialDirect(addr string, timeout time.Duration) (*direct, error) {
 		return nil, err
 	}
 	_ = nc.SetDeadline(time.Time{})
-	d := &direct{nc: nc, kick: make(chan struct{}, 1), quit: make(chan struct{}), pending: map[uint32]*dbus.Call{}}
-	go d.writer()
+	d := &direct{nc: nc, pending: map[uint32]*dbus.Call{}}
 	go d.reader(r)
 	return d, nil
 }
@@ -136,7 +135,6 @@ func (d *direct) end(err error) {
 	d.pending = nil
 	d.mu.Unlock()
 	_ = d.nc.Close()
-	close(d.quit)
 	for _, c := range pending {
 		c.Err = err
 		c.Done <- c
@@ -146,23 +144,13 @@ func (d *direct) end(err error) {
 // call sends a method call; its reply (or error) arrives on the returned
 // call's Done channel.
 func (d *direct) call(path dbus.ObjectPath, iface, member string, args ...any) *dbus.Call {
-	msg := &dbus.Message{Type: dbus.TypeMethodCall, Headers: map[dbus.HeaderField]dbus.Variant{
-		dbus.FieldPath:      dbus.MakeVariant(path),
-		dbus.FieldInterface: dbus.MakeVariant(iface),
-		dbus.FieldMember:    dbus.MakeVariant(member),
-	}}
-	if len(args) > 0 {
-		msg.Headers[dbus.FieldSignature] = dbus.MakeVariant(dbus.SignatureOf(args...))
-		msg.Body = args
-	}
 	c := &dbus.Call{Path: path, Method: iface + "." + member, Args: args, Done: make(chan *dbus.Call, 1)}
-	var buf bytes.Buffer
-	if err := msg.EncodeTo(&buf, binary.LittleEndian); err != nil {
+	b, err := encodeCall(path, iface, member, args)
+	if err != nil {
 		c.Err = err
 		c.Done <- c
 		return c
 	}
-	b := buf.Bytes()
 	d.mu.Lock()
 	if d.err != nil {
 		d.mu.Unlock()
@@ -177,37 +165,109 @@ func (d *direct) call(path dbus.ObjectPath, iface, member string, args ...any) *
 	serial := d.serial
 	d.pending[serial] = c
 	d.mu.Unlock()
-	binary.LittleEndian.PutUint32(b[8:12], serial) // godbus leaves the serial to its own connection
+	binary.LittleEndian.PutUint32(b[8:12], serial)
+	// Written here, not by a goroutine of its own: a walk issues its
+	// calls one reply at a time once its pipeline is full, and a wake-up
+	// costs more than the write.
 	d.wmu.Lock()
-	d.wbuf = append(d.wbuf, b...)
+	_, err = d.nc.Write(b)
 	d.wmu.Unlock()
-	select {
-	case d.kick <- struct{}{}:
-	default:
+	if err != nil {
+		d.end(err)
 	}
 	return c
 }
 
-// writer writes the calls waiting, as many as there are in one write.
-func (d *direct) writer() {
-	var out []byte
-	for {
-		select {
-		case <-d.kick:
-		case <-d.quit:
-			return
-		}
-		d.wmu.Lock()
-		out, d.wbuf = d.wbuf, out[:0]
-		d.wmu.Unlock()
-		if len(out) == 0 {
-			continue
-		}
-		if _, err := d.nc.Write(out); err != nil {
-			d.end(err)
-			return
+// encodeCall marshals a method call (serial 0, set by the caller) whose
+// arguments are all uint32, int32 or string, as the walk's are; other
+// arguments are left to godbus.
+func encodeCall(path dbus.ObjectPath, iface, member string, args []any) ([]byte, error) {
+	sig := make([]byte, 0, len(args))
+	for _, a := range args {
+		switch a.(type) {
+		case uint32:
+			sig = append(sig, 'u')
+		case int32:
+			sig = append(sig, 'i')
+		case string:
+			sig = append(sig, 's')
+		default:
+			return encodeCallGodbus(path, iface, member, args)
 		}
 	}
+	var m wireOut
+	m.b = append(m.b, 'l', byte(dbus.TypeMethodCall), 0, 1)
+	m.u32(0) // body length, set below
+	m.u32(0) // serial
+	m.u32(0) // header fields' length, set below
+	field := func(code, sigc byte, v string) {
+		m.align(8)
+		m.b = append(m.b, code, 1, sigc, 0)
+		if sigc == 'g' {
+			m.b = append(m.b, byte(len(v)))
+			m.b = append(m.b, v...)
+			m.b = append(m.b, 0)
+			return
+		}
+		m.str(v)
+	}
+	field(byte(dbus.FieldPath), 'o', string(path))
+	field(byte(dbus.FieldInterface), 's', iface)
+	field(byte(dbus.FieldMember), 's', member)
+	if len(sig) > 0 {
+		field(byte(dbus.FieldSignature), 'g', string(sig))
+	}
+	binary.LittleEndian.PutUint32(m.b[12:16], uint32(len(m.b)-16))
+	m.align(8)
+	start := len(m.b)
+	for _, a := range args {
+		switch v := a.(type) {
+		case uint32:
+			m.u32(v)
+		case int32:
+			m.u32(uint32(v))
+		case string:
+			m.str(v)
+		}
+	}
+	binary.LittleEndian.PutUint32(m.b[4:8], uint32(len(m.b)-start))
+	return m.b, nil
+}
+
+func encodeCallGodbus(path dbus.ObjectPath, iface, member string, args []any) ([]byte, error) {
+	msg := &dbus.Message{Type: dbus.TypeMethodCall, Headers: map[dbus.HeaderField]dbus.Variant{
+		dbus.FieldPath:      dbus.MakeVariant(path),
+		dbus.FieldInterface: dbus.MakeVariant(iface),
+		dbus.FieldMember:    dbus.MakeVariant(member),
+	}}
+	if len(args) > 0 {
+		msg.Headers[dbus.FieldSignature] = dbus.MakeVariant(dbus.SignatureOf(args...))
+		msg.Body = args
+	}
+	var buf bytes.Buffer
+	err := msg.EncodeTo(&buf, binary.LittleEndian)
+	return buf.Bytes(), err
+}
+
+// wireOut marshals little-endian D-Bus values; alignment is from the
+// message start.
+type wireOut struct{ b []byte }
+
+func (w *wireOut) align(n int) {
+	for len(w.b)%n != 0 {
+		w.b = append(w.b, 0)
+	}
+}
+
+func (w *wireOut) u32(v uint32) {
+	w.align(4)
+	w.b = binary.LittleEndian.AppendUint32(w.b, v)
+}
+
+func (w *wireOut) str(s string) {
+	w.u32(uint32(len(s)))
+	w.b = append(w.b, s...)
+	w.b = append(w.b, 0)
 }
 
 // reader reads messages and hands replies to their calls.
@@ -327,6 +387,14 @@ func fastReply(buf []byte, order binary.ByteOrder) (r reply, ok bool) {
 		w.align(8)
 		name := w.str()
 		r.body = []any{[]any{name, dbus.ObjectPath(w.str())}}
+	case "v":
+		v, ok := w.variant()
+		if !ok {
+			return r, false
+		}
+		r.body = []any{v}
+	case cacheItemsSig:
+		r.body = []any{rawItems{w}} // decoded by its caller (rawItems.items)
 	default:
 		return r, false
 	}
@@ -376,6 +444,32 @@ func (w *wire) str() string {
 	return s
 }
 
+// variant reads a variant holding a string, object path, number or
+// boolean (ok false for any other).
+func (w *wire) variant() (dbus.Variant, bool) {
+	switch w.sig() {
+	case "s":
+		return dbus.MakeVariant(w.str()), w.ok()
+	case "o":
+		return dbus.MakeVariant(dbus.ObjectPath(w.str())), w.ok()
+	case "i":
+		return dbus.MakeVariant(int32(w.u32())), w.ok()
+	case "u":
+		return dbus.MakeVariant(w.u32()), w.ok()
+	case "b":
+		return dbus.MakeVariant(w.u32() != 0), w.ok()
+	case "d":
+		w.align(8)
+		if w.pos+8 > len(w.b) {
+			w.bad = true
+			return dbus.Variant{}, false
+		}
+		w.pos += 8
+		return dbus.MakeVariant(math.Float64frombits(w.order.Uint64(w.b[w.pos-8 : w.pos]))), true
+	}
+	return dbus.Variant{}, false
+}
+
 // sig reads a signature (a one-byte length, the bytes, a nul).
 func (w *wire) sig() string {
 	n := int(w.byte())
@@ -386,4 +480,43 @@ func (w *wire) sig() string {
 	s := string(w.b[w.pos : w.pos+n])
 	w.pos += n + 1
 	return s
+}
+
+// cacheItemsSig is the signature of Cache.GetItems's reply (cacheItem).
+const cacheItemsSig = "a((so)(so)(so)iiassusau)"
+
+// rawItems is a Cache.GetItems reply from the peer-to-peer client, not
+// decoded yet: the whole tree in one message, which items reads without
+// going through reflection.
+type rawItems struct{ w wire }
+
+// items decodes the reply; ok is false when it is cut short.
+func (r rawItems) items() (items []cacheItem, ok bool) {
+	w := r.w
+	n := int(w.u32())
+	w.align(8)
+	stop := w.pos + n
+	ref := func() ref {
+		w.align(8)
+		name := w.str()
+		return ref{name, dbus.ObjectPath(w.str())}
+	}
+	for w.pos < stop && w.ok() {
+		w.align(8)
+		it := cacheItem{Obj: ref(), App: ref(), Parent: ref()}
+		it.Index, it.Count = int32(w.u32()), int32(w.u32())
+		ns := int(w.u32())
+		w.align(4) // an array's elements start aligned even when empty (strings: 4)
+		for end := w.pos + ns; w.pos < end && w.ok(); {
+			it.Ifaces = append(it.Ifaces, w.str())
+		}
+		it.Name, it.Role, it.Desc = w.str(), w.u32(), w.str()
+		nb := int(w.u32())
+		w.align(4)
+		for end := w.pos + nb; w.pos < end && w.ok(); {
+			it.States = append(it.States, w.u32())
+		}
+		items = append(items, it)
+	}
+	return items, w.ok() && w.pos == stop
 }

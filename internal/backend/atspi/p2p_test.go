@@ -23,6 +23,12 @@ func TestFastReply(t *testing.T) {
 		{[]uint32{}},
 		{extents{X: -5, Y: minInt32, W: 1280, H: 34}},
 		{ref{Name: ":1.42", Path: "/org/a11y/atspi/accessible/7"}},
+		{dbus.MakeVariant("Name")},
+		{dbus.MakeVariant(dbus.ObjectPath("/a/b"))},
+		{dbus.MakeVariant(int32(-3))},
+		{dbus.MakeVariant(uint32(3))},
+		{dbus.MakeVariant(false)},
+		{dbus.MakeVariant(0.25)},
 	}
 	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
 		for _, body := range bodies {
@@ -70,5 +76,77 @@ func TestFastReply(t *testing.T) {
 	}
 	if _, ok := fastReply(buf.Bytes(), binary.LittleEndian); ok {
 		t.Errorf("fastReply decoded an a{sv} reply, which it leaves to godbus")
+	}
+	buf.Reset()
+	msg.Headers[dbus.FieldSignature] = dbus.MakeVariant(dbus.SignatureOf(dbus.Variant{}))
+	msg.Body = []any{dbus.MakeVariant([]string{"a"})}
+	if err := msg.EncodeTo(&buf, binary.LittleEndian); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fastReply(buf.Bytes(), binary.LittleEndian); ok {
+		t.Errorf("fastReply decoded a variant holding an array, which it leaves to godbus")
+	}
+}
+
+// TestEncodeCall encodes the walk's calls and has godbus decode them.
+func TestEncodeCall(t *testing.T) {
+	for _, args := range [][]any{nil, {uint32(0)}, {int32(0), int32(-1)}, {"org.a11y.atspi.Accessible", "Name"}, {int32(5), int32(7), uint32(0)}, {"x", []string{}, ""}} {
+		b, err := encodeCall("/org/a11y/atspi/accessible/12", "org.a11y.atspi.Component", "GetExtents", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		binary.LittleEndian.PutUint32(b[8:12], 9)
+		msg, err := dbus.DecodeMessage(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%v: godbus cannot decode the call: %v", args, err)
+		}
+		if msg.Type != dbus.TypeMethodCall || msg.Headers[dbus.FieldPath].Value() != dbus.ObjectPath("/org/a11y/atspi/accessible/12") ||
+			msg.Headers[dbus.FieldMember].Value() != "GetExtents" || msg.Headers[dbus.FieldInterface].Value() != "org.a11y.atspi.Component" ||
+			!reflect.DeepEqual(msg.Body, args) && len(args) > 0 {
+			t.Errorf("%v: decoded as %+v", args, msg)
+		}
+	}
+}
+
+// TestRawItems decodes a Cache.GetItems reply as godbus encodes it and
+// compares with godbus's decoding.
+func TestRawItems(t *testing.T) {
+	items := []cacheItem{
+		{Obj: ref{":1.2", "/org/a11y/atspi/accessible/root"}, App: ref{":1.2", "/org/a11y/atspi/accessible/root"}, Parent: ref{"", "/org/a11y/atspi/null"},
+			Index: -1, Count: 1, Ifaces: []string{"org.a11y.atspi.Accessible", "org.a11y.atspi.Application"}, Name: "form.py", Role: 75, States: []uint32{0, 0}},
+		{Obj: ref{":1.2", "/org/a11y/atspi/accessible/1"}, App: ref{":1.2", "/org/a11y/atspi/accessible/root"}, Parent: ref{":1.2", "/org/a11y/atspi/accessible/root"},
+			Index: 0, Count: 3, Ifaces: nil, Name: "Förm", Role: 23, Desc: "a window", States: []uint32{1 << 25, 1}},
+		{Obj: ref{":1.2", "/org/a11y/atspi/accessible/2"}, App: ref{":1.2", "/org/a11y/atspi/accessible/root"}, Parent: ref{":1.2", "/org/a11y/atspi/accessible/1"},
+			Index: 2, Count: 0, Ifaces: []string{"org.a11y.atspi.Component"}, Name: "", Role: 43, States: nil},
+	}
+	msg := &dbus.Message{Type: dbus.TypeMethodReply, Headers: map[dbus.HeaderField]dbus.Variant{
+		dbus.FieldReplySerial: dbus.MakeVariant(uint32(3)),
+		dbus.FieldSignature:   dbus.MakeVariant(dbus.SignatureOf(items)),
+	}, Body: []any{items}}
+	if sig := dbus.SignatureOf(items).String(); sig != cacheItemsSig {
+		t.Fatalf("cacheItem's signature is %s, want %s", sig, cacheItemsSig)
+	}
+	var buf bytes.Buffer
+	if err := msg.EncodeTo(&buf, binary.LittleEndian); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	binary.LittleEndian.PutUint32(b[8:12], 1)
+	r, ok := fastReply(b, binary.LittleEndian)
+	if !ok {
+		t.Fatal("fastReply does not take a GetItems reply")
+	}
+	raw, ok := r.body[0].(rawItems)
+	if !ok {
+		t.Fatalf("body %#v", r.body)
+	}
+	got, ok := raw.items()
+	want := append([]cacheItem(nil), items...)
+	want[2].States = []uint32(nil)
+	if !ok || !reflect.DeepEqual(got, want) {
+		t.Errorf("items decoded as\n%+v\nwant\n%+v", got, want)
+	}
+	if _, ok := (rawItems{wire{b: b[:len(b)-3], order: binary.LittleEndian, pos: raw.w.pos}}).items(); ok {
+		t.Errorf("a reply cut short decoded")
 	}
 }

@@ -38,7 +38,7 @@ type tree struct {
 // inflight is how many calls the client keeps outstanding per application:
 // enough to hide the round trips, few enough that the application serves
 // its own events between them.
-var inflight = 64
+const inflight = 64
 
 // errNoCache says an application offers no org.a11y.atspi.Cache.
 var errNoCache = errors.New("no cache")
@@ -93,7 +93,15 @@ func (c *Client) loadCache(ctx context.Context, bus *dbus.Conn, a *app) (*tree, 
 	}
 	t := &tree{a: a, nodes: map[dbus.ObjectPath]*node{}, cached: true}
 	var items []cacheItem
-	if err := call.Store(&items); err == nil {
+	var err1 error
+	if raw, ok := call.Body[0].(rawItems); ok {
+		if items, ok = raw.items(); !ok {
+			err1 = errors.New("the reply is cut short")
+		}
+	} else {
+		err1 = call.Store(&items)
+	}
+	if err1 == nil {
 		for _, it := range items {
 			t.add(&node{path: it.Obj.Path, parent: it.Parent.Path, index: it.Index, nchild: it.Count,
 				ifaces: interfaces(it.Ifaces), name: it.Name, role: it.Role, st: states(it.States)})
