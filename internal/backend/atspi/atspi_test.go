@@ -134,14 +134,7 @@ func testForm(t *testing.T, mode atspi.Mode) {
 func compareWithPyatspi(t *testing.T, s *session, title string, snap *desktop.ElementSnapshot) {
 	t.Helper()
 	oracle := runOracle(t, s, title, 1)
-	var want []oracleElement
-	for _, o := range oracle.Elements {
-		role := uitree.NormalizeRole(o.Role, desktop.States{Editable: o.Role == "text"})
-		if o.Box == nil || ((role == desktop.RoleGeneric || role == desktop.RoleText) && o.Name == "") || o.Box[2] <= 0 || o.Box[3] <= 0 || o.Box[0] < -1000 {
-			continue
-		}
-		want = append(want, o)
-	}
+	want := oracleWant(oracle)
 	if len(want) < 5 {
 		t.Fatalf("pyatspi sees only %d elements of %q: %+v", len(want), title, oracle.Elements)
 	}
@@ -152,6 +145,9 @@ func compareWithPyatspi(t *testing.T, s *session, title string, snap *desktop.El
 		for i, e := range snap.Elements {
 			if !used[i] && e.PlatformRole == o.Role && near(e.Box, o.Box) && (e.NameFrom != desktop.NameFromAccessible || e.Name == o.Name) {
 				used[i], found = true, true
+				if v, ok := o.Value.(string); ok && e.Role == desktop.RoleTextbox && e.Value != v && !strings.HasSuffix(e.Value, "…") {
+					t.Errorf("%s %s %q has the value %q; pyatspi reads %q", e.Ref, e.PlatformRole, e.Name, e.Value, v)
+				}
 				break
 			}
 		}
@@ -166,10 +162,26 @@ func compareWithPyatspi(t *testing.T, s *session, title string, snap *desktop.El
 	}
 }
 
+// oracleWant returns the objects of pyatspi's walk that a snapshot returns:
+// those with a box on screen, but for nameless containers and text.
+func oracleWant(oracle oracleResult) []oracleElement {
+	var want []oracleElement
+	for _, o := range oracle.Elements {
+		role := uitree.NormalizeRole(o.Role, desktop.States{Editable: o.Role == "text"})
+		if o.Box == nil || ((role == desktop.RoleGeneric || role == desktop.RoleText) && o.Name == "") || o.Box[2] <= 0 || o.Box[3] <= 0 || o.Box[0] < -1000 {
+			continue
+		}
+		want = append(want, o)
+	}
+	return want
+}
+
 type oracleElement struct {
 	Role string `json:"role"`
 	Name string `json:"name"`
 	Box  []int  `json:"box"`
+	// Value is a text field's text (a string) or a Value's current value (a number).
+	Value any `json:"value"`
 }
 
 type oracleResult struct {
@@ -281,70 +293,119 @@ func rowNames(snap *desktop.ElementSnapshot) []string {
 	return rows
 }
 
-// ping presses the Ping button through AT-SPI's Action interface, which the
-// application runs on its main loop, and waits for its label to count it.
-func ping(t *testing.T, s *session, n int) {
-	t.Helper()
-	snap := s.waitFor(t, desktop.ElementQuery{}, "the Ping button", hasName("Ping "+strconv.Itoa(n-1)))
-	b := find(t, snap, "Ping "+strconv.Itoa(n-1))
-	if err := atspitest.DoAction(s.bus, b.Handle); err != nil {
-		t.Fatalf("press Ping: %v", err)
-	}
-	s.waitFor(t, desktop.ElementQuery{}, "the Ping button counting the press", hasName("Ping "+strconv.Itoa(n)))
-}
+// responsiveBound is how long the application may take to answer while a
+// snapshot walks its 20000-row list, and to run a click right after.
+const responsiveBound = 500 * time.Millisecond
 
-func TestLongTreeView(t *testing.T) {
+func TestLongTreeView(t *testing.T) { testLongList(t, false) }
+
+// TestLongListBox: every row is a widget, so every row is in the tree.
+func TestLongListBox(t *testing.T) { testLongList(t, true) }
+
+// testLongList snapshots a 20000-row list: the snapshot returns the rows in
+// view (and no others) within its budget, marked truncated by max_elements
+// (the list has more rows than a walk may read), and the application keeps
+// answering: a probe asks it for the Ping button's role every 5 ms while
+// snapshots run, and a click (AT-SPI's Action, run on its main loop) right
+// after the last one is done within responsiveBound.
+func testLongList(t *testing.T, listbox bool) {
 	s := newSession(t, atspi.ModeAuto)
-	atspitest.Start(t, s.display, s.bus, "ready", atspitest.FormApp("--rows", "20000")...)
+	args := []string{"--rows", "20000"}
+	if listbox {
+		args = append(args, "--listbox")
+	}
+	atspitest.Start(t, s.display, s.bus, "ready", atspitest.FormApp(args...)...)
 	snap := s.waitFor(t, desktop.ElementQuery{}, "the list's first row", hasName("Row 0"))
 	rows := rowNames(snap)
 	// The rows in view (the window is 600 px high, a row about 23) and no others.
 	if len(rows) < 10 || len(rows) > 40 || rows[0] != "Row 0" || rows[len(rows)-1] != "Row "+strconv.Itoa(len(rows)-1) {
 		t.Errorf("rows %v: want Row 0 to the last row in view", rows)
 	}
-	ping(t, s, 1)
-	small := s.waitFor(t, desktop.ElementQuery{MaxElements: 8}, "a snapshot", func(*desktop.ElementSnapshot) bool { return true })
-	if !small.Truncated || small.TruncatedBy != "max_elements" || len(small.Elements) != 8 {
-		t.Errorf("max_elements 8: %d elements, truncated %v by %q", len(small.Elements), small.Truncated, small.TruncatedBy)
+	probe := prober(t, s, find(t, snap, "Ping 0"))
+	stop := probe()
+	q := desktop.ElementQuery{Bounds: screen}
+	var took []time.Duration
+	for range 3 {
+		start := time.Now()
+		snap, err := s.c.Elements(context.Background(), q)
+		wall := time.Since(start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		took = append(took, wall)
+		if !snap.Truncated || snap.TruncatedBy != "max_elements" || wall > 2*time.Second+250*time.Millisecond {
+			t.Errorf("snapshot of a 20000-row list: %d elements in %v, truncated %v by %q: want it within its 2 s budget, truncated by max_elements",
+				len(snap.Elements), wall, snap.Truncated, snap.TruncatedBy)
+		}
 	}
-}
-
-func TestLongListBox(t *testing.T) {
-	s := newSession(t, atspi.ModeAuto)
-	atspitest.Start(t, s.display, s.bus, "ready", atspitest.FormApp("--rows", "20000", "--listbox")...)
-	// Every row is a widget, so every row is in the tree: the walk reads
-	// the rows in view and stops after them.
-	snap := s.waitFor(t, desktop.ElementQuery{}, "the list's first row", hasName("Row 0"))
-	rows := rowNames(snap)
-	if snap.Truncated || len(rows) < 10 || len(rows) > 40 || rows[len(rows)-1] != "Row "+strconv.Itoa(len(rows)-1) {
-		t.Errorf("rows %v (truncated %v by %q): want Row 0 to the last row in view", rows, snap.Truncated, snap.TruncatedBy)
+	worst := stop()
+	start := time.Now()
+	if err := atspitest.DoAction(s.bus, find(t, snap, "Ping 0").Handle); err != nil {
+		t.Fatalf("press Ping: %v", err)
 	}
-	// Bounds cut a walk short: it says so and returns what it has.
+	click := time.Since(start)
+	t.Logf("snapshots took %v; the application answered within %v during them and ran a click in %v right after", took, worst, click)
+	if worst > responsiveBound || click > responsiveBound {
+		t.Errorf("the application took %v to answer during the snapshots and %v to run a click after them: want both within %v", worst, click, responsiveBound)
+	}
+	s.waitFor(t, desktop.ElementQuery{}, "the Ping button counting the press", hasName("Ping 1"))
 	small, err := s.c.Elements(context.Background(), desktop.ElementQuery{MaxElements: 8, Bounds: screen})
 	if err != nil || !small.Truncated || small.TruncatedBy != "max_elements" || len(small.Elements) != 8 {
-		t.Errorf("max_elements 8: %v, truncated by %q, %v", small, small.TruncatedBy, err)
+		t.Errorf("max_elements 8: %v, %v: want 8 elements, truncated by max_elements", small, err)
 	}
 	quick, err := s.c.Elements(context.Background(), desktop.ElementQuery{Budget: 20 * time.Millisecond, Bounds: screen})
-	if err != nil || !quick.Truncated {
-		t.Errorf("a 20 ms budget: %v, %v: want a snapshot marked truncated", quick, err)
+	if err != nil || !quick.Truncated || quick.Took > 20*time.Millisecond+250*time.Millisecond {
+		t.Errorf("a 20 ms budget: %v, %v: want a snapshot marked truncated, within the budget", quick, err)
 	}
-	ping(t, s, 1)
 }
 
+// TestHungApplication stops an application (SIGSTOP): a snapshot costs at
+// most its budget and says the application did not answer, still returns
+// the windows of an application that answers, and the client answers other
+// calls meanwhile (a snapshot of the other application, started while the
+// first waits, returns first, in its usual time).
 func TestHungApplication(t *testing.T) {
 	s := newSession(t, atspi.ModeAuto)
 	form := atspitest.Start(t, s.display, s.bus, "ready", atspitest.FormApp()...)
-	s.waitFor(t, desktop.ElementQuery{}, `a "Save" button`, hasName("Save"))
+	atspitest.Start(t, s.display, s.bus, "", "zenity", "--question", "--title", "Other", "--text", "Still here?")
+	s.waitFor(t, desktop.ElementQuery{Scope: desktop.ScopeAll}, "the form and zenity", func(snap *desktop.ElementSnapshot) bool {
+		return hasName("Save")(snap) && hasName("Yes")(snap)
+	})
 	if err := form.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = form.Cmd.Process.Signal(syscall.SIGCONT) }()
-	snap, err := s.c.Elements(context.Background(), desktop.ElementQuery{Budget: 1500 * time.Millisecond, Bounds: screen})
-	if err != nil {
-		t.Fatalf("snapshot with a stopped application: %v", err)
+	const budget = 1500 * time.Millisecond
+	type result struct {
+		snap *desktop.ElementSnapshot
+		err  error
+		at   time.Duration
 	}
-	if !snap.Truncated || snap.TruncatedBy != "unresponsive" {
-		t.Errorf("snapshot with a stopped application: truncated %v by %q, want truncated by unresponsive", snap.Truncated, snap.TruncatedBy)
+	start := time.Now()
+	hung := make(chan result, 1)
+	go func() {
+		snap, err := s.c.Elements(context.Background(), desktop.ElementQuery{Scope: desktop.ScopeAll, Budget: budget, Bounds: screen})
+		hung <- result{snap, err, time.Since(start)}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	other, err := s.c.Elements(context.Background(), desktop.ElementQuery{Scope: desktop.ScopeApp, App: "zenity", Bounds: screen})
+	otherAt := time.Since(start)
+	if err != nil || !hasName("Yes")(other) || other.Truncated {
+		t.Errorf("a snapshot of zenity while the form is stopped: %v, %v: want zenity's window, whole", other, err)
+	}
+	h := <-hung
+	t.Logf("the snapshot with the stopped application returned after %v; the one of zenity, started 200 ms in, after %v", h.at, otherAt)
+	if otherAt >= h.at || otherAt > 200*time.Millisecond+time.Second {
+		t.Errorf("the snapshot of zenity returned after %v, the one waiting for the stopped application after %v: want zenity's first, within a second", otherAt, h.at)
+	}
+	if h.err != nil {
+		t.Fatalf("snapshot with a stopped application: %v", h.err)
+	}
+	if !h.snap.Truncated || h.snap.TruncatedBy != "unresponsive" || h.at > budget+250*time.Millisecond {
+		t.Errorf("snapshot with a stopped application: truncated %v by %q after %v, want truncated by unresponsive within the %v budget", h.snap.Truncated, h.snap.TruncatedBy, h.at, budget)
+	}
+	if !hasName("Yes")(h.snap) || hasName("Save")(h.snap) {
+		t.Errorf("snapshot of every window with the form stopped:\n%s\nwant zenity's window and nothing of the form", uitree.Outline(h.snap.Elements, nil))
 	}
 }
 

@@ -74,9 +74,10 @@ type Client struct {
 	log *slog.Logger
 
 	mu     sync.Mutex
-	conn   *dbus.Conn            // the accessibility bus
-	peers  map[string]*dbus.Conn // peer-to-peer connections by application bus name (nil: none offered)
-	big    map[string]bool       // by application bus name: its tree is too big for its cache (see bigTree)
+	conn   *dbus.Conn         // the accessibility bus
+	peers  map[string]*direct // peer-to-peer connections by application bus name (nil: none offered)
+	big    map[string]bool    // by application bus name: its tree is too big for its cache (see bigTree)
+	names  map[string]string  // by application bus name: its name, once it answered (a bus name is never reused)
 	closed bool
 }
 
@@ -94,7 +95,7 @@ func New(o Options) *Client {
 	if l == nil {
 		l = slog.Default()
 	}
-	return &Client{o: o, log: l.With("elements", "atspi"), peers: map[string]*dbus.Conn{}, big: map[string]bool{}}
+	return &Client{o: o, log: l.With("elements", "atspi"), peers: map[string]*direct{}, big: map[string]bool{}}
 }
 
 // Close closes the client's connections. Elements fails afterwards.
@@ -112,7 +113,8 @@ func (c *Client) dropLocked() {
 			_ = p.Close()
 		}
 	}
-	c.peers = map[string]*dbus.Conn{}
+	c.peers = map[string]*direct{}
+	c.names = nil
 	if c.conn != nil {
 		_ = c.conn.Close()
 		c.conn = nil
@@ -214,7 +216,7 @@ func (c *Client) peerOf(ctx context.Context, conn *dbus.Conn, name string) peer 
 	c.mu.Unlock()
 	if known {
 		if p != nil && p.Connected() {
-			return peer{conn: p}
+			return peer{d: p}
 		}
 		if p == nil {
 			return peer{conn: conn, dest: name}
@@ -225,26 +227,37 @@ func (c *Client) peerOf(ctx context.Context, conn *dbus.Conn, name string) peer 
 	if call, err := bus.do(ctx, c.o.CallTimeout, rootPath, ifaceApp, "GetApplicationBusAddress"); err == nil {
 		_ = call.Store(&addr)
 	}
-	var direct *dbus.Conn
+	var d *direct
 	if addr != "" {
-		if d, err := dbus.Dial(addr, dbus.WithContext(context.Background())); err == nil {
-			if err := d.Auth(nil); err == nil {
-				direct = d
-			} else {
-				_ = d.Close()
-			}
-		}
+		d = c.dialPeer(ctx, addr)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old := c.peers[name]; old != nil && old != direct {
+	if old := c.peers[name]; old != nil && old != d {
 		_ = old.Close()
 	}
-	c.peers[name] = direct
-	if direct != nil {
-		return peer{conn: direct}
+	c.peers[name] = d
+	if d != nil {
+		return peer{d: d}
 	}
 	return bus
+}
+
+// dialPeer connects to an application's peer-to-peer address, or returns
+// nil (its calls then go through the bus). An application that hangs
+// accepts the connection and never answers: the whole handshake is bounded
+// by the call timeout and the context.
+func (c *Client) dialPeer(ctx context.Context, addr string) *direct {
+	timeout := c.o.CallTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	d, err := dialDirect(addr, timeout)
+	if err != nil {
+		c.log.Debug("connect to an application's own address", "address", addr, "err", err)
+		return nil
+	}
+	return d
 }
 
 // app is one application on the accessibility bus.
@@ -266,23 +279,49 @@ func (c *Client) apps(ctx context.Context, conn *dbus.Conn) ([]*app, error) {
 		return nil, storeErr("the application list", err)
 	}
 	apps := make([]*app, 0, len(refs))
+	c.mu.Lock()
+	known := c.names
+	c.mu.Unlock()
+	var ask []*app
 	for _, r := range refs {
 		if r.Name != "" && r.Path != "/org/a11y/atspi/null" {
-			apps = append(apps, &app{bus: r.Name, p: peer{conn: conn, dest: r.Name}})
+			a := &app{bus: r.Name, p: peer{conn: conn, dest: r.Name}}
+			name, ok := known[r.Name]
+			if a.name = name; !ok {
+				ask = append(ask, a)
+			}
+			apps = append(apps, a)
 		}
 	}
-	err = pipeline(ctx, len(apps), 32, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
-		return apps[i].p.call(ctx, rootPath, ifaceProps, "Get", ifAccessible, "Name")
+	// Only applications not seen before are asked for their names (one
+	// that hangs would otherwise cost a call timeout on every snapshot).
+	named := map[string]bool{}
+	err = pipeline(ctx, len(ask), 32, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
+		return ask[i].p.call(ctx, rootPath, ifaceProps, "Get", ifAccessible, "Name")
 	}, func(i int, call *dbus.Call) error {
-		var v dbus.Variant
-		if call.Err == nil && call.Store(&v) == nil {
-			apps[i].name, _ = v.Value().(string)
+		if !replyOK(call) {
+			return nil
+		}
+		if v, ok := call.Body[0].(dbus.Variant); ok {
+			ask[i].name, _ = v.Value().(string)
+			named[ask[i].bus] = true
 		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, errHung) {
 		return nil, err
 	}
+	names := make(map[string]string, len(apps))
+	for _, a := range apps {
+		if _, ok := known[a.bus]; ok || named[a.bus] {
+			names[a.bus] = a.name
+		}
+	}
+	c.mu.Lock()
+	if c.conn == conn {
+		c.names = names
+	}
+	c.mu.Unlock()
 	sort.SliceStable(apps, func(i, j int) bool { return apps[i].name < apps[j].name })
 	return apps, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/godbus/dbus/v5"
@@ -40,12 +41,17 @@ type ref struct {
 type peer struct {
 	conn *dbus.Conn
 	dest string
+	d    *direct // the peer-to-peer connection, when set (conn is then unused)
 }
 
 // call sends one method call without waiting. godbus's Object always sets a
 // destination header, which a peer-to-peer server rejects, so the message is
 // built here.
 func (p peer) call(ctx context.Context, path dbus.ObjectPath, iface, member string, args ...any) *dbus.Call {
+	callsSent.Add(1)
+	if p.d != nil {
+		return p.d.call(path, iface, member, args...)
+	}
 	msg := &dbus.Message{Type: dbus.TypeMethodCall, Headers: map[dbus.HeaderField]dbus.Variant{
 		dbus.FieldPath:      dbus.MakeVariant(path),
 		dbus.FieldInterface: dbus.MakeVariant(iface),
@@ -60,6 +66,10 @@ func (p peer) call(ctx context.Context, path dbus.ObjectPath, iface, member stri
 	}
 	return p.conn.SendWithContext(ctx, msg, make(chan *dbus.Call, 1))
 }
+
+// callsSent counts the calls the package has sent (the benchmarks report
+// calls per snapshot).
+var callsSent atomic.Int64
 
 // errHung is returned when an application did not answer a call in time.
 var errHung = errors.New("the application did not answer in time")
@@ -161,4 +171,110 @@ const minInt32 = -1 << 31
 
 func storeErr(what string, err error) error {
 	return fmt.Errorf("atspi: decode %s: %w", what, err)
+}
+
+// stream issues the calls of a queue that its replies may extend, with up
+// to inflight outstanding, and hands each reply to done in queue order;
+// done may push further jobs (they go out as soon as there is room, with no
+// wait for the queue to drain). A job whose issue returns nil makes no call
+// and is handed to done in its turn. It stops as pipeline does.
+func stream[J any](ctx context.Context, inflight int, timeout time.Duration, queue []J,
+	issue func(ctx context.Context, j *J) *dbus.Call, done func(j *J, c *dbus.Call, push func(J)) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	calls := make([]*dbus.Call, 0, len(queue))
+	push := func(j J) { queue = append(queue, j) }
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for head := 0; head < len(queue); head++ {
+		for len(calls) < len(queue) && len(calls) < head+inflight {
+			calls = append(calls, issue(ctx, &queue[len(calls)]))
+		}
+		c := calls[head]
+		if c != nil {
+			t.Reset(timeout)
+			select {
+			case <-c.Done:
+			case <-t.C:
+				return errHung
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if err := done(&queue[head], c, push); err != nil {
+			return err
+		}
+		calls[head] = nil
+	}
+	return nil
+}
+
+// The reply decoders below read godbus's decoded body directly (Store goes
+// through reflection for every reply, and a walk has hundreds).
+
+func replyOK(c *dbus.Call) bool { return c != nil && c.Err == nil && len(c.Body) > 0 }
+
+// replyUint32 reads a u reply (GetRole).
+func replyUint32(c *dbus.Call) (uint32, bool) {
+	if !replyOK(c) {
+		return 0, false
+	}
+	v, ok := c.Body[0].(uint32)
+	return v, ok
+}
+
+// replyStates reads an au reply (GetState).
+func replyStates(c *dbus.Call) (stateSet, bool) {
+	if !replyOK(c) {
+		return 0, false
+	}
+	v, ok := c.Body[0].([]uint32)
+	return states(v), ok
+}
+
+// replyExtents reads an (iiii) reply (GetExtents).
+func replyExtents(c *dbus.Call) (extents, bool) {
+	if !replyOK(c) {
+		return extents{}, false
+	}
+	if v, ok := c.Body[0].([]any); ok && len(v) == 4 {
+		x, ok1 := v[0].(int32)
+		y, ok2 := v[1].(int32)
+		w, ok3 := v[2].(int32)
+		h, ok4 := v[3].(int32)
+		if ok1 && ok2 && ok3 && ok4 {
+			return extents{x, y, w, h}, true
+		}
+	}
+	var e extents
+	return e, c.Store(&e) == nil
+}
+
+// replyRef reads an (so) reply (GetChildAtIndex).
+func replyRef(c *dbus.Call) (ref, bool) {
+	if !replyOK(c) {
+		return ref{}, false
+	}
+	if v, ok := c.Body[0].([]any); ok && len(v) == 2 {
+		name, ok1 := v[0].(string)
+		path, ok2 := v[1].(dbus.ObjectPath)
+		if ok1 && ok2 {
+			return ref{name, path}, true
+		}
+	}
+	var r ref
+	return r, c.Store(&r) == nil
+}
+
+// replyProps reads the Name and ChildCount of an a{sv} reply (Properties.GetAll).
+func replyProps(c *dbus.Call, n *node) {
+	if !replyOK(c) {
+		return
+	}
+	props, ok := c.Body[0].(map[string]dbus.Variant)
+	if !ok {
+		return
+	}
+	n.name, _ = props["Name"].Value().(string)
+	n.nchild, _ = props["ChildCount"].Value().(int32)
 }

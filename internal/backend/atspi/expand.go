@@ -29,6 +29,7 @@ func (c *Client) expand(ctx context.Context, t *tree, n *node, limit int) ([]*no
 		}
 		count, _ := v.Value().(int32)
 		total = int(count)
+		n.nchild = count
 	}
 	from := 0
 	if total > expandChunk {
@@ -38,24 +39,7 @@ func (c *Client) expand(ctx context.Context, t *tree, n *node, limit int) ([]*no
 	seenOnScreen := false
 	for lo := from; lo < total && len(kids) < limit; lo += expandChunk {
 		hi := min(lo+expandChunk, total)
-		chunk := make([]*node, 0, hi-lo)
-		err := pipeline(ctx, hi-lo, inflight, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
-			return t.a.p.call(ctx, n.path, ifAccessible, "GetChildAtIndex", int32(lo+i))
-		}, func(i int, call *dbus.Call) error {
-			var r ref
-			if call.Err == nil && call.Store(&r) == nil && r.Path != "/org/a11y/atspi/null" {
-				if old, ok := t.nodes[r.Path]; ok {
-					chunk = append(chunk, old)
-				} else {
-					chunk = append(chunk, &node{path: r.Path, parent: n.path, index: int32(lo + i)})
-				}
-			}
-			return nil
-		})
-		if err == nil {
-			err = c.fetchProps(ctx, t.a.p, chunk, true)
-		}
-
+		chunk, err := c.readChildren(ctx, t, n, lo, hi)
 		if err != nil {
 			return kids, err
 		}
@@ -75,6 +59,55 @@ func (c *Client) expand(ctx context.Context, t *tree, n *node, limit int) ([]*no
 	}
 	n.children = kids
 	return kids, nil
+}
+
+// readChildren reads n's children lo to hi-1, and their name, role, states
+// and box, in one stream: each child's calls go out as soon as its
+// reference arrives.
+func (c *Client) readChildren(ctx context.Context, t *tree, n *node, lo, hi int) ([]*node, error) {
+	type cjob struct {
+		kind  int // -1 GetChildAtIndex, else a storeProp kind
+		index int
+		n     *node
+	}
+	queue := make([]cjob, 0, 5*(hi-lo))
+	for i := lo; i < hi; i++ {
+		queue = append(queue, cjob{kind: -1, index: i})
+	}
+	chunk := make([]*node, 0, hi-lo)
+	p := t.a.p
+	err := stream(ctx, inflight, c.o.CallTimeout, queue, func(ctx context.Context, j *cjob) *dbus.Call {
+		switch j.kind {
+		case -1:
+			return p.call(ctx, n.path, ifAccessible, "GetChildAtIndex", int32(j.index))
+		case 0:
+			return p.call(ctx, j.n.path, ifaceProps, "GetAll", ifAccessible)
+		case 1:
+			return p.call(ctx, j.n.path, ifAccessible, "GetRole")
+		case 2:
+			return p.call(ctx, j.n.path, ifAccessible, "GetState")
+		}
+		return p.call(ctx, j.n.path, ifaceComp, "GetExtents", uint32(0))
+	}, func(j *cjob, call *dbus.Call, push func(cjob)) error {
+		if j.kind >= 0 {
+			storeProp(j.n, j.kind, call)
+			return nil
+		}
+		r, ok := replyRef(call)
+		if !ok || r.Path == "/org/a11y/atspi/null" {
+			return nil
+		}
+		ch, old := t.nodes[r.Path]
+		if !old {
+			ch = &node{path: r.Path, parent: n.path, index: int32(j.index)}
+		}
+		chunk = append(chunk, ch)
+		for k := 0; k < 4; k++ {
+			push(cjob{kind: k, n: ch})
+		}
+		return nil
+	})
+	return chunk, err
 }
 
 // firstInView returns the index of the child at the top of n's box, or 0.

@@ -13,127 +13,114 @@ import (
 // maxValue bounds a text field's value in a snapshot, in runes.
 const maxValue = 500
 
-// op is one extra call for a returned element.
-type op struct {
-	elem int
+// job is one call of a window's stream: a candidate's box, or what a
+// returned element needs beside it.
+type job struct {
 	kind int
+	cand int             // jobBox, jobDecide: the candidate
+	elem int             // the extras: the element (index in snap.Elements)
+	path dbus.ObjectPath // jobLabel: the labelled-by target
 }
 
 const (
-	opText = iota
-	opValue
-	opRelations
+	jobBox       = iota // Component.GetExtents, then decide up to the candidate
+	jobDecide           // no call: decide the candidates up to cand
+	jobText             // the text of a text field
+	jobValue            // the current value of a slider, spin button or progress bar
+	jobRelations        // the relation set of an unnamed element
+	jobLabel            // the name of its labelled-by target, when the tree lacks it
 )
 
-// extras reads what only some elements need, all calls pipelined per
-// application: the text of text fields (never of a protected one), the
-// current value of sliders and spin buttons, and the labelled-by relation of
-// unnamed elements, whose target names them. (An object walked rather than
+// extraJobs queues what only some of the elements from index from on need:
+// the text of text fields (never of a protected one), the current value of
+// sliders and spin buttons, and the labelled-by relation of unnamed
+// elements, whose target names them. They go out in the same stream as the
+// boxes, as soon as an element is returned. (An object walked rather than
 // read from a cache has no interface list: the call is made and may fail.)
-func (w *walker) extras(ctx context.Context) {
-	byPeer := map[*tree][]op{}
-	for i, e := range w.snap.Elements {
-		n, t := w.nodes[i], w.trees[i]
+func (w *walker) extraJobs(from int, push func(job)) {
+	for i := from; i < len(w.snap.Elements); i++ {
+		e, n := &w.snap.Elements[i], w.nodes[i]
 		switch {
 		case e.Role == desktop.RoleTextbox && !e.States.Protected && (n.ifaces&ifText != 0 || n.ifaces == 0):
-			byPeer[t] = append(byPeer[t], op{i, opText})
+			push(job{kind: jobText, elem: i})
 		case (e.Role == desktop.RoleSlider || e.Role == desktop.RoleSpinButton || e.Role == desktop.RoleProgressBar) && (n.ifaces&ifValue != 0 || n.ifaces == 0):
-			byPeer[t] = append(byPeer[t], op{i, opValue})
+			push(job{kind: jobValue, elem: i})
 		}
 		if e.Name == "" && (uitree.Interactive(e.Role) || e.Role == desktop.RoleList || e.Role == desktop.RoleTree || e.Role == desktop.RoleTable) {
-			byPeer[t] = append(byPeer[t], op{i, opRelations})
+			push(job{kind: jobRelations, elem: i})
 		}
-	}
-	for t, ops := range byPeer {
-		var labels []labelRef
-		err := pipeline(ctx, len(ops), inflight, w.c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
-			n := w.nodes[ops[i].elem]
-			switch ops[i].kind {
-			case opText:
-				return t.a.p.call(ctx, n.path, ifaceText, "GetText", int32(0), int32(-1))
-			case opValue:
-				return t.a.p.call(ctx, n.path, ifaceProps, "Get", ifaceValue, "CurrentValue")
-			}
-			return t.a.p.call(ctx, n.path, ifAccessible, "GetRelationSet")
-		}, func(i int, call *dbus.Call) error {
-			if call.Err == nil {
-				if l, ok := w.apply(ops[i], call); ok {
-					labels = append(labels, l)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			w.stop(err)
-		}
-		w.nameFromRelations(ctx, t, labels)
 	}
 }
 
-// labelRef is an element whose labelled-by relation points at path.
-type labelRef struct {
-	elem int
-	path dbus.ObjectPath
+// issueExtra sends an extra job's call.
+func (w *walker) issueExtra(ctx context.Context, p peer, j *job) *dbus.Call {
+	n := w.nodes[j.elem]
+	switch j.kind {
+	case jobText:
+		return p.call(ctx, n.path, ifaceText, "GetText", int32(0), int32(-1))
+	case jobValue:
+		return p.call(ctx, n.path, ifaceProps, "Get", ifaceValue, "CurrentValue")
+	case jobRelations:
+		return p.call(ctx, n.path, ifAccessible, "GetRelationSet")
+	}
+	return p.call(ctx, j.path, ifaceProps, "Get", ifAccessible, "Name")
 }
 
-// apply stores one extra reply; a relation set gives the labelled-by target.
-func (w *walker) apply(o op, call *dbus.Call) (labelRef, bool) {
-	e := &w.snap.Elements[o.elem]
-	switch o.kind {
-	case opText:
-		var s string
-		if call.Store(&s) == nil {
+// applyExtra stores an extra job's reply. A labelled-by target names the
+// element from the tree when the tree holds it, else a jobLabel asks for
+// its name.
+func (w *walker) applyExtra(t *tree, j *job, call *dbus.Call, push func(job)) {
+	if !replyOK(call) {
+		return
+	}
+	e := &w.snap.Elements[j.elem]
+	switch j.kind {
+	case jobText:
+		if s, ok := call.Body[0].(string); ok {
 			if r := []rune(s); len(r) > maxValue {
 				s = string(r[:maxValue]) + "…"
 			}
 			e.Value = s
 		}
-	case opValue:
-		var v dbus.Variant
-		if call.Store(&v) == nil {
+	case jobValue:
+		if v, ok := call.Body[0].(dbus.Variant); ok {
 			if f, ok := v.Value().(float64); ok {
 				e.Value = strconv.FormatFloat(f, 'g', -1, 64)
 			}
 		}
-	case opRelations:
-		var rels []struct {
-			Type    uint32
-			Targets []ref
+	case jobRelations:
+		target, ok := labelledBy(call)
+		if !ok {
+			return
 		}
-		if call.Store(&rels) == nil {
-			for _, r := range rels {
-				if r.Type == relationLabelledBy && len(r.Targets) > 0 {
-					return labelRef{o.elem, r.Targets[0].Path}, true
-				}
+		if n, known := t.nodes[target]; !known {
+			push(job{kind: jobLabel, elem: j.elem, path: target})
+		} else if n.name != "" {
+			e.Name, e.NameFrom = n.name, desktop.NameFromRelation
+		}
+	case jobLabel:
+		if v, ok := call.Body[0].(dbus.Variant); ok {
+			if s, _ := v.Value().(string); s != "" {
+				e.Name, e.NameFrom = s, desktop.NameFromRelation
 			}
 		}
 	}
-	return labelRef{}, false
 }
 
-// nameFromRelations names elements after their labelled-by targets: from the
-// tree when it holds the target, else by asking for its name.
-func (w *walker) nameFromRelations(ctx context.Context, t *tree, labels []labelRef) {
-	var ask []labelRef
-	for _, l := range labels {
-		if n, ok := t.nodes[l.path]; ok && n.name != "" {
-			w.snap.Elements[l.elem].Name, w.snap.Elements[l.elem].NameFrom = n.name, desktop.NameFromRelation
-		} else if !ok {
-			ask = append(ask, l)
+// labelledBy returns the first labelled-by target of a GetRelationSet reply
+// (a(ua(so))).
+func labelledBy(call *dbus.Call) (dbus.ObjectPath, bool) {
+	var rels []struct {
+		Type    uint32
+		Targets []ref
+	}
+	if call.Store(&rels) != nil {
+		return "", false
+	}
+	for _, r := range rels {
+		if r.Type == relationLabelledBy && len(r.Targets) > 0 {
+			return r.Targets[0].Path, true
 		}
 	}
-	err := pipeline(ctx, len(ask), inflight, w.c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
-		return t.a.p.call(ctx, ask[i].path, ifaceProps, "Get", ifAccessible, "Name")
-	}, func(i int, call *dbus.Call) error {
-		var v dbus.Variant
-		if call.Err == nil && call.Store(&v) == nil {
-			if s, _ := v.Value().(string); s != "" {
-				w.snap.Elements[ask[i].elem].Name, w.snap.Elements[ask[i].elem].NameFrom = s, desktop.NameFromRelation
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		w.stop(err)
-	}
+	return "", false
 }

@@ -52,7 +52,6 @@ func (c *Client) Elements(ctx context.Context, q desktop.ElementQuery) (*desktop
 			break
 		}
 	}
-	w.extras(ctx)
 	uitree.NameFromLabels(snap.Elements)
 	snap.Took = time.Since(start)
 	return snap, nil
@@ -86,6 +85,13 @@ func (c *Client) connectAndList(ctx context.Context) (*dbus.Conn, []*app, error)
 func (c *Client) loadAll(ctx context.Context, conn *dbus.Conn, apps []*app, q desktop.ElementQuery, snap *desktop.ElementSnapshot) []*tree {
 	trees := make([]*tree, len(apps))
 	errs := make([]error, len(apps))
+	// An application that hangs is given up on with a quarter of the
+	// budget left, for walking the windows of those that answered.
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-time.Until(dl)/4))
+		defer cancel()
+	}
 	var wg sync.WaitGroup
 	for i, a := range apps {
 		wg.Add(1)
@@ -210,9 +216,8 @@ type walker struct {
 	c    *Client
 	q    desktop.ElementQuery
 	snap *desktop.ElementSnapshot
-	// per returned element, what extras needs: its node and tree.
+	// per returned element, its node (for its extras).
 	nodes []*node
-	trees []*tree
 }
 
 // errFull stops a walk that has MaxElements elements.
@@ -235,42 +240,66 @@ func (w *walker) truncate(by string) {
 	}
 }
 
-// window collects win's showing objects, reads the boxes it needs
-// (pipelined, in tree order) and returns the elements on screen.
+// window collects win's showing objects and streams the calls it needs:
+// the boxes (in tree order), and for each element returned as soon as its
+// box settles it, its extras, in the same stream.
 func (w *walker) window(ctx context.Context, t *tree, win *node) error {
 	var cands []cand
 	if err := w.collect(ctx, t, win, 0, -1, &cands); err != nil {
 		return err
 	}
-	var need []int
+	if t.truncated != "" {
+		w.truncate(t.truncated)
+	}
+	var queue []job
 	for i, cd := range cands {
 		if (cd.keep || cd.clipper) && !cd.n.boxKnown && (cd.n.ifaces&ifComponent != 0 || cd.n.ifaces == 0) {
-			need = append(need, i)
+			queue = append(queue, job{kind: jobBox, cand: i})
 		}
 	}
-	next := 0 // the next candidate to decide
-	decide := func(upTo int) error {
-		for ; next <= upTo; next++ {
+	queue = append(queue, job{kind: jobDecide, cand: len(cands) - 1})
+	next, full := 0, false // the next candidate to decide; MaxElements reached
+	decide := func(upTo int, push func(job)) {
+		for ; next <= upTo && !full; next++ {
+			before := len(w.snap.Elements)
 			if err := w.decide(t, cands, next); err != nil {
-				return err
+				full = true // errFull: the extras already queued still go out
+				return
 			}
+			w.extraJobs(before, push)
+		}
+	}
+	err := stream(ctx, inflight, w.c.o.CallTimeout, queue, func(ctx context.Context, j *job) *dbus.Call {
+		switch j.kind {
+		case jobBox:
+			if full {
+				return nil
+			}
+			return t.a.p.call(ctx, cands[j.cand].n.path, ifaceComp, "GetExtents", uint32(0))
+		case jobDecide:
+			return nil
+		}
+		return w.issueExtra(ctx, t.a.p, j)
+	}, func(j *job, call *dbus.Call, push func(job)) error {
+		switch j.kind {
+		case jobBox:
+			n := cands[j.cand].n
+			n.box, n.boxKnown = replyExtents(call)
+			decide(j.cand, push)
+		case jobDecide:
+			decide(j.cand, push)
+		default:
+			w.applyExtra(t, j, call, push)
 		}
 		return nil
-	}
-	err := pipeline(ctx, len(need), inflight, w.c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
-		return t.a.p.call(ctx, cands[need[i]].n.path, ifaceComp, "GetExtents", uint32(0))
-	}, func(i int, call *dbus.Call) error {
-		n := cands[need[i]].n
-		n.boxKnown = call.Err == nil && call.Store(&n.box) == nil
-		return decide(need[i])
 	})
 	if err != nil {
 		return err
 	}
-	if t.truncated != "" {
-		w.truncate(t.truncated)
+	if full {
+		return errFull
 	}
-	return decide(len(cands) - 1)
+	return nil
 }
 
 // collect appends n and its showing descendants to cands in tree order.
@@ -300,6 +329,11 @@ func (w *walker) collect(ctx context.Context, t *tree, n *node, depth, parent in
 		var err error
 		if kids, err = w.c.expand(ctx, t, n, w.q.MaxElements); err != nil {
 			return err
+		}
+		if int(n.nchild) > 4*w.q.MaxElements {
+			// More rows than a walk may read: the rows in view stand for
+			// a list that was not read whole.
+			w.truncate("max_elements")
 		}
 	case int(n.nchild) > len(kids):
 		if err := w.c.walkFrom(ctx, t, n, 4*w.q.MaxElements); err != nil {
@@ -354,7 +388,7 @@ func (w *walker) decide(t *tree, cands []cand, i int) error {
 	}
 	cd.elem, cd.anc = len(w.snap.Elements), len(w.snap.Elements)
 	w.snap.Elements = append(w.snap.Elements, e)
-	w.nodes, w.trees = append(w.nodes, cd.n), append(w.trees, t)
+	w.nodes = append(w.nodes, cd.n)
 	return nil
 }
 

@@ -93,7 +93,15 @@ func (c *Client) loadCache(ctx context.Context, bus *dbus.Conn, a *app) (*tree, 
 	}
 	t := &tree{a: a, nodes: map[dbus.ObjectPath]*node{}, cached: true}
 	var items []cacheItem
-	if err := call.Store(&items); err == nil {
+	var err1 error
+	if raw, ok := call.Body[0].(rawItems); ok {
+		if items, ok = raw.items(); !ok {
+			err1 = errors.New("the reply is cut short")
+		}
+	} else {
+		err1 = call.Store(&items)
+	}
+	if err1 == nil {
 		for _, it := range items {
 			t.add(&node{path: it.Obj.Path, parent: it.Parent.Path, index: it.Index, nchild: it.Count,
 				ifaces: interfaces(it.Ifaces), name: it.Name, role: it.Role, st: states(it.States)})
@@ -231,19 +239,8 @@ func (c *Client) walkFrom(ctx context.Context, t *tree, from *node, maxNodes int
 		}
 		n := q.n
 		switch q.kind {
-		case 0:
-			var props map[string]dbus.Variant
-			if q.call.Store(&props) == nil {
-				n.name, _ = props["Name"].Value().(string)
-				n.nchild, _ = props["ChildCount"].Value().(int32)
-			}
-		case 1:
-			_ = q.call.Store(&n.role)
-		case 2:
-			var words []uint32
-			if q.call.Store(&words) == nil {
-				n.st = states(words)
-			}
+		case 0, 1, 2:
+			storeProp(n, q.kind, q.call)
 		case 3:
 			if n != from && (!n.st.has(stateShowing) || n.st.has(stateManagesDescendants) || n.parent == rootPath && t.root == from) {
 				continue // not shown, a list to expand, or a window of a walk that stops at the windows
@@ -310,27 +307,26 @@ func (c *Client) fetchProps(ctx context.Context, p peer, nodes []*node, withBox 
 		}
 		return p.call(ctx, n.path, ifaceComp, "GetExtents", uint32(0))
 	}, func(i int, call *dbus.Call) error {
-		if call.Err != nil {
-			return nil
-		}
-		n := nodes[i/per]
-		switch i % per {
-		case 0:
-			var props map[string]dbus.Variant
-			if call.Store(&props) == nil {
-				n.name, _ = props["Name"].Value().(string)
-				n.nchild, _ = props["ChildCount"].Value().(int32)
-			}
-		case 1:
-			_ = call.Store(&n.role)
-		case 2:
-			var words []uint32
-			if call.Store(&words) == nil {
-				n.st = states(words)
-			}
-		case 3:
-			n.boxKnown = call.Store(&n.box) == nil
-		}
+		storeProp(nodes[i/per], i%per, call)
 		return nil
 	})
+}
+
+// storeProp stores the reply to one of fetchProps's calls: 0 GetAll (name,
+// child count), 1 GetRole, 2 GetState, 3 GetExtents.
+func storeProp(n *node, kind int, call *dbus.Call) {
+	switch kind {
+	case 0:
+		replyProps(call, n)
+	case 1:
+		if r, ok := replyUint32(call); ok {
+			n.role = r
+		}
+	case 2:
+		if st, ok := replyStates(call); ok {
+			n.st = st
+		}
+	case 3:
+		n.box, n.boxKnown = replyExtents(call)
+	}
 }

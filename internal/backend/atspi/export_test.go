@@ -1,0 +1,4 @@
+package atspi
+
+// CallsSent is how many D-Bus calls the package has sent so far.
+func CallsSent() int64 { return callsSent.Load() }
