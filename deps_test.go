@@ -102,7 +102,7 @@ func TestImportRules(t *testing.T) {
 			if p == strings.TrimSuffix(mod, "/") {
 				return true // the public package runs tasks (Execute)
 			}
-			for _, ok := range []string{"cmd/", "internal/app", "internal/mcpserver", "internal/web", "internal/trace", "internal/flow", "internal/telemetry", "internal/agent"} {
+			for _, ok := range []string{"cmd/", "internal/app", "internal/eval", "internal/mcpserver", "internal/web", "internal/trace", "internal/flow", "internal/telemetry", "internal/agent"} {
 				if strings.HasPrefix(p, mod+ok) {
 					return true
 				}
@@ -242,9 +242,10 @@ var layers = [][]string{
 	{"internal/trace", "internal/flow", "internal/telemetry"},
 	// 6: the two front ends, which never import each other.
 	{"internal/mcpserver", "internal/web"},
-	// 7: the assembly of all parts (internal/app), the public package at the
-	// module root built on it, the binary and its end-to-end tests.
-	{"internal/app", "cmd/", "e2e", "deploy/", ""},
+	// 7: the assembly of all parts (internal/app), the evaluator built on it
+	// (a private App per run), the public package at the module root built
+	// on it, the binary and its end-to-end tests.
+	{"internal/app", "internal/eval", "cmd/", "e2e", "deploy/", ""},
 }
 
 // layerOf returns the layer of pkg (module-relative path), or -1.
