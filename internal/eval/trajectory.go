@@ -34,13 +34,13 @@ const TrajectoryFile = "trajectory/trajectory.jsonl"
 
 // TrajectoryRun is the first line of a trajectory.
 type TrajectoryRun struct {
-	Type    string    `json:"type"` // "run"
-	Schema  string    `json:"schema"`
-	Task    string    `json:"task"`
-	Model   string    `json:"model"`
-	Repeat  int       `json:"repeat"`
-	Goal    string    `json:"goal,omitempty"`
-	Tags    []string  `json:"tags,omitempty"`
+	Type    string   `json:"type"` // "run"
+	Schema  string   `json:"schema"`
+	Task    string   `json:"task"`
+	Model   string   `json:"model"`
+	Repeat  int      `json:"repeat"`
+	Goal    string   `json:"goal,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
 	Display Size     `json:"display"`
 }
 
