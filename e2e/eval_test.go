@@ -285,3 +285,68 @@ func strict(t *testing.T, line string, v any) {
 		t.Fatalf("%v in %s", err, line)
 	}
 }
+
+// TestEvalInterruptWritesPartialResults: Ctrl-C (SIGINT) while a run waits
+// for its model stops the eval: the run ends cancelled, its private display
+// is gone, the runs not started are left out, and results.json says so.
+func TestEvalInterruptWritesPartialResults(t *testing.T) {
+	testenv.NeedX(t)
+	dir := t.TempDir()
+	suite := "name: interrupt\ntasks:\n  - name: form\n    setup: {run: guiagent sample-app --scene form, ready: '\"event\":\"ready\"'}\n" +
+		"    task: In the sample form, enter the name Ada Lovelace, the email ada@example.org and the city London, then press Submit.\n" +
+		"    check: {app_output: submit}\n"
+	if err := os.WriteFile(filepath.Join(dir, "suite.yaml"), []byte(suite), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "eval", "suite.yaml", "--model", "fake:sample?delay=5s", "--repeat", "3", "--out", "out")
+	cmd.Dir, cmd.Env = dir, serverEnv(t)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "out", "runs", "fake_sample_delay_5s", "form", "1", "guiagent.log")
+	var display string
+	if !waitFor(60*time.Second, func() bool {
+		b, _ := os.ReadFile(log)
+		if _, rest, ok := strings.Cut(string(b), `display="x11 :`); ok && strings.Contains(string(b), "task started") {
+			display, _, _ = strings.Cut(rest, `"`)
+			return true
+		}
+		return false
+	}) {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the first run's task did not start:\n%s", stderr)
+	}
+	socket := "/tmp/.X11-unix/X" + display
+	if _, err := os.Stat(socket); err != nil {
+		t.Fatalf("the run's display :%s has no socket: %v", display, err)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "interrupted after 1 of 3 runs") {
+			t.Fatalf("exit %v, want 1 saying it was interrupted:\n%s", err, stderr)
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("guiagent eval did not stop within 30 s of Ctrl-C:\n%s", stderr)
+	}
+	if _, err := os.Stat(socket); err == nil {
+		t.Errorf("the run's private display :%s is still there after Ctrl-C", display)
+	}
+	res, err := eval.ReadResults(filepath.Join(dir, "out", eval.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || len(res.Runs) != 1 || res.Runs[0].Ending != eval.Cancelled || res.Runs[0].Pass {
+		t.Fatalf("results: interrupted %v, runs %+v; want one cancelled run", res.Interrupted, res.Runs)
+	}
+	if s := res.Summary[0]; s.Cancelled != 1 || s.Scored != 0 {
+		t.Errorf("a cancelled run is not the model's failure: %+v", s)
+	}
+}
