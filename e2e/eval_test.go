@@ -55,13 +55,14 @@ tasks:
 `
 
 // runEval runs guiagent eval with args in dir and returns its exit code and output.
-func runEval(t *testing.T, dir string, args ...string) (int, string, string) {
+func runEval(t testing.TB, dir string, args ...string) (int, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, append([]string{"eval"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = serverEnv(t, "GUI_AGENT_LOG_LEVEL=info")
+	state := t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + state, "XDG_STATE_HOME=" + state}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
