@@ -283,6 +283,7 @@ func (p *parser) setup(n *yaml.Node) []SetupStep {
 			st.Run = p.str(it, "a setup command")
 		case yaml.MappingNode:
 			var ready *yaml.Node
+			hasFlow := false
 			for _, kv := range pairs(it) {
 				switch kv[0].Value {
 				case "run":
@@ -292,7 +293,7 @@ func (p *parser) setup(n *yaml.Node) []SetupStep {
 				case "timeout":
 					st.Timeout = p.duration(kv[1])
 				case "flow":
-					st.Flow = p.flowRef(kv[1])
+					st.Flow, hasFlow = p.flowRef(kv[1]), true
 				default:
 					p.errf(kv[0], "unknown key %q: a setup step is a command, {run, ready, timeout} or {flow}", kv[0].Value)
 				}
@@ -300,7 +301,7 @@ func (p *parser) setup(n *yaml.Node) []SetupStep {
 			if ready != nil {
 				st.Ready = p.regex(ready, "ready")
 			}
-			if (st.Run == "") == (st.Flow == nil) {
+			if (st.Run == "") == !hasFlow {
 				p.errf(it, "a setup step has either run (a command) or flow (a flow file), not both or neither")
 			}
 		default:
@@ -315,14 +316,15 @@ func (p *parser) setup(n *yaml.Node) []SetupStep {
 func (p *parser) goal(n *yaml.Node) (string, *FlowRef) {
 	if n.Kind == yaml.MappingNode {
 		var ref *FlowRef
+		named := false
 		for _, kv := range pairs(n) {
 			if kv[0].Value != "flow" {
 				p.errf(kv[0], "unknown key %q: a task is goal text or {flow: file.yaml}", kv[0].Value)
 				continue
 			}
-			ref = p.flowRef(kv[1])
+			ref, named = p.flowRef(kv[1]), true
 		}
-		if ref == nil {
+		if !named {
 			p.errf(n, "task: {} names no flow: give {flow: file.yaml} or the goal in words")
 		}
 		return "", ref
@@ -475,7 +477,7 @@ func (p *parser) flowRef(n *yaml.Node) *FlowRef {
 	}
 	f, err := flow.Parse(text, nil)
 	if err != nil {
-		p.errf(n, "the flow %s: %v", name, err)
+		p.errf(n, "the flow %s (lines of that file follow): %v", name, err)
 		return nil
 	}
 	return &FlowRef{Path: path, Text: text, Flow: f}
