@@ -351,3 +351,61 @@ func TestEvalInterruptWritesPartialResults(t *testing.T) {
 		t.Errorf("a cancelled run is not the model's failure: %+v", s)
 	}
 }
+
+// TestEvalAssertAndFileChecks: an assert naming text is judged by OCR (the
+// sample application has no accessibility tree), one naming no text cannot
+// be judged without model: true, and file checks compare a file's content.
+func TestEvalAssertAndFileChecks(t *testing.T) {
+	testenv.NeedX(t)
+	// tesseract-ocr is in the ci packages (scripts/debian-packages.sh).
+	dir := t.TempDir()
+	suite := `name: checks
+tasks:
+  - name: dialog
+    setup:
+      - run: printf 'made by setup\n' > made.txt
+      - run: guiagent sample-app --scene dialog
+        ready: '"event":"ready"'
+    task: Go through the dialog with Next, then confirm with OK.
+    check:
+      - assert: the text "Confirmed." is shown
+      - file: {path: made.txt, content: made by setup}
+  - name: failing-checks
+    setup: {run: guiagent sample-app --scene dialog, ready: '"event":"ready"'}
+    task: Go through the dialog with Next, then confirm with OK.
+    check:
+      - assert: the text "Rejected" is shown
+      - assert: the dialog looks finished
+      - file: {path: made.txt, content: something else}
+`
+	if err := os.WriteFile(filepath.Join(dir, "suite.yaml"), []byte(suite), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runEval(t, dir, "suite.yaml", "--model", "fake:sample", "--out", "out")
+	if code != 0 {
+		t.Fatalf("exit %d (no --min-pass: 0 whatever passed):\n%s", code, stderr)
+	}
+	res, err := eval.ReadResults(filepath.Join(dir, "out", eval.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 2 {
+		t.Fatalf("%d runs", len(res.Runs))
+	}
+	ok, bad := res.Runs[0], res.Runs[1]
+	if !ok.Pass || ok.Checks[0].JudgedBy != "ocr" || !ok.Checks[1].Pass {
+		t.Errorf("the dialog run should pass, its assert judged by OCR: %+v", ok)
+	}
+	want := []struct {
+		by, detail string
+	}{{"ocr", `OCR does not read "Rejected"`}, {"", "add model: true"}, {"", `holds "made by setup", not "something else"`}}
+	for i, w := range want {
+		c := bad.Checks[i]
+		if c.Pass || c.JudgedBy != w.by || !strings.Contains(c.Detail, w.detail) {
+			t.Errorf("check %d: %+v, want failed by %q saying %q", i, c, w.by, w.detail)
+		}
+	}
+	if bad.Pass || bad.Ending != eval.Completed {
+		t.Errorf("the run completed but its checks failed: %+v", bad)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/guiagent/guiagent/internal/app"
 	"github.com/guiagent/guiagent/internal/desktop"
@@ -172,8 +173,12 @@ func assertByOCR(ctx context.Context, a *app.App, t ocr.Target) (pass bool, deta
 	if err != nil {
 		return false, "", false
 	}
+	// OCR misreads punctuation at the ends of words ("Confirmed." as
+	// "Confirmed,"): the words decide.
 	q := t.Query()
-	q.Match = ocr.Contains
+	if w := strings.TrimFunc(q.Text, unicode.IsPunct); w != "" {
+		q.Text = w
+	}
 	ms, err := ocr.Find(page, q)
 	if err != nil {
 		return false, "", false
