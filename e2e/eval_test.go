@@ -409,3 +409,34 @@ tasks:
 		t.Errorf("the run completed but its checks failed: %+v", bad)
 	}
 }
+
+// TestEvalREADMESuiteRunsOffline: the README's suite of three tasks passes
+// with the scripted model, and eval diff of its results against themselves
+// finds no change.
+func TestEvalREADMESuiteRunsOffline(t *testing.T) {
+	testenv.NeedX(t)
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "<!-- eval-suite -->\n```yaml\n")
+	suite, _, ok2 := strings.Cut(rest, "```\n")
+	if !ok || !ok2 {
+		t.Fatal("the README has no <!-- eval-suite --> yaml block")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "suite.yaml"), []byte(suite), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runEval(t, dir, "suite.yaml", "--model", "fake:sample", "--parallel", "2", "--out", "results", "--min-pass", "1")
+	if code != 0 || !strings.Contains(stdout, "fake:sample: pass rate 100% (3/3)") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	results := filepath.Join("results", eval.ResultsFile)
+	if code, stdout, stderr := runEval(t, dir, "diff", results, results); code != 0 || stdout != "no change in pass rates\n" {
+		t.Errorf("eval diff of a file with itself: exit %d, %q %s", code, stdout, stderr)
+	}
+	if code, _, stderr := runEval(t, dir, "suite.yaml", "--model", "fake:sample", "--out", "results"); code != 1 || !strings.Contains(stderr, "already holds results") {
+		t.Errorf("a second eval into the same folder: exit %d: %s", code, stderr)
+	}
+}

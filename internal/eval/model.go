@@ -36,10 +36,10 @@ var fakeModels = []struct {
 	name, doc string
 	brain     func() scripted.Brain
 }{
-	{"sample", "plays the sample application's form and dialog scenes the way a vision model would (finds widgets by colour)", sampleBrain},
-	{"demo-form", "the demo's brain: fills the sample form with Ada Lovelace, ada@example.org, London and submits it", func() scripted.Brain { return scripted.DemoFormBrain(scripted.DefaultDemoForm) }},
-	{"demo-dialog", "the demo's dialog brain: Next, then OK", scripted.DemoDialogBrain},
-	{"done", "answers done at once without acting (a model that claims success: its checks fail)", func() scripted.Brain {
+	{"sample", "plays the sample application's form and dialog scenes, finding widgets by colour as a vision model would", sampleBrain},
+	{"demo-form", "fills the sample form with Ada Lovelace, ada@example.org, London and submits it, as guiagent demo does", func() scripted.Brain { return scripted.DemoFormBrain(scripted.DefaultDemoForm) }},
+	{"demo-dialog", "presses Next, then OK in the sample dialog", scripted.DemoDialogBrain},
+	{"done", "answers done at once without acting, a model that claims success, so its checks fail", func() scripted.Brain {
 		return func(scripted.Turn) scripted.Reply { return scripted.Finish("done") }
 	}},
 }
@@ -48,7 +48,7 @@ var fakeModels = []struct {
 func FakeModelNames() string {
 	var b strings.Builder
 	for _, m := range fakeModels {
-		fmt.Fprintf(&b, "fake:%s (%s); ", m.name, m.doc)
+		fmt.Fprintf(&b, "fake:%s %s; ", m.name, m.doc)
 	}
 	return strings.TrimSuffix(b.String(), "; ")
 }
