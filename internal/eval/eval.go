@@ -117,6 +117,9 @@ func (r *runner) schedule(ctx context.Context, jobs []job) []Row {
 				j := jobs[i]
 				r.say("start %s · %s · #%d", j.model.Name, j.task.Name, j.repeat)
 				row := r.run(ctx, j)
+				if row.Ending == SetupError && ctx.Err() != nil {
+					row.Ending = Cancelled // the setup was cut short, it did not fail
+				}
 				mu.Lock()
 				rows[i], ran[i] = row, true
 				done++
@@ -194,6 +197,11 @@ func (o Options) check() error {
 		return fmt.Errorf("--parallel %d: want 1 or more", o.Parallel)
 	case o.Out == "":
 		return errors.New("no output folder: give --out DIR")
+	}
+	for _, m := range o.Models {
+		if m.Fake == nil && o.Config.APIKey == "" && o.Config.BaseURL == "" {
+			return fmt.Errorf("--model %s: no API key is configured: set %s (or %s for a local OpenAI-compatible server)", m.Name, config.Var("APIKey"), config.Var("BaseURL"))
+		}
 	}
 	return CheckCapacity(o.Parallel, runtime.NumCPU(), availableMiB())
 }

@@ -171,3 +171,25 @@ func TestCommandRunsThisGuiagent(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+func TestOptionsCheck(t *testing.T) {
+	real, err := ParseModel("anthropic:claude-sonnet-5-5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakeModel, _ := ParseModel("fake:sample")
+	o := Options{Models: []Model{fakeModel, real}, Repeat: 1, Parallel: 1, Out: t.TempDir()}
+	if err := o.check(); err == nil || !strings.Contains(err.Error(), "--model anthropic:claude-sonnet-5-5: no API key is configured: set GUI_AGENT_API_KEY") {
+		t.Errorf("a real model without a key: %v", err)
+	}
+	o.Config.APIKey = "sk-x"
+	if err := o.check(); err != nil {
+		t.Errorf("with a key: %v", err)
+	}
+	for _, bad := range []Options{{Repeat: 1, Parallel: 1, Out: "x"}, {Models: o.Models, Repeat: 0, Parallel: 1, Out: "x"}, {Models: o.Models, Repeat: 1, Parallel: 0, Out: "x"}} {
+		bad.Config.APIKey = "k"
+		if err := bad.check(); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
