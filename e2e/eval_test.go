@@ -366,6 +366,7 @@ tasks:
       - run: printf 'made by setup\n' > made.txt
       - run: guiagent sample-app --scene dialog
         ready: '"event":"ready"'
+      - flow: pause.yaml
     task: Go through the dialog with Next, then confirm with OK.
     check:
       - assert: the text "Confirmed." is shown
@@ -377,11 +378,17 @@ tasks:
       - assert: the text "Rejected" is shown
       - assert: the dialog looks finished
       - file: {path: made.txt, content: something else}
+  - name: flow-task
+    task: {flow: pause.yaml}
+    check: {command: "true"}
 `
 	if err := os.WriteFile(filepath.Join(dir, "suite.yaml"), []byte(suite), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runEval(t, dir, "suite.yaml", "--model", "fake:sample", "--out", "out")
+	if err := os.WriteFile(filepath.Join(dir, "pause.yaml"), []byte("name: pause\nsteps:\n  - sleep: 200\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runEval(t, dir, "suite.yaml", "--model", "fake:sample", "--out", "out", "--export", "trajectories")
 	if code != 0 {
 		t.Fatalf("exit %d (no --min-pass: 0 whatever passed):\n%s", code, stderr)
 	}
@@ -389,10 +396,13 @@ tasks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs) != 2 {
+	if len(res.Runs) != 3 {
 		t.Fatalf("%d runs", len(res.Runs))
 	}
-	ok, bad := res.Runs[0], res.Runs[1]
+	ok, bad, fl := res.Runs[0], res.Runs[1], res.Runs[2]
+	if !fl.Pass || fl.Ending != eval.Completed || fl.Steps != 1 || fl.ModelCalls != 0 || fl.Report == "" || fl.Trajectory == "" {
+		t.Errorf("a task that is a flow of one sleep step should pass in 1 step without the model, with its report: %+v", fl)
+	}
 	if !ok.Pass || ok.Checks[0].JudgedBy != "ocr" || !ok.Checks[1].Pass {
 		t.Errorf("the dialog run should pass, its assert judged by OCR: %+v", ok)
 	}
