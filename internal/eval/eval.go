@@ -70,6 +70,11 @@ func Run(ctx context.Context, s *Suite, o Options) (*Results, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
+	out, err := filepath.Abs(o.Out)
+	if err != nil {
+		return nil, err
+	}
+	o.Out = out
 	if err := os.MkdirAll(o.Out, 0o700); err != nil {
 		return nil, fmt.Errorf("create the output folder: %w", err)
 	}

@@ -134,7 +134,8 @@ func (r *runner) config(j job, dir string) (config.Config, func(), error) {
 	if err != nil {
 		return c, nil, err
 	}
-	c.VirtualDisplay = j.task.Display
+	c.VirtualDisplay, c.XDisplay, c.VNC = j.task.Display, "", "" // always a private display
+	c.DisplayIndex = ""
 	c.RunsDir = filepath.Join(dir, "record")
 	c.LogFile = filepath.Join(dir, "guiagent.log")
 	c.DebugImages = true

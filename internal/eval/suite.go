@@ -254,7 +254,7 @@ func (p *parser) task(n *yaml.Node, display geom.Size) Task {
 		p.errf(n, "the task has no name: add name: (a word or two, unique in the suite)")
 	case p.names[t.Name] != 0:
 		p.errf(n, "the task name %q is used twice (first at line %d): task names must be unique", t.Name, p.names[t.Name])
-	case strings.ContainsAny(t.Name, "/\\\x00"):
+	case strings.ContainsAny(t.Name, "/\\\x00") || t.Name == "." || t.Name == "..":
 		p.errf(n, "the task name %q holds a slash: it names files of the results, so use letters, digits, - and _", t.Name)
 	default:
 		p.names[t.Name] = n.Line
