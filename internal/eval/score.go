@@ -201,6 +201,16 @@ func diffTasks(model string, sa, sb ModelSummary) []Change {
 				What: fmt.Sprintf("setup errors %d -> %d (not the model's doing: check the task's setup)", ta.SetupErrors, tb.SetupErrors)})
 		}
 	}
+	gone := []string{}
+	for t := range sa.Tasks {
+		if _, ok := sb.Tasks[t]; !ok {
+			gone = append(gone, t)
+		}
+	}
+	sort.Strings(gone)
+	for _, t := range gone {
+		out = append(out, Change{Model: model, Task: t, What: "task not in the second results"})
+	}
 	return out
 }
 

@@ -75,6 +75,10 @@ func TestDiffSaysWhatRegressed(t *testing.T) {
 	if FormatDiff(Diff(before, before)) != "no change in pass rates\n" {
 		t.Error("no change")
 	}
+	fewer := &Results{Summary: Summarize(sampleRows("m")[:6], models, 3)} // no task c
+	if text := FormatDiff(Diff(before, fewer)); !strings.Contains(text, "m · c: task not in the second results") {
+		t.Errorf("a task gone:\n%s", text)
+	}
 	other := &Results{Summary: Summarize(sampleRows("n"), []Model{{Name: "n"}}, 3)}
 	if text := FormatDiff(Diff(before, other)); !strings.Contains(text, "n: new model") || !strings.Contains(text, "m: model not in the second results") {
 		t.Errorf("models in one file only:\n%s", text)
