@@ -105,7 +105,7 @@ func TestImportRules(t *testing.T) {
 			if p == strings.TrimSuffix(mod, "/") {
 				return true // the public package runs tasks (Execute)
 			}
-			for _, ok := range []string{"cmd/", "internal/app", "internal/mcpserver", "internal/web", "internal/trace", "internal/flow", "internal/telemetry", "internal/agent"} {
+			for _, ok := range []string{"cmd/", "internal/app", "internal/eval", "internal/mcpserver", "internal/web", "internal/trace", "internal/flow", "internal/telemetry", "internal/agent"} {
 				if strings.HasPrefix(p, mod+ok) {
 					return true
 				}
@@ -248,8 +248,9 @@ var layers = [][]string{
 	{"internal/mcpserver", "internal/web", "internal/hosting"},
 	// 7: the assembly of all parts (internal/app), the public package at the
 	// module root built on it, the binary and its end-to-end tests.
-	// The fleet, a server per session, is wiring too.
-	{"internal/app", "internal/fleet", "cmd/", "e2e", "deploy/", ""},
+	// The fleet, a server per session, is wiring too; the evaluator builds a
+	// private App per run.
+	{"internal/app", "internal/fleet", "internal/eval", "cmd/", "e2e", "deploy/", ""},
 }
 
 // layerOf returns the layer of pkg (module-relative path), or -1.

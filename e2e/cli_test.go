@@ -44,7 +44,7 @@ func cli(t *testing.T, env []string, args ...string) (code int, stdout, stderr s
 }
 
 // commandNames are every subcommand a user can type.
-var commandNames = []string{"serve", "demo", "doctor", "release", "bench", "runs", "report", "sample-app", "version", "help"}
+var commandNames = []string{"serve", "demo", "doctor", "release", "bench", "eval", "runs", "report", "sample-app", "version", "help"}
 
 func TestHelpAndVersionExitZero(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {

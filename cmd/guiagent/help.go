@@ -82,6 +82,10 @@ var commands = []command{
 	{"release", "[--display :N]", "release keys and buttons a killed guiagent left held", configFlags("release")},
 	{"bench", "capture [flags] | soak [-n N]", "capture: time N screenshots through the capture pipeline and print the medians as JSON; soak: N mixed atomic calls over stdio and HTTP on private Xvfbs, printing memory, goroutines and open files at start, middle and end as JSON", flagSetFlags(func() *flag.FlagSet { fs, _ := benchFlags(func(string) string { return "" }); return fs })},
 	{"run", "FLOW.yaml [--var name=value ...] [--cache read-write|read-only|write-only|off] [--json] [flags]", "run a YAML flow; located elements replay from its cache (FLOW.cache.yaml) after their pixels are verified on the screen", configFlags("run")},
+	{"eval", "SUITE.yaml [--model provider:model ...] [--repeat N] [--parallel N] [--out DIR] [--export trajectories] [--min-pass R] [flags] | diff A.json B.json", "run a YAML suite of tasks against models, each run on a private desktop, and score them (results.json, summary.html); diff says what regressed between two results", func(w io.Writer) {
+		printFlagSet(w, evalFlags())
+		fmt.Fprintln(w, "\nThe configuration flags of guiagent serve (API key, base URL, limits) apply to every run; --model here is eval's own.")
+	}},
 	{"runs", "[--kind task|session|flow] [--json]", "list recorded runs (tasks, MCP sessions, flows), newest first", flagSetFlags(func() *flag.FlagSet { fs, _ := runsFlags(); return fs })},
 	{"report", "RUN_ID", "print the path of a run's HTML report (see guiagent runs), writing it if needed", nil},
 	{"sample-app", "[flags]", "run the built-in sample X application the demo and tests use", flagSetFlags(func() *flag.FlagSet { fs, _ := sampleAppFlags(func(string) string { return "" }); return fs })},

@@ -50,6 +50,8 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		err = cmdReport(args, getenv, stdout)
 	case "run":
 		err = cmdRun(ctx, args, getenv, stdout, stderr)
+	case "eval":
+		err = cmdEval(ctx, args, getenv, stdout, stderr)
 	case "sample-app":
 		err = cmdSampleApp(ctx, args, getenv, stdout, stderr)
 	case "version":

@@ -362,6 +362,10 @@ func (a *App) XDisplay() string {
 	return ""
 }
 
+// Scrubber is the one secrets scrubber of every writer of the App (for a
+// caller that writes records of its own, such as eval's trajectories).
+func (a *App) Scrubber() *secret.Scrubber { return a.scrub }
+
 // Token is the HTTP bearer token: GUI_AGENT_HTTP_TOKEN, else one generated at New.
 func (a *App) Token() string { return a.token }
 

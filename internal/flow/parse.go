@@ -427,6 +427,10 @@ var countParses = func() {}
 
 var yamlLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
+// SyntaxError is syntaxError for other YAML formats built like flows (eval
+// suites): the same "line L, column C: problem" for a yaml.Unmarshal error.
+func SyntaxError(text []byte, err error) string { return syntaxError(text, err) }
+
 // syntaxError turns a YAML syntax error into "line L, column C: problem".
 // yaml.v3 reports the line of the enclosing construct, or none, and no
 // column, so the place is found by parsing prefixes of the text: the first

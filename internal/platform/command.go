@@ -23,6 +23,12 @@ type Command struct {
 // to out. The command and everything it starts form one process group that
 // Stop ends.
 func StartCommand(display, cmdline string, out io.Writer) (*Command, error) {
+	return StartCommandIn("", display, cmdline, out)
+}
+
+// StartCommandIn is StartCommand in the working directory dir ("" = the
+// current one).
+func StartCommandIn(dir, display, cmdline string, out io.Writer) (*Command, error) {
 	if cmdline == "" {
 		return nil, errors.New("the session command is empty")
 	}
@@ -32,7 +38,7 @@ func StartCommand(display, cmdline string, out io.Writer) (*Command, error) {
 	}
 	cmd := exec.Command(shell, flag, cmdline)
 	cmd.Env = append(cmd.Environ(), "DISPLAY="+display) // the inherited environment, DISPLAY replaced (the last one wins)
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr, cmd.Dir = out, out, dir
 	setProcAttr(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the session command %q: %w", cmdline, err)
@@ -44,6 +50,17 @@ func StartCommand(display, cmdline string, out io.Writer) (*Command, error) {
 
 // Exited is closed when the command's process has exited and been reaped.
 func (c *Command) Exited() <-chan struct{} { return c.exited }
+
+// ExitCode is the command's exit status once Exited is closed (-1 when a
+// signal ended it), and -1 while it runs.
+func (c *Command) ExitCode() int {
+	select {
+	case <-c.exited:
+		return c.cmd.ProcessState.ExitCode()
+	default:
+		return -1
+	}
+}
 
 // Pid returns the process id of the shell running the command.
 func (c *Command) Pid() int { return c.cmd.Process.Pid }
