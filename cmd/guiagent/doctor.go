@@ -65,11 +65,16 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	// Desktop.
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, VNC: c.VNC, VNCPassword: c.VNCPassword})
+	po := app.PlatformOptions(c)
+	sel, selErr := platform.Select(po)
+	if selErr == nil {
+		cs.add("ok", "backend", sel.Why, "")
+	}
+	screen, closeScreen, err := platform.Open(ctx, po)
 	if err != nil {
-		fix := "run inside a desktop session, set DISPLAY, or pass --virtual-display 1280x800 (needs Xvfb: apt-get install xvfb)"
-		if errors.Is(err, platform.ErrNoDisplay) {
-			fix = "" // the message says how
+		fix := "" // the message says how, but for X11's
+		if selErr == nil && sel.Backend == platform.X11 && !errors.Is(err, platform.ErrNoDisplay) {
+			fix = "run inside a desktop session, set DISPLAY, or pass --virtual-display 1280x800 (needs Xvfb: apt-get install xvfb)"
 		}
 		cs.add("FAIL", "display", err.Error(), fix)
 	} else {

@@ -23,6 +23,10 @@ var ErrUnsupported = errors.New("not supported by this desktop backend")
 type Screen interface {
 	// Name is a short backend name ("x11", "fake", "vnc", ...).
 	Name() string
+	// DisplayName names the desktop the backend drives as its session names
+	// it: the X display (":0"), the Wayland socket ("wayland-1"), the VNC
+	// server's address; "" where the system has one desktop (Windows, macOS).
+	DisplayName() string
 	// Displays lists the monitors of the virtual desktop in global logical pixels.
 	Displays(ctx context.Context) ([]geom.Display, error)
 	// Capture grabs region (global logical pixels, inside one display) at physical
