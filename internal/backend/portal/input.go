@@ -53,7 +53,12 @@ func (b *Backend) notify(ctx context.Context, method string, args ...any) error 
 // hold sends a press and notes how to release it; release sends the release
 // (even after ctx ended) and forgets it.
 func (b *Backend) hold(ctx context.Context, id, method string, code int32) error {
+	if err := b.rd.ready(ctx); err != nil {
+		return err
+	}
 	if err := b.notify(ctx, method, code, pressed); err != nil {
+		// The press may have gone out before ctx ended: release it.
+		_ = b.release(ctx, id, method, code)
 		return err
 	}
 	b.rd.mu.Lock()
@@ -185,7 +190,7 @@ func (b *Backend) Scroll(ctx context.Context, d desktop.Direction, notches int) 
 func keysymOf(k desktop.Key) (int32, error) {
 	s, ok := keysym.OfKey(k)
 	if !ok {
-		return 0, fmt.Errorf("portal input: key %q has no keysym: use a key name such as ctrl, enter, f5 or a single character", k)
+		return 0, fmt.Errorf("portal input: key %q has no keysym: use a key name such as Control_L, Return, F5 or a single character", k)
 	}
 	return int32(s), nil
 }
