@@ -79,11 +79,11 @@ type Fake struct {
 }
 
 type session struct {
-	path                 dbus.ObjectPath
-	devices, persist     uint32
-	restored, sources    bool
-	selected, started    bool
-	closed               bool
+	path              dbus.ObjectPath
+	devices, persist  uint32
+	restored, sources bool
+	selected, started bool
+	closed            bool
 }
 
 // StartFake connects a fake portal to the bus at addr and names it
