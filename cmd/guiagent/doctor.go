@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/app"
+	"github.com/guiagent/guiagent/internal/backend/portal"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/llm"
@@ -219,6 +220,27 @@ func checkFiles(c config.Config, add func(level, name, detail, fix string)) {
 	}
 }
 
+// inputReady asks a backend whose input needs the user's grant whether it
+// has it, waiting up to 30 s while its permission dialog is on the screen
+// (and saying so at once on stderr, as doctor prints its findings at the end).
+func inputReady(ctx context.Context, screen desktop.Screen) error {
+	r, ok := screen.(desktop.InputReadiness)
+	if !ok {
+		return nil
+	}
+	err := r.InputReady(ctx)
+	if !errors.Is(err, portal.ErrPermissionPending) {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "guiagent doctor: "+err.Error()+" (doctor waits up to 30 s for the answer)")
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for errors.Is(err, portal.ErrPermissionPending) && wctx.Err() == nil {
+		err = r.InputReady(wctx)
+	}
+	return err
+}
+
 func checkDesktop(ctx context.Context, screen desktop.Screen, cs *checks) {
 	ds, err := screen.Displays(ctx)
 	if err != nil || len(ds) == 0 {
@@ -240,7 +262,13 @@ func checkDesktop(ctx context.Context, screen desktop.Screen, cs *checks) {
 		cs.add("ok", "capture", "screenshot of display "+ds[0].ID+" works", "")
 	}
 	caps := desktop.CapabilitiesOf(ctx, screen)
-	if caps.Input {
+	if err := inputReady(ctx, screen); caps.Input && err != nil {
+		level := "FAIL"
+		if errors.Is(err, portal.ErrPermissionPending) {
+			level = "warn"
+		}
+		cs.add(level, "input", err.Error(), "")
+	} else if caps.Input {
 		cs.add("ok", "input", "mouse and keyboard injection available", "")
 	} else {
 		cs.add("FAIL", "input", "this backend cannot inject input", "on X11 the server needs the XTEST extension")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
@@ -122,4 +123,13 @@ func (a *App) logDesktop(ctx context.Context, version string) {
 		log = a.log.Warn
 	}
 	log("desktop ready", "display", ch.Display, "size", ch.Size, "why", ch.Why, "backend", a.screen.Name(), "version", version)
+	if r, ok := a.screen.(desktop.InputReadiness); ok {
+		go func() { // the portal's grant: say at once that its dialog waits on the screen
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if err := r.InputReady(ctx); err != nil {
+				a.log.Warn("input is not ready yet", "why", err.Error())
+			}
+		}()
+	}
 }

@@ -123,6 +123,14 @@ type Windows interface {
 	ActiveWindowTitle(ctx context.Context) (string, error)
 }
 
+// InputReadiness is implemented by backends whose input needs a grant the
+// user gives on the screen (the desktop portal's permission dialog):
+// InputReady reports whether input works now, and if not, why, naming the
+// dialog that waits. Doctor and the start-up log ask it.
+type InputReadiness interface {
+	InputReady(ctx context.Context) error
+}
+
 // Capabilities describes what a backend offers, for status and doctor output.
 type Capabilities struct {
 	Capture   bool              `json:"capture"`

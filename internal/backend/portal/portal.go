@@ -87,8 +87,14 @@ var (
 	_ desktop.Screen    = (*Backend)(nil)
 	_ desktop.Pointer   = (*Backend)(nil)
 	_ desktop.Keyboard  = (*Backend)(nil)
-	_ desktop.Describer = (*Backend)(nil)
+	_ desktop.Describer      = (*Backend)(nil)
+	_ desktop.InputReadiness = (*Backend)(nil)
 )
+
+// InputReady reports whether input works now: nil once the RemoteDesktop
+// session has started, ErrPermissionPending while its dialog waits (after
+// InputWait), or why input cannot work.
+func (b *Backend) InputReady(ctx context.Context) error { return b.rd.ready(ctx) }
 
 // Name returns "portal".
 func (b *Backend) Name() string { return "portal" }
@@ -109,7 +115,7 @@ func (b *Backend) Start(ctx context.Context) error {
 	}
 	b.bus = bus
 	if b.shotVersion, err = bus.version(ctx, ifaceShot); err != nil {
-		return fmt.Errorf("portal: the desktop portal offers no %s, so the screen cannot be captured: %w (install the portal of your desktop: xdg-desktop-portal-gnome, -kde or -wlr)", ifaceShot, err)
+		return fmt.Errorf("portal: the desktop portal offers no %s, so the screen cannot be captured: %w (install the portal of your desktop: xdg-desktop-portal-gnome or -kde; on wlroots xdg-desktop-portal-wlr, and beside it an org.freedesktop.impl.portal.Access implementation such as xdg-desktop-portal-gtk, without which xdg-desktop-portal offers no Screenshot portal)", ifaceShot, err)
 	}
 	b.probeRemote(ctx)
 	if b.remoteErr == nil && !b.opts.NoInput {

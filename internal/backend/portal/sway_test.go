@@ -5,6 +5,7 @@ package portal_test
 import (
 	"context"
 	"image"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ func TestScreenshotPortalOnSway(t *testing.T) {
 	t0 := time.Now()
 	sway := portaltest.StartSway(t, size, pattern(size.X, size.Y))
 	t1 := time.Now()
-	p := sway.StartPortal(t)
+	p := sway.StartPortal(t, false)
 	t.Logf("sway ready in %s, the portals in %s", t1.Sub(t0), time.Since(t1))
 	log := p.Log
 	b := portal.New(portal.Options{SessionBus: p.Addr, Display: sway.Display, StateDir: t.TempDir(), InputWait: time.Second})
@@ -73,5 +74,23 @@ func TestScreenshotPortalOnSway(t *testing.T) {
 		t.Error("input through xdg-desktop-portal-wlr worked: it has no RemoteDesktop portal")
 	} else {
 		t.Logf("input: %v", err)
+	}
+}
+
+// TestScreenshotPortalNeedsAccess: with xdg-desktop-portal-wlr alone
+// xdg-desktop-portal offers no Screenshot portal (it exports Screenshot
+// only beside an org.freedesktop.impl.portal.Access implementation), and
+// Start says what is missing.
+func TestScreenshotPortalNeedsAccess(t *testing.T) {
+	size := image.Point{X: 320, Y: 240}
+	sway := portaltest.StartSway(t, size, pattern(size.X, size.Y))
+	p := sway.StartPortal(t, true)
+	b := portal.New(portal.Options{SessionBus: p.Addr, Display: sway.Display})
+	defer b.Close()
+	err := b.Start(context.Background())
+	for _, w := range []string{"org.freedesktop.portal.Screenshot", "Access", "xdg-desktop-portal-gtk"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("Start without an Access implementation: %v; want it to name %q", err, w)
+		}
 	}
 }

@@ -34,7 +34,7 @@ func NeedSway(t testing.TB) {
 	}
 	for _, bin := range []string{"sway", "swaybg", "grim", "dbus-daemon", "pipewire", "/usr/libexec/xdg-desktop-portal", "/usr/libexec/xdg-desktop-portal-wlr"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			t.Fatalf("%s is not installed: apt-get install sway swaybg grim dbus-daemon pipewire xdg-desktop-portal xdg-desktop-portal-wlr (scripts/debian-packages.sh install ci)", bin)
+			t.Fatalf("%s is not installed: apt-get install sway swaybg grim dbus-daemon pipewire-bin xdg-desktop-portal xdg-desktop-portal-wlr (scripts/debian-packages.sh install ci)", bin)
 		}
 	}
 }
@@ -188,8 +188,8 @@ const accessName = "org.freedesktop.impl.portal.desktop.guiagenttest"
 // xdg-desktop-portal-wlr will not start without), xdg-desktop-portal-wlr,
 // the stand-in Access implementation, and xdg-desktop-portal reading its
 // portal files from a folder of the test's (XDG_DESKTOP_PORTAL_DIR: wlr's
-// file and the stand-in's), with XDG_CURRENT_DESKTOP=sway.
-func (s *Sway) StartPortal(t testing.TB) *Portal {
+// file and the stand-in's, unless noAccess), with XDG_CURRENT_DESKTOP=sway.
+func (s *Sway) StartPortal(t testing.TB, noAccess bool) *Portal {
 	t.Helper()
 	dir := t.TempDir()
 	wlr, err := os.ReadFile("/usr/share/xdg-desktop-portal/portals/wlr.portal")
@@ -197,7 +197,11 @@ func (s *Sway) StartPortal(t testing.TB) *Portal {
 		t.Fatalf("xdg-desktop-portal-wlr's portal file: %v (apt-get install xdg-desktop-portal-wlr)", err)
 	}
 	own := "[portal]\nDBusName=" + accessName + "\nInterfaces=org.freedesktop.impl.portal.Access;\nUseIn=sway;\n"
-	for name, data := range map[string][]byte{"wlr.portal": wlr, "guiagenttest.portal": []byte(own)} {
+	files := map[string][]byte{"wlr.portal": wlr, "guiagenttest.portal": []byte(own)}
+	if noAccess {
+		delete(files, "guiagenttest.portal")
+	}
+	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +211,9 @@ func (s *Sway) StartPortal(t testing.TB) *Portal {
 	env = append(env, "DBUS_SESSION_BUS_ADDRESS="+p.Addr)
 	p.start(t, env, filepath.Join(s.RuntimeDir, "pipewire-0"), "pipewire")
 	p.start(t, env, "org.freedesktop.impl.portal.desktop.wlr", "/usr/libexec/xdg-desktop-portal-wlr", "-l", "DEBUG")
-	p.serveAccess(t)
+	if !noAccess {
+		p.serveAccess(t)
+	}
 	p.start(t, env, "org.freedesktop.portal.Desktop", "/usr/libexec/xdg-desktop-portal", "-v")
 	return p
 }
