@@ -84,9 +84,9 @@ func New(o Options) *Backend {
 }
 
 var (
-	_ desktop.Screen    = (*Backend)(nil)
-	_ desktop.Pointer   = (*Backend)(nil)
-	_ desktop.Keyboard  = (*Backend)(nil)
+	_ desktop.Screen         = (*Backend)(nil)
+	_ desktop.Pointer        = (*Backend)(nil)
+	_ desktop.Keyboard       = (*Backend)(nil)
 	_ desktop.Describer      = (*Backend)(nil)
 	_ desktop.InputReadiness = (*Backend)(nil)
 )
