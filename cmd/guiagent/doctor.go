@@ -220,9 +220,16 @@ func checkFiles(c config.Config, add func(level, name, detail, fix string)) {
 	}
 }
 
+// grantWait is how long doctor waits for the user's answer to a backend's
+// permission dialog, and grantNotice where it says at once that it waits.
+var (
+	grantWait   = 30 * time.Second
+	grantNotice io.Writer = os.Stderr
+)
+
 // inputReady asks a backend whose input needs the user's grant whether it
-// has it, waiting up to 30 s while its permission dialog is on the screen
-// (and saying so at once on stderr, as doctor prints its findings at the end).
+// has it, waiting up to grantWait while its permission dialog is on the
+// screen (and saying so at once, as doctor prints its findings at the end).
 func inputReady(ctx context.Context, screen desktop.Screen) error {
 	r, ok := screen.(desktop.InputReadiness)
 	if !ok {
@@ -232,11 +239,15 @@ func inputReady(ctx context.Context, screen desktop.Screen) error {
 	if !errors.Is(err, portal.ErrPermissionPending) {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "guiagent doctor: "+err.Error()+" (doctor waits up to 30 s for the answer)")
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	fmt.Fprintf(grantNotice, "guiagent doctor: %v (doctor waits up to %s for the answer)\n", err, grantWait)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grantWait)
 	defer cancel()
+	pending := err
 	for errors.Is(err, portal.ErrPermissionPending) && wctx.Err() == nil {
 		err = r.InputReady(wctx)
+	}
+	if wctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+		return pending // still waiting when doctor stopped
 	}
 	return err
 }

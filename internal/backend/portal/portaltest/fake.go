@@ -71,7 +71,8 @@ type Fake struct {
 	seq      int
 	sessions map[dbus.ObjectPath]*session
 	tokens   map[string]bool // restore tokens not yet used
-	pending  []func(approve bool)
+	pending  map[dbus.ObjectPath]func(approve bool) // dialogs up, by request
+	closed   map[dbus.ObjectPath]bool                // requests closed by their caller
 	dialogs  int
 	pressed  map[string]bool
 	shots    []string
@@ -95,7 +96,8 @@ func StartFake(t testing.TB, addr string, o FakeOptions) *Fake {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	f := &Fake{o: o, conn: conn, dir: t.TempDir(), sessions: map[dbus.ObjectPath]*session{}, tokens: map[string]bool{}, pressed: map[string]bool{}}
+	f := &Fake{o: o, conn: conn, dir: t.TempDir(), sessions: map[dbus.ObjectPath]*session{}, tokens: map[string]bool{}, pressed: map[string]bool{},
+		pending: map[dbus.ObjectPath]func(bool){}, closed: map[dbus.ObjectPath]bool{}}
 	exports := map[string]any{ifaceShot: &shotIface{f}, "org.freedesktop.DBus.Properties": &propsIface{f}, "org.freedesktop.DBus.Introspectable": &introIface{f}}
 	if !o.NoRemoteDesktop {
 		exports[ifaceRemote], exports[ifaceCast] = &remoteIface{f}, &castIface{f}
@@ -149,6 +151,13 @@ func (f *Fake) Tokens() []string {
 	return out
 }
 
+// ClosedRequests counts the requests their caller closed (Request.Close).
+func (f *Fake) ClosedRequests() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.closed)
+}
+
 // Screenshots lists the files the Screenshot portal wrote.
 func (f *Fake) Screenshots() []string {
 	f.mu.Lock()
@@ -173,7 +182,7 @@ func (f *Fake) Deny() bool { return f.decide(false) }
 func (f *Fake) decide(approve bool) bool {
 	f.mu.Lock()
 	p := f.pending
-	f.pending = nil
+	f.pending = map[dbus.ObjectPath]func(bool){}
 	f.mu.Unlock()
 	for _, fn := range p {
 		fn(approve)
@@ -228,7 +237,14 @@ func (f *Fake) request(sender dbus.Sender, opts map[string]any) (dbus.ObjectPath
 			_ = f.conn.Emit(path, ifaceRequest+".Response", code, results)
 		})
 	}
-	_ = f.conn.Export(&requestIface{close: func() { once.Do(func() { _ = f.conn.Export(nil, path, ifaceRequest) }) }}, path, ifaceRequest)
+	closeReq := func() {
+		once.Do(func() { _ = f.conn.Export(nil, path, ifaceRequest) })
+		f.mu.Lock()
+		delete(f.pending, path) // the dialog goes away
+		f.closed[path] = true
+		f.mu.Unlock()
+	}
+	_ = f.conn.Export(&requestIface{close: closeReq}, path, ifaceRequest)
 	return path, answer
 }
 

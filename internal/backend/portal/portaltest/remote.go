@@ -155,7 +155,7 @@ func (r *remoteIface) Start(sender dbus.Sender, sh dbus.ObjectPath, parent strin
 	if !restored {
 		f.dialogs++
 		if ask {
-			f.pending = append(f.pending, decide)
+			f.pending[path] = decide
 		}
 	}
 	f.mu.Unlock()
