@@ -223,7 +223,7 @@ func checkFiles(c config.Config, add func(level, name, detail, fix string)) {
 // grantWait is how long doctor waits for the user's answer to a backend's
 // permission dialog, and grantNotice where it says at once that it waits.
 var (
-	grantWait   = 30 * time.Second
+	grantWait             = 30 * time.Second
 	grantNotice io.Writer = os.Stderr
 )
 

@@ -70,9 +70,9 @@ type Fake struct {
 	calls    []Call
 	seq      int
 	sessions map[dbus.ObjectPath]*session
-	tokens   map[string]bool // restore tokens not yet used
+	tokens   map[string]bool                        // restore tokens not yet used
 	pending  map[dbus.ObjectPath]func(approve bool) // dialogs up, by request
-	closed   map[dbus.ObjectPath]bool                // requests closed by their caller
+	closed   map[dbus.ObjectPath]bool               // requests closed by their caller
 	dialogs  int
 	pressed  map[string]bool
 	shots    []string
