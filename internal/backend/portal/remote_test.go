@@ -354,3 +354,30 @@ func TestCaptureThroughTheFake(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureAtDeviceScale: on a monitor at scale 2 (the screenshot twice
+// the stream's logical size), Displays says so and Capture returns the
+// region's device pixels.
+func TestCaptureAtDeviceScale(t *testing.T) {
+	screen := pattern(1280, 960)
+	e := newEnv(t, portaltest.FakeOptions{Monitors: []geom.Rect{{W: 640, H: 480}}, Screen: screen})
+	b := e.open(t, 5*time.Second)
+	ctx := context.Background()
+	if err := b.InputReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	img, err := b.Capture(ctx, geom.Rect{X: 10, Y: 20, W: 30, H: 40}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Bounds().Dx() != 60 || img.Bounds().Dy() != 80 {
+		t.Fatalf("capture of 30x40 logical pixels at scale 2 is %v", img.Bounds())
+	}
+	if got, want := img.RGBAAt(5, 7), screen.RGBAAt(25, 47); got != want {
+		t.Errorf("pixel (5,7) = %v, want the screenshot's (25,47) %v", got, want)
+	}
+	ds, err := b.Displays(ctx)
+	if err != nil || len(ds) != 1 || ds[0].ScaleFactor() != 2 || ds[0].Bounds != (geom.Rect{W: 640, H: 480}) {
+		t.Errorf("Displays = %v, %v; want one 640x480 display at scale 2", ds, err)
+	}
+}
