@@ -24,7 +24,7 @@ func newVisionAgent(ctx context.Context) (*guiagent.Agent, *sampleapp.App) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	form, err := sampleapp.Start(ctx, sampleapp.Options{Display: a.XDisplay()})
+	form, err := sampleapp.Start(ctx, sampleapp.Options{Display: a.DisplayName()})
 	if err != nil {
 		a.Close()
 		log.Fatal(err)

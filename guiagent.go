@@ -114,10 +114,27 @@ func (a *Agent) ListenAndServe(ctx context.Context, onListen func(Endpoint) erro
 // disconnects or ctx ends. Nothing but JSON-RPC is written to stdout.
 func (a *Agent) ServeStdio(ctx context.Context) error { return a.app.ServeStdio(ctx) }
 
-// XDisplay is the X display the agent drives, such as ":99" for a private
-// display it started: start the application to operate there. It is "" when
-// the desktop is not X11 (VNC, Windows, macOS).
-func (a *Agent) XDisplay() string { return a.app.XDisplay() }
+// Backend names the desktop backend the agent drives through: "x11",
+// "wayland", "portal", "vnc", "windows" or "darwin" (Options.Backend, or the
+// one the session called for).
+func (a *Agent) Backend() string { return a.app.Backend() }
+
+// DisplayName names the desktop the agent drives as its session does: an X
+// display such as ":99" for a private one it started (start the application
+// to operate with DISPLAY set to it), a Wayland socket such as "wayland-1"
+// (WAYLAND_DISPLAY), a VNC server's address; "" on Windows and macOS.
+func (a *Agent) DisplayName() string { return a.app.DisplayName() }
+
+// XDisplay is the X display the agent drives, or "" when the backend is not
+// x11.
+//
+// Deprecated: use DisplayName, with Backend to tell what kind it is.
+func (a *Agent) XDisplay() string {
+	if a.Backend() != "x11" {
+		return ""
+	}
+	return a.DisplayName()
+}
 
 // HasModel reports whether Execute (and gui_execute_task) has a model now.
 func (a *Agent) HasModel() bool { return a.app.HasModel() }

@@ -68,8 +68,19 @@ type Options struct {
 	// OCRLangs are the Tesseract languages of model-free text finding
 	// (GUI_AGENT_OCR_LANGS; default eng).
 	OCRLangs []string
-	// XDisplay is the X display to drive, such as ":0" (--display); "" means
-	// $DISPLAY.
+	// Backend is the desktop backend (--backend, GUI_AGENT_BACKEND): "" or
+	// "auto" picks from the session (WAYLAND_DISPLAY, XDG_SESSION_TYPE,
+	// XDG_CURRENT_DESKTOP, DISPLAY); Linux: "x11", "wayland" (wlroots
+	// compositors), "portal" (xdg-desktop-portal: GNOME, KDE), "vnc";
+	// Windows "windows", macOS "darwin".
+	Backend string
+	// DisplayServer is the X server's display to drive, such as ":0"
+	// (--display); "" means $DISPLAY. Given here with Backend auto, it picks
+	// the x11 backend.
+	DisplayServer string
+	// XDisplay is DisplayServer's old name; it is used when DisplayServer is "".
+	//
+	// Deprecated: use DisplayServer.
 	XDisplay string
 	// XAuthority is the X authority file; "" means $XAUTHORITY, else ~/.Xauthority.
 	XAuthority string
@@ -194,6 +205,7 @@ var optionFields = map[string]struct {
 	negated bool
 }{
 	"DisplayIndex":  {"Display", false},
+	"XDisplay":      {"DisplayServer", false},
 	"HumanOverride": {"DisableHumanOverride", true},
 	"DebugImages":   {"NoDebugImages", true},
 }
@@ -209,6 +221,7 @@ var notOptions = map[string]string{
 // optionsOnly are the Options fields no knob sets: what only a Go program gives.
 var optionsOnly = map[string]string{
 	"XAuthority":           "the session's X authority file, which the command takes from $XAUTHORITY",
+	"XDisplay":             "the deprecated name of DisplayServer",
 	"AlwaysVirtualDisplay": "a private display even when one is reachable (tests, sandboxes)",
 	"Log":                  "where logs go, as an io.Writer",
 	"sources":              "which layer set each value, from LoadOptions",
@@ -227,7 +240,7 @@ func optionField(o reflect.Value, k config.Knob) (f reflect.Value, negated, ok b
 
 // fromConfig is the Options of c: every knob's value in its Options field.
 func fromConfig(c config.Config) Options {
-	o := Options{XAuthority: c.XAuthority, sources: c.Sources}
+	o := Options{XAuthority: c.XAuthority, XDisplay: c.XDisplay, sources: c.Sources}
 	ov, cv := reflect.ValueOf(&o).Elem(), reflect.ValueOf(c)
 	for _, k := range config.Knobs {
 		f, negated, ok := optionField(ov, k)
@@ -267,6 +280,9 @@ func (o Options) config() (config.Config, error) {
 // applyTo sets the knobs of c whose Options field is not zero to its value,
 // and c's XAuthority and Sources to o's.
 func (o Options) applyTo(c *config.Config) {
+	if o.DisplayServer == "" {
+		o.DisplayServer = o.XDisplay
+	}
 	ov, cv := reflect.ValueOf(o), reflect.ValueOf(c).Elem()
 	for _, k := range config.Knobs {
 		f, negated, ok := optionField(ov, k)
@@ -285,4 +301,10 @@ func (o Options) applyTo(c *config.Config) {
 		}
 	}
 	c.XAuthority, c.Sources = o.XAuthority, o.sources
+	if o.sources == nil && o.Backend != "" {
+		c.MarkSource("Backend", config.SourceOptions)
+	}
+	if o.sources == nil && o.DisplayServer != "" {
+		c.MarkSource("XDisplay", config.SourceOptions) // a display a Go program names is an X display
+	}
 }

@@ -26,7 +26,7 @@ func TestReleaseInputReleasesAHeldButton(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	c, err := xgb.NewConnDisplay(a.XDisplay())
+	c, err := xgb.NewConnDisplay(a.DisplayName())
 	if err != nil {
 		t.Fatal(err)
 	}

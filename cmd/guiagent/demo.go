@@ -52,7 +52,7 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer a.Close()
 	appCtx, cancelApp := context.WithTimeout(ctx, 20*time.Second)
-	sample, err := sampleapp.Start(appCtx, sampleapp.Options{Display: a.XDisplay(), Scene: sampleapp.SceneForm})
+	sample, err := sampleapp.Start(appCtx, sampleapp.Options{Display: a.DisplayName(), Scene: sampleapp.SceneForm})
 	cancelApp()
 	if err != nil {
 		return fmt.Errorf("start the sample application: %w", err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/app"
+	"github.com/guiagent/guiagent/internal/backend/portal"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/llm"
@@ -65,12 +66,16 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	// Desktop.
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, VNC: c.VNC, VNCPassword: c.VNCPassword,
-		Accessibility: c.Accessibility, SessionBus: c.SessionBus, AccessibilityBus: c.AccessibilityBus})
+	po := app.PlatformOptions(c)
+	sel, selErr := platform.Select(po)
+	if selErr == nil {
+		cs.add("ok", "backend", sel.Why, "")
+	}
+	screen, closeScreen, err := platform.Open(ctx, po)
 	if err != nil {
-		fix := "run inside a desktop session, set DISPLAY, or pass --virtual-display 1280x800 (needs Xvfb: apt-get install xvfb)"
-		if errors.Is(err, platform.ErrNoDisplay) {
-			fix = "" // the message says how
+		fix := "" // the message says how, but for X11's
+		if selErr == nil && sel.Backend == platform.X11 && !errors.Is(err, platform.ErrNoDisplay) {
+			fix = "run inside a desktop session, set DISPLAY, or pass --virtual-display 1280x800 (needs Xvfb: apt-get install xvfb)"
 		}
 		cs.add("FAIL", "display", err.Error(), fix)
 	} else {
@@ -216,6 +221,38 @@ func checkFiles(c config.Config, add func(level, name, detail, fix string)) {
 	}
 }
 
+// grantWait is how long doctor waits for the user's answer to a backend's
+// permission dialog, and grantNotice where it says at once that it waits.
+var (
+	grantWait             = 30 * time.Second
+	grantNotice io.Writer = os.Stderr
+)
+
+// inputReady asks a backend whose input needs the user's grant whether it
+// has it, waiting up to grantWait while its permission dialog is on the
+// screen (and saying so at once, as doctor prints its findings at the end).
+func inputReady(ctx context.Context, screen desktop.Screen) error {
+	r, ok := screen.(desktop.InputReadiness)
+	if !ok {
+		return nil
+	}
+	err := r.InputReady(ctx)
+	if !errors.Is(err, portal.ErrPermissionPending) {
+		return err
+	}
+	fmt.Fprintf(grantNotice, "guiagent doctor: %v (doctor waits up to %s for the answer)\n", err, grantWait)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grantWait)
+	defer cancel()
+	pending := err
+	for errors.Is(err, portal.ErrPermissionPending) && wctx.Err() == nil {
+		err = r.InputReady(wctx)
+	}
+	if wctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+		return pending // still waiting when doctor stopped
+	}
+	return err
+}
+
 func checkDesktop(ctx context.Context, screen desktop.Screen, cs *checks) {
 	ds, err := screen.Displays(ctx)
 	if err != nil || len(ds) == 0 {
@@ -237,7 +274,13 @@ func checkDesktop(ctx context.Context, screen desktop.Screen, cs *checks) {
 		cs.add("ok", "capture", "screenshot of display "+ds[0].ID+" works", "")
 	}
 	caps := desktop.CapabilitiesOf(ctx, screen)
-	if caps.Input {
+	if err := inputReady(ctx, screen); caps.Input && err != nil {
+		level := "FAIL"
+		if errors.Is(err, portal.ErrPermissionPending) {
+			level = "warn"
+		}
+		cs.add(level, "input", err.Error(), "")
+	} else if caps.Input {
 		cs.add("ok", "input", "mouse and keyboard injection available", "")
 	} else {
 		cs.add("FAIL", "input", "this backend cannot inject input", "on X11 the server needs the XTEST extension")

@@ -39,7 +39,7 @@ func cmdRelease(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VNC: c.VNC, VNCPassword: c.VNCPassword})
+	screen, closeScreen, err := platform.Open(ctx, app.PlatformOptions(c))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/app"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
@@ -37,15 +38,15 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 	if f.n < 1 || f.n > 100000 {
 		return fmt.Errorf("-n %d: want 1 to 100000", f.n)
 	}
-	po := platform.Options{Display: f.display, XAuthority: config.XAuthority(getenv)}
+	var size geom.Size
 	if f.size != "" {
 		s, err := config.ParseSize(f.size)
 		if err != nil {
 			return fmt.Errorf("--size: %w", err)
 		}
-		po.VirtualDisplay, po.ForceVirtual = s, true
+		size = s
 	}
-	screen, closeFn, err := platform.Open(ctx, po)
+	screen, closeFn, err := platform.Open(ctx, app.BenchOptions(f.display, config.XAuthority(getenv), size))
 	if err != nil {
 		return err
 	}

@@ -133,8 +133,9 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 	if err := a.openShared(c); err != nil {
 		return err
 	}
-	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: c.XDisplay, XAuthority: c.XAuthority, VirtualDisplay: c.VirtualDisplay, ForceVirtual: x.ForceVirtual, VNC: c.VNC, VNCPassword: c.VNCPassword,
-		Accessibility: c.Accessibility, SessionBus: c.SessionBus, AccessibilityBus: c.AccessibilityBus})
+	po := PlatformOptions(c)
+	po.ForceVirtual = x.ForceVirtual
+	screen, closeScreen, err := platform.Open(ctx, po)
 	if errors.Is(err, platform.ErrNoDisplay) {
 		return fmt.Errorf("%w (or set %s=1280x800)", err, config.Var("VirtualDisplay"))
 	}
@@ -353,14 +354,13 @@ func (a *App) Keys() *safety.KeyPolicy { return a.keys }
 // MCP is the MCP server.
 func (a *App) MCP() *mcpserver.Server { return a.server }
 
-// XDisplay is the X display driven (":99" for a private one), or "" when
-// the desktop is not X11.
-func (a *App) XDisplay() string {
-	if d, ok := a.screen.(interface{ DisplayName() string }); ok && a.screen.Name() == "x11" {
-		return d.DisplayName()
-	}
-	return ""
-}
+// Backend is the name of the backend driving the desktop (x11, wayland,
+// portal, vnc, windows, darwin).
+func (a *App) Backend() string { return a.screen.Name() }
+
+// DisplayName names the desktop driven as its session does (":99" for a
+// private X display, "wayland-1", a VNC address), "" on Windows and macOS.
+func (a *App) DisplayName() string { return a.screen.DisplayName() }
 
 // Scrubber is the one secrets scrubber of every writer of the App (for a
 // caller that writes records of its own, such as eval's trajectories).

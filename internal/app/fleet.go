@@ -89,7 +89,7 @@ func (a *App) openSessionDesktop(ctx context.Context, id, record string, x Extra
 	}
 	sd.display = vd.Display
 	sd.closes = append(sd.closes, vd.Close)
-	screen, closeScreen, err := platform.Open(ctx, platform.Options{Display: vd.Display})
+	screen, closeScreen, err := platform.Open(ctx, privateX11Options(vd.Display))
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,8 @@ func LedgerDisplay(c config.Config, s desktop.Screen) string {
 	if c.VNC != "" {
 		return "vnc " + c.VNC
 	}
-	if d, ok := s.(interface{ DisplayName() string }); ok {
-		return s.Name() + " " + d.DisplayName()
+	if d := s.DisplayName(); d != "" {
+		return s.Name() + " " + d
 	}
 	return s.Name()
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/mcpserver"
+	"github.com/guiagent/guiagent/internal/platform"
 )
 
 // ToolSelection is the --tools/GUI_AGENT_TOOLS selection for the server;
@@ -73,14 +75,14 @@ type DesktopChoice struct {
 // ChooseDesktop explains the desktop platform.Open connected to for c.
 func ChooseDesktop(ctx context.Context, c config.Config, screen desktop.Screen) DesktopChoice {
 	ch := DesktopChoice{Display: LedgerDisplay(c, screen), Size: displaySizes(ctx, screen)}
-	name := ""
-	if d, ok := screen.(interface{ DisplayName() string }); ok {
-		name = d.DisplayName()
-	}
+	name := screen.DisplayName()
+	sel, err := platform.Select(PlatformOptions(c))
 	vd := c.VirtualDisplay
 	switch {
-	case c.VNC != "":
-		ch.Why = "--vnc/" + config.Var("VNC") + " is set"
+	case err != nil:
+		ch.Why, ch.Warn = err.Error(), true
+	case sel.Backend != platform.X11:
+		ch.Why = sel.Why
 	case vd.W != 0 && name != c.XDisplay && c.XDisplay == "":
 		ch.Why = fmt.Sprintf("a private Xvfb started for --virtual-display %dx%d, since DISPLAY is not set", vd.W, vd.H)
 	case vd.W != 0 && name != c.XDisplay:
@@ -89,7 +91,7 @@ func ChooseDesktop(ctx context.Context, c config.Config, screen desktop.Screen) 
 		ch.Why = fmt.Sprintf("DISPLAY=%s is reachable, so --virtual-display %dx%d is not used: it starts a private Xvfb only when no display is reachable (unset DISPLAY, or --display an unused one, to get it)", c.XDisplay, vd.W, vd.H)
 		ch.Warn = true
 	default:
-		ch.Why = fmt.Sprintf("DISPLAY=%s (from --display or the environment)", c.XDisplay)
+		ch.Why = sel.Why
 	}
 	return ch
 }
@@ -121,4 +123,13 @@ func (a *App) logDesktop(ctx context.Context, version string) {
 		log = a.log.Warn
 	}
 	log("desktop ready", "display", ch.Display, "size", ch.Size, "why", ch.Why, "backend", a.screen.Name(), "version", version)
+	if r, ok := a.screen.(desktop.InputReadiness); ok {
+		go func() { // the portal's grant: say at once that its dialog waits on the screen
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if err := r.InputReady(ctx); err != nil {
+				a.log.Warn("input is not ready yet", "why", err.Error())
+			}
+		}()
+	}
 }

@@ -26,7 +26,7 @@ import (
 )
 
 // Config is guiagent's whole configuration. Zero values are never used directly:
-// Load fills every default. Each field but XAuthority and Sources is set by
+// Load fills every default. Each field but XAuthority, Session and Sources is set by
 // one knob of Knobs, which names its variable, flag, default and range.
 type Config struct {
 	// Model provider.
@@ -51,19 +51,25 @@ type Config struct {
 	// CoordinateMode is the MCP tools' default space (geom.ParseSpace; "" =
 	// image pixels); ModelCoordinates the convention of a model the profile
 	// table does not know (ModelCoordinateMode).
-	CoordinateMode   string    `json:"coordinate_mode"`
-	ModelCoordinates string    `json:"model_coordinates"`
-	XDisplay         string    `json:"x_display"`       // "" = $DISPLAY
-	XAuthority       string    `json:"x_authority"`     // $XAUTHORITY, else ~/.Xauthority (no knob: the session's)
-	VirtualDisplay   geom.Size `json:"virtual_display"` // zero = none
-	VNC              string    `json:"vnc"`
-	VNCPassword      string    `json:"vnc_password"` // never logged
+	CoordinateMode   string `json:"coordinate_mode"`
+	ModelCoordinates string `json:"model_coordinates"`
+	// Backend is the desktop backend asked for (--backend): auto picks from
+	// the session (Session, XDisplay).
+	Backend        string    `json:"backend"`
+	XDisplay       string    `json:"x_display"`       // "" = $DISPLAY
+	XAuthority     string    `json:"x_authority"`     // $XAUTHORITY, else ~/.Xauthority (no knob: the session's)
+	VirtualDisplay geom.Size `json:"virtual_display"` // zero = none
+	VNC            string    `json:"vnc"`
+	VNCPassword    string    `json:"vnc_password"` // never logged
 	// Accessibility reads the accessibility trees applications expose
 	// (AT-SPI2 on Linux): auto, on (also sets org.a11y.Status.IsEnabled so
 	// that Chromium, Qt and GTK 4 expose theirs), off.
 	Accessibility    string `json:"accessibility"`
 	SessionBus       string `json:"session_bus"`       // $DBUS_SESSION_BUS_ADDRESS: where the accessibility bus is found (no knob: the session's)
 	AccessibilityBus string `json:"accessibility_bus"` // $AT_SPI_BUS_ADDRESS ("" = ask org.a11y.Bus on the session bus; no knob)
+	// Session is what the environment says about the desktop session (no
+	// knob: the session's), from which the backend is picked.
+	Session Session `json:"session"`
 
 	// Screenshots.
 	JPEGQuality           int    `json:"jpeg_quality"`
@@ -244,10 +250,29 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	return c, fs.Args(), err
 }
 
+// Session is the desktop session's own description of itself, read from its
+// environment by FillSessionDefaults.
+type Session struct {
+	Type           string `json:"type"`            // $XDG_SESSION_TYPE: x11, wayland, tty, ...
+	WaylandDisplay string `json:"wayland_display"` // $WAYLAND_DISPLAY
+	CurrentDesktop string `json:"current_desktop"` // $XDG_CURRENT_DESKTOP: GNOME, KDE, sway, ...
+	RuntimeDir     string `json:"runtime_dir"`     // $XDG_RUNTIME_DIR
+}
+
+// SessionOf reads the desktop session's variables through getenv.
+func SessionOf(getenv func(string) string) Session {
+	return Session{Type: getenv("XDG_SESSION_TYPE"), WaylandDisplay: getenv("WAYLAND_DISPLAY"),
+		CurrentDesktop: getenv("XDG_CURRENT_DESKTOP"), RuntimeDir: getenv("XDG_RUNTIME_DIR")}
+}
+
 // FillSessionDefaults fills the values whose defaults come from the session
-// when they are empty: the X display ($DISPLAY) and its authority file, the
-// D-Bus session and accessibility buses, RunsDir and StateDir.
+// when they are empty: the session (Session), the X display ($DISPLAY) and
+// its authority file, the D-Bus session and accessibility buses, RunsDir and
+// StateDir.
 func (c *Config) FillSessionDefaults(getenv func(string) string) {
+	if c.Session == (Session{}) {
+		c.Session = SessionOf(getenv)
+	}
 	if c.XDisplay == "" {
 		c.XDisplay = XDisplay(getenv)
 	}

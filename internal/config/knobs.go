@@ -88,6 +88,21 @@ func secs(d time.Duration) string { return itoa(int(d / time.Second)) }
 func providers() []string { return Providers() }
 func adapters() []string  { return Adapters() }
 
+// backends lists what --backend accepts on this system; it is
+// platform.Backends (config may not import platform), held to it by a test
+// in internal/app.
+func backends() []string {
+	switch runtime.GOOS {
+	case "linux":
+		return []string{"auto", "x11", "wayland", "portal", "vnc"}
+	case "windows":
+		return []string{"auto", "windows", "vnc"}
+	case "darwin":
+		return []string{"auto", "darwin", "vnc"}
+	}
+	return []string{"auto", "vnc"}
+}
+
 func choices(v ...string) func() []string { return func() []string { return v } }
 
 // Knobs is every configuration knob, in the README's order.
@@ -127,6 +142,8 @@ var Knobs = []Knob{
 			"; while GUI_AGENT_MODEL_COORDINATES is unset, a normalized mode here also sets that (deprecated: a warning at start says so)"},
 	{Name: "ModelCoordinates", Env: "GUI_AGENT_MODEL_COORDINATES", Shown: "by model", check: checkModelMode,
 		Doc: "coordinate convention of a model guiagent does not know (known ones use their own): " + strings.Join(geom.CoordinateModes, ", ")},
+	{Name: "Backend", Env: "GUI_AGENT_BACKEND", Flag: "backend", Kind: KindChoice, Choices: backends, Fold: true, Default: "auto",
+		Doc: "desktop `backend`: auto picks from the session (WAYLAND_DISPLAY, XDG_SESSION_TYPE, XDG_CURRENT_DESKTOP, DISPLAY; `guiagent doctor` says which and why); Linux: x11, wayland (wlroots compositors: sway, Hyprland, ...), portal (xdg-desktop-portal: GNOME, KDE), vnc; Windows: windows, vnc; macOS: darwin, vnc"},
 	{Name: "XDisplay", Flag: "display", Shown: "$DISPLAY", Doc: "X `display` to drive, e.g. :1"},
 	{Name: "VirtualDisplay", Env: "GUI_AGENT_VIRTUAL_DISPLAY", Flag: "virtual-display", Kind: KindSize,
 		Doc: "when no X display is reachable, start a private Xvfb of this `size`, e.g. 1280x800 (with one reachable it is not used, and the start-up log says so)"},

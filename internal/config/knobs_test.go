@@ -20,6 +20,7 @@ var update = flag.Bool("update", false, "rewrite README.md's configuration table
 var notKnobs = map[string]string{
 	"XAuthority":       "the session's X authority file ($XAUTHORITY, else ~/.Xauthority), read by FillSessionDefaults",
 	"Sources":          "bookkeeping: which layer set each knob",
+	"Session":          "the desktop session's variables (XDG_SESSION_TYPE, WAYLAND_DISPLAY, XDG_CURRENT_DESKTOP, XDG_RUNTIME_DIR), read by FillSessionDefaults",
 	"SessionBus":       "the session's D-Bus ($DBUS_SESSION_BUS_ADDRESS), read by FillSessionDefaults",
 	"AccessibilityBus": "the session's accessibility bus ($AT_SPI_BUS_ADDRESS), read by FillSessionDefaults",
 }

@@ -117,6 +117,31 @@ func (c *Config) markFlags(fs *flag.FlagSet) {
 	})
 }
 
+// SourceOf says which layer set the knob of Config field name.
+func (c Config) SourceOf(name string) Source {
+	if k, ok := knobNamed(name); ok {
+		return c.Sources.Of(k.key())
+	}
+	return SourceDefault
+}
+
+// MarkSource records that layer s set the knob of Config field name (the
+// public package marks what a Go program gave it).
+func (c *Config) MarkSource(name string, s Source) {
+	if k, ok := knobNamed(name); ok {
+		c.source(k.key(), s)
+	}
+}
+
+func knobNamed(name string) (Knob, bool) {
+	for _, k := range Knobs {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Knob{}, false
+}
+
 func (c *Config) source(name string, s Source) {
 	if c.Sources == nil {
 		c.Sources = Sources{}

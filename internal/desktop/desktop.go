@@ -23,6 +23,10 @@ var ErrUnsupported = errors.New("not supported by this desktop backend")
 type Screen interface {
 	// Name is a short backend name ("x11", "fake", "vnc", ...).
 	Name() string
+	// DisplayName names the desktop the backend drives as its session names
+	// it: the X display (":0"), the Wayland socket ("wayland-1"), the VNC
+	// server's address; "" where the system has one desktop (Windows, macOS).
+	DisplayName() string
 	// Displays lists the monitors of the virtual desktop in global logical pixels.
 	Displays(ctx context.Context) ([]geom.Display, error)
 	// Capture grabs region (global logical pixels, inside one display) at physical
@@ -117,6 +121,14 @@ type Clipboard interface {
 // Windows tells which window has focus.
 type Windows interface {
 	ActiveWindowTitle(ctx context.Context) (string, error)
+}
+
+// InputReadiness is implemented by backends whose input needs a grant the
+// user gives on the screen (the desktop portal's permission dialog):
+// InputReady reports whether input works now, and if not, why, naming the
+// dialog that waits. Doctor and the start-up log ask it.
+type InputReadiness interface {
+	InputReady(ctx context.Context) error
 }
 
 // Capabilities describes what a backend offers, for status and doctor output.

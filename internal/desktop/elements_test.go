@@ -20,6 +20,7 @@ type embedded struct{ *fake.Backend }
 type field struct{ s desktop.Screen }
 
 func (f field) Name() string                                         { return "wrapped " + f.s.Name() }
+func (f field) DisplayName() string                                  { return f.s.DisplayName() }
 func (f field) Displays(ctx context.Context) ([]geom.Display, error) { return f.s.Displays(ctx) }
 func (f field) Close() error                                         { return f.s.Close() }
 func (f field) Unwrap() desktop.Screen                               { return f.s }
@@ -31,6 +32,7 @@ func (f field) Capture(ctx context.Context, r geom.Rect, dst *image.RGBA) (*imag
 type opaque struct{ s desktop.Screen }
 
 func (o opaque) Name() string                                         { return o.s.Name() }
+func (o opaque) DisplayName() string                                  { return o.s.DisplayName() }
 func (o opaque) Displays(ctx context.Context) ([]geom.Display, error) { return o.s.Displays(ctx) }
 func (o opaque) Close() error                                         { return o.s.Close() }
 func (o opaque) Capture(ctx context.Context, r geom.Rect, dst *image.RGBA) (*image.RGBA, error) {

@@ -43,7 +43,7 @@ func (r *runner) checks(ctx context.Context, a *app.App, t *Task, out *outputBuf
 		cr := CheckResult{Kind: c.Kind()}
 		switch cr.Kind {
 		case "command":
-			cr.Pass, cr.Detail = r.checkCommand(ctx, a.XDisplay(), c.Command)
+			cr.Pass, cr.Detail = r.checkCommand(ctx, a.DisplayName(), c.Command)
 		case "app_output":
 			cr.Pass = waitMatch(ctx, out, c)
 			cr.Detail = "the setup commands' output matched " + c.AppOutput.String()

@@ -232,7 +232,7 @@ func (r *runner) setup(ctx context.Context, a *app.App, t *Task, out *outputBuff
 			}
 			continue
 		}
-		cmd, err := platform.StartCommandIn(r.suite.Dir, a.XDisplay(), r.command(st.Run), out)
+		cmd, err := platform.StartCommandIn(r.suite.Dir, a.DisplayName(), r.command(st.Run), out)
 		if err != nil {
 			return cmds, fmt.Errorf("setup step %d: %w", i+1, err)
 		}

@@ -26,8 +26,9 @@ func newTestScreen(d geom.Display, fb *image.RGBA) *testScreen {
 	return &testScreen{d: d, fb: fb}
 }
 
-func (s *testScreen) Name() string { return "test" }
-func (s *testScreen) Close() error { return nil }
+func (s *testScreen) Name() string        { return "test" }
+func (s *testScreen) DisplayName() string { return "" }
+func (s *testScreen) Close() error        { return nil }
 func (s *testScreen) Displays(context.Context) ([]geom.Display, error) {
 	return []geom.Display{s.d}, nil
 }

@@ -1,6 +1,7 @@
 // Package platform picks and starts the desktop backend for this operating
 // system and session, and starts private virtual X displays (Xvfb, Xorg with
-// the dummy driver) for headless use and for tests.
+// the dummy driver) for headless use and for tests. Which backend a session
+// gets is one table (select.go): Select says which and why, Open starts it.
 package platform
 
 import (
@@ -9,15 +10,43 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
+// Backend names a desktop backend Open can start.
+type Backend string
+
+// The backends. Auto (or "") lets Select decide from the session.
+const (
+	Auto    Backend = "auto"
+	X11     Backend = "x11"
+	Wayland Backend = "wayland" // native, on wlroots compositors (sway, Hyprland, ...)
+	Portal  Backend = "portal"  // xdg-desktop-portal over D-Bus (GNOME, KDE)
+	VNC     Backend = "vnc"
+	Windows Backend = "windows"
+	Darwin  Backend = "darwin"
+)
+
+// Session is what the environment says about the desktop session; config
+// fills it from the variables named in the comments.
+type Session struct {
+	Type           string // $XDG_SESSION_TYPE: x11, wayland, tty, ...
+	WaylandDisplay string // $WAYLAND_DISPLAY, e.g. wayland-1
+	XDisplay       string // $DISPLAY, or --display, e.g. :0
+	CurrentDesktop string // $XDG_CURRENT_DESKTOP, e.g. GNOME, KDE, sway
+	RuntimeDir     string // $XDG_RUNTIME_DIR, where the Wayland socket is
+}
+
 // Options selects the desktop Open connects to.
 type Options struct {
-	// Display is the X display to use (config fills it from --display or
-	// $DISPLAY); "" means none is known, so Open starts a private Xvfb when
-	// VirtualDisplay or ForceVirtual asks for one, else fails with
-	// ErrNoDisplay. Ignored outside X11.
-	Display string
-	// XAuthority is the X authority file of Display (config fills it from
-	// $XAUTHORITY or ~/.Xauthority). Ignored outside X11.
+	// Backend is the backend asked for (--backend); "" or Auto means the
+	// one Select picks from Session.
+	Backend Backend
+	// BackendSetting begins the sentence that says which setting chose
+	// Backend, ending in its name: "--backend " or "GUI_AGENT_BACKEND=" for
+	// "--backend x11"; "" means "--backend ".
+	BackendSetting string
+	// Session is the desktop session guiagent runs in.
+	Session Session
+	// XAuthority is the X authority file of Session.XDisplay (config fills it
+	// from $XAUTHORITY or ~/.Xauthority). X11 only.
 	XAuthority string
 	// VirtualDisplay, when non-zero, is the size of a private Xvfb that Open
 	// starts when no display is reachable (or always, with ForceVirtual).
@@ -26,8 +55,7 @@ type Options struct {
 	// size is VirtualDisplay, or 1280x800 when that is zero.
 	ForceVirtual bool
 	// VNC, when set ("host:port"), drives that remote desktop over VNC instead
-	// of the local one, on every operating system; the X11 settings above are
-	// then ignored.
+	// of the local one, on every operating system.
 	VNC string
 	// VNCPassword is the password for VNC Authentication; "" means none.
 	VNCPassword string
@@ -40,8 +68,11 @@ type Options struct {
 	// SessionBus and AccessibilityBus are the D-Bus session bus address and
 	// AT_SPI_BUS_ADDRESS (config fills them from the environment).
 	SessionBus, AccessibilityBus string
+	// StateDir is where backends keep what must outlive the process (the
+	// portal's restore token); StateSetting names its setting in messages.
+	StateDir, StateSetting string
 }
 
 // ErrNoDisplay is returned by Open when no display is reachable and no
 // virtual display was requested.
-var ErrNoDisplay = errors.New("no X display is reachable")
+var ErrNoDisplay = errors.New("no desktop session is reachable")

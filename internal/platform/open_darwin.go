@@ -11,12 +11,16 @@ import (
 
 // Open starts the macOS backend on the desktop of the logged-in user and
 // returns it with a function that closes it; with o.VNC it drives that remote
-// desktop instead. Display and VirtualDisplay are X11 settings and are ignored
+// desktop instead. Session.XDisplay and VirtualDisplay are X11 settings and are ignored
 // (XQuartz sets $DISPLAY on many Macs, and the native desktop is still the one
 // meant); ForceVirtual (a private Xvfb demanded with --virtual-display) is an
 // error, since macOS has no Xvfb.
 func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
-	if o.VNC != "" {
+	ch, err := Select(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ch.Backend == VNC {
 		return openVNC(ctx, o)
 	}
 	if o.ForceVirtual {

@@ -12,14 +12,30 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
-// Open connects to the desktop described by o and returns its started backend
-// (X11 on Linux) and a function that closes the backend and any private display
+// Open connects to the desktop Select picks for o and returns its started
+// backend and a function that closes the backend and any private display
 // Open started.
 func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
-	if o.VNC != "" {
-		return openVNC(ctx, o)
+	ch, err := Select(o)
+	if err != nil {
+		return nil, nil, err
 	}
-	display := o.Display
+	switch ch.Backend {
+	case VNC:
+		return openVNC(ctx, o)
+	case Wayland:
+		return openWlroots(ctx, o)
+	case Portal:
+		return openPortal(ctx, o)
+	}
+	return openX11(ctx, o)
+}
+
+// openX11 starts the X11 backend on o.Session.XDisplay, or on a private Xvfb
+// when o asks for one (always with ForceVirtual; with VirtualDisplay when the
+// display is not reachable).
+func openX11(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
+	display := o.Session.XDisplay
 	var vd *VirtualDisplay
 	if o.ForceVirtual || o.VirtualDisplay != (geom.Size{}) {
 		useVirtual := o.ForceVirtual

@@ -12,7 +12,11 @@ import (
 
 // Open returns an error: no desktop backend is built for this operating system yet.
 func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
-	if o.VNC != "" {
+	ch, err := Select(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ch.Backend == VNC {
 		return openVNC(ctx, o)
 	}
 	return nil, nil, fmt.Errorf("no desktop backend is built for %s yet: %w", runtime.GOOS, desktop.ErrUnsupported)

@@ -9,11 +9,15 @@ import (
 )
 
 // Open starts the Windows backend on the desktop of the session this process
-// runs in and returns it with a function that closes it. Display and
+// runs in and returns it with a function that closes it. Session.XDisplay and
 // VirtualDisplay are X11 settings and are ignored; ForceVirtual (a private
 // Xvfb demanded with --virtual-display) is an error, since Windows has no Xvfb.
 func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
-	if o.VNC != "" {
+	ch, err := Select(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ch.Backend == VNC {
 		return openVNC(ctx, o)
 	}
 	if o.ForceVirtual {

@@ -114,7 +114,7 @@ func TestOpenWithoutDisplayExplains(t *testing.T) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
-	_, _, err = platform.Open(context.Background(), platform.Options{Display: ":999"})
+	_, _, err = platform.Open(context.Background(), platform.Options{Session: platform.Session{XDisplay: ":999"}})
 	if !errors.Is(err, platform.ErrNoDisplay) || !strings.Contains(err.Error(), ":999") {
 		t.Fatalf("unreachable display: err = %v, want ErrNoDisplay naming :999", err)
 	}
@@ -122,7 +122,7 @@ func TestOpenWithoutDisplayExplains(t *testing.T) {
 
 func TestOpenStartsVirtualDisplayWhenNoneReachable(t *testing.T) {
 	testenv.NeedX(t)
-	s, closeFn, err := platform.Open(context.Background(), platform.Options{Display: ":999", VirtualDisplay: geom.Size{W: 800, H: 600}})
+	s, closeFn, err := platform.Open(context.Background(), platform.Options{Session: platform.Session{XDisplay: ":999"}, VirtualDisplay: geom.Size{W: 800, H: 600}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestOpenStartsVirtualDisplayWhenNoneReachable(t *testing.T) {
 
 func TestOpenUsesReachableDisplay(t *testing.T) {
 	vd := xvfbtest.Start(t, 1024, 768)
-	s, closeFn, err := platform.Open(context.Background(), platform.Options{Display: vd.Display, VirtualDisplay: geom.Size{W: 640, H: 480}})
+	s, closeFn, err := platform.Open(context.Background(), platform.Options{Session: platform.Session{XDisplay: vd.Display}, VirtualDisplay: geom.Size{W: 640, H: 480}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestOpenUsesReachableDisplay(t *testing.T) {
 	if s.Name() != "x11" || ds[0].Bounds.Size() != (geom.Size{W: 1024, H: 768}) {
 		t.Fatalf("Open used %s with %+v; want x11 on the reachable 1024x768 display, not a new virtual one", s.Name(), ds)
 	}
-	s2, close2, err := platform.Open(context.Background(), platform.Options{Display: vd.Display, ForceVirtual: true})
+	s2, close2, err := platform.Open(context.Background(), platform.Options{Session: platform.Session{XDisplay: vd.Display}, ForceVirtual: true})
 	if err != nil {
 		t.Fatal(err)
 	}

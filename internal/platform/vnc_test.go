@@ -18,7 +18,7 @@ func TestOpenVNCUsesTheVNCBackend(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	s, closer, err := platform.Open(context.Background(), platform.Options{VNC: addr, Display: ":9999"})
+	s, closer, err := platform.Open(context.Background(), platform.Options{VNC: addr, Session: platform.Session{XDisplay: ":9999"}})
 	if err == nil {
 		closer()
 		t.Fatalf("Open(VNC %s) on a closed port returned backend %q", addr, s.Name())

@@ -390,6 +390,8 @@ type recordingKeyboard struct {
 
 func (r *recordingKeyboard) Name() string { return "rec" }
 
+func (r *recordingKeyboard) DisplayName() string { return "" }
+
 func (r *recordingKeyboard) Displays(context.Context) ([]geom.Display, error) {
 	return []geom.Display{{ID: "0", Bounds: geom.Rect{W: 100, H: 100}, Primary: true}}, nil
 }

@@ -47,9 +47,9 @@ func run() error {
 		return err
 	}
 	defer a.Close()
-	say(map[string]any{"display": a.XDisplay()})
+	say(map[string]any{"display": a.DisplayName()})
 
-	events, stop, err := startApp(ctx, append(strings.Fields(os.Getenv("HOSTAPP_APP")), a.XDisplay()))
+	events, stop, err := startApp(ctx, append(strings.Fields(os.Getenv("HOSTAPP_APP")), a.DisplayName()))
 	if err != nil {
 		return err
 	}

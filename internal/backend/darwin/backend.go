@@ -55,6 +55,9 @@ func New(o Options) *Backend {
 // Name returns "darwin".
 func (b *Backend) Name() string { return "darwin" }
 
+// DisplayName returns "": a Mac has one desktop per session.
+func (b *Backend) DisplayName() string { return "" }
+
 // whoNeedsPermission names the program macOS attributes the permission to.
 func whoNeedsPermission() string {
 	exe, err := os.Executable()

@@ -139,6 +139,9 @@ func normalizeAddr(a string) string {
 // Name returns "vnc".
 func (b *Backend) Name() string { return "vnc" }
 
+// DisplayName returns the server address (host:port).
+func (b *Backend) DisplayName() string { return b.addr }
+
 // Addr returns the server address the backend connects to (host:port).
 func (b *Backend) Addr() string { return b.addr }
 

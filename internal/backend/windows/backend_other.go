@@ -28,6 +28,9 @@ func unsupported() error {
 // Name returns "windows".
 func (b *Backend) Name() string { return "windows" }
 
+// DisplayName returns "": Windows has one interactive desktop per session.
+func (b *Backend) DisplayName() string { return "" }
+
 // Start returns desktop.ErrUnsupported outside Windows.
 func (b *Backend) Start(ctx context.Context) error { return unsupported() }
 

@@ -60,6 +60,9 @@ func New(o Options) *Backend {
 // Name returns "windows".
 func (b *Backend) Name() string { return "windows" }
 
+// DisplayName returns "": Windows has one interactive desktop per session.
+func (b *Backend) DisplayName() string { return "" }
+
 // Start makes the process per-monitor DPI aware, checks that the Win32 entry
 // points exist and that the session has a monitor. On error the backend is
 // left closable.

@@ -192,6 +192,9 @@ func New(o Options) *Backend {
 // Name returns "fake".
 func (b *Backend) Name() string { return "fake" }
 
+// DisplayName returns "": the fake is one desktop in memory.
+func (b *Backend) DisplayName() string { return "" }
+
 // Close marks the backend closed; later calls return ErrClosed. It is idempotent.
 func (b *Backend) Close() error {
 	b.mu.Lock()
