@@ -415,6 +415,11 @@ func (b *Backend) startOptional(ctx context.Context) {
 	if _, _, err := b.bind(ifSeat, nil); err != nil {
 		return
 	}
+	b.ptrMu.Lock()
+	if _, err := b.pointer(); err != nil {
+		b.log.Debug("wayland pointer unavailable", "err", err)
+	}
+	b.ptrMu.Unlock()
 	if err := b.startKeyboard(ctx); err != nil {
 		b.log.Debug("wayland keyboard unavailable", "err", err)
 	}

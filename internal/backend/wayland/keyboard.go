@@ -21,10 +21,10 @@ type keyboard struct {
 	id    uint32
 	err   error // why there is no keyboard
 	km    *keymap
-	dirty bool                // km changed since the last upload
-	down  map[int]int         // keycodes held, with their number of holders
+	dirty bool                  // km changed since the last upload
+	down  map[int]int           // keycodes held, with their number of holders
 	held  map[desktop.Key][]int // per key name, the keycode of each KeyDown not yet released
-	mods  uint32              // depressed modifier mask last sent
+	mods  uint32                // depressed modifier mask last sent
 }
 
 // startKeyboard creates the virtual keyboard and uploads its first keymap.
