@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/guiagent/guiagent/internal/desktop"
@@ -123,6 +124,8 @@ type Backend struct {
 
 	clip clipboard
 	tops toplevels
+
+	lastTime atomic.Uint32 // the latest input event timestamp given
 
 	closeOnce sync.Once
 }
@@ -448,5 +451,16 @@ func (b *Backend) Close() error {
 	return err
 }
 
-// now is the timestamp of an input event: milliseconds since the session began.
-func (b *Backend) now() uint32 { return uint32(time.Since(b.start).Milliseconds()) }
+// now is the timestamp of an input event: milliseconds since the session
+// began, and later than every timestamp given before, so that no two events
+// share one.
+func (b *Backend) now() uint32 {
+	t := uint32(time.Since(b.start).Milliseconds())
+	for {
+		last := b.lastTime.Load()
+		next := max(t, last+1)
+		if b.lastTime.CompareAndSwap(last, next) {
+			return next
+		}
+	}
+}

@@ -7,9 +7,9 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"image/color"
 	"image/draw"
 	"image/png"
-	"image/color"
 	"math"
 	"slices"
 	"testing"
@@ -216,19 +216,5 @@ func TestDisplaysMatchSway(t *testing.T) {
 		if d := ds[i]; d.Bounds != want || d.Scale != o.Scale {
 			t.Errorf("display %s: bounds %v scale %v, sway says %v scale %v", o.Name, d.Bounds, d.Scale, want, o.Scale)
 		}
-	}
-}
-
-func TestDebugShot(t *testing.T) {
-	e := startEnv(t)
-	b := e.s.Open(t)
-	ctx := context.Background()
-	for i, p := range []geom.GlobalPoint{{1500, 300}, {300, 300}, {1500, 300}, {300, 300}} {
-		t.Log(b.MoveTo(ctx, p))
-		time.Sleep(100 * time.Millisecond)
-		e.app.Fill(t, swaytest.Output2, 10+60*i, 70, 50, 50, 30, 200, 60)
-		e.app.Fill(t, swaytest.Output1, 10+60*i, 70, 50, 50, 30, 200, 60)
-		time.Sleep(300 * time.Millisecond)
-		t.Log(p, grimPixel(t, e.s, 1280+35+60*i, 95), grimPixel(t, e.s, 35+60*i, 95))
 	}
 }
