@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/draw"
-	"image/png"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,17 +111,53 @@ func grimPixel(t testing.TB, s *swaytest.Sway, x, y int) color.RGBA {
 	return img.RGBAAt(img.Rect.Min.X, img.Rect.Min.Y)
 }
 
-// grimImage runs grim with args (writing PNG to stdout) and decodes it.
+// grimImage runs grim with args (writing binary PPM to stdout, the fastest
+// of its formats) and decodes it.
 func grimImage(t testing.TB, s *swaytest.Sway, args ...string) *image.RGBA {
 	t.Helper()
-	out := s.Run(t, nil, "grim", append(append([]string{"-t", "png"}, args...), "-")...)
-	src, err := png.Decode(bytes.NewReader(out))
+	out := s.Run(t, nil, "grim", append(append([]string{"-t", "ppm"}, args...), "-")...)
+	img, err := decodePPM(out)
 	if err != nil {
-		t.Fatalf("decode grim's PNG: %v", err)
+		t.Fatalf("decode grim's PPM: %v", err)
 	}
-	img := image.NewRGBA(src.Bounds())
-	draw.Draw(img, img.Rect, src, src.Bounds().Min, draw.Src)
 	return img
+}
+
+// decodePPM decodes a binary (P6) PPM of 8-bit samples.
+func decodePPM(b []byte) (*image.RGBA, error) {
+	var w, h, maxv int
+	var rest []byte
+	fields, i := 0, 0
+	vals := [3]*int{&w, &h, &maxv}
+	if !bytes.HasPrefix(b, []byte("P6")) {
+		return nil, fmt.Errorf("not a P6 PPM")
+	}
+	i = 2
+	for fields < 3 {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j == i {
+			return nil, fmt.Errorf("bad PPM header")
+		}
+		fmt.Sscan(string(b[i:j]), vals[fields])
+		fields++
+		i = j
+	}
+	rest = b[i+1:]
+	if maxv != 255 || len(rest) < w*h*3 {
+		return nil, fmt.Errorf("PPM %dx%d max %d with %d bytes of pixels", w, h, maxv, len(rest))
+	}
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for k := range w * h {
+		copy(img.Pix[4*k:], rest[3*k:3*k+3])
+		img.Pix[4*k+3] = 255
+	}
+	return img, nil
 }
 
 // received converts a fixture event to the suite's form.
@@ -217,4 +252,29 @@ func TestDisplaysMatchSway(t *testing.T) {
 			t.Errorf("display %s: bounds %v scale %v, sway says %v scale %v", o.Name, d.Bounds, d.Scale, want, o.Scale)
 		}
 	}
+}
+
+// stuckEvents names keys and buttons that went down in evs and did not come up.
+func stuckEvents(evs []suite.Received) string {
+	down := map[string]int{}
+	for _, e := range evs {
+		k := "key " + strings.ToLower(string(e.Key))
+		if strings.HasPrefix(e.Kind, "button") {
+			k = "button " + e.Button.String()
+		}
+		switch e.Kind {
+		case "key_down", "button_down":
+			down[k]++
+		case "key_up", "button_up":
+			down[k] = 0
+		}
+	}
+	var out []string
+	for k, n := range down {
+		if n > 0 {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
 }

@@ -114,6 +114,8 @@ class Win:
         return {"x": x, "y": y, "w": a.width, "h": a.height}
 
 
+# A still screen: grim and the backend must see the same pixels.
+Gtk.Settings.get_default().set_property("gtk-cursor-blink", False)
 wins = {n: Win(n) for n in sys.argv[1:]}
 
 
