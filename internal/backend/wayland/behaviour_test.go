@@ -301,3 +301,43 @@ func TestCheckListsSwaysProtocols(t *testing.T) {
 		}
 	}
 }
+
+// TestFractionalScale: at scale 1.5 the output is 1280x720 logical pixels
+// of 1920x1080 device pixels; the backend says so, as sway does, its capture
+// is grim's, whole and in part, and a click lands on the GTK button there.
+func TestFractionalScale(t *testing.T) {
+	s := swaytest.Start(t)
+	s.Msg(t, "output", swaytest.Output2, "scale", "1.5")
+	e := &env{s: s, app: s.StartApp(t)}
+	h := e.harness(t)
+	d := display(t, h.b, swaytest.Output2)
+	if d.ScaleFactor() != 1.5 || d.Bounds != (geom.Rect{X: 1280, Y: 0, W: 1280, H: 720}) {
+		t.Fatalf("%s at scale 1.5: %+v, want 1280x720+1280+0 at scale 1.5", d.Name, d)
+	}
+	for i, c := range []color.RGBA{{200, 30, 40, 255}, {20, 180, 90, 255}, {30, 60, 220, 255}} {
+		h.Fill(t, geom.Rect{X: d.Bounds.X + 13 + 97*i, Y: 21 + 31*i, W: 71, H: 43}, c)
+	}
+	got, err := h.b.Capture(bg(), d.Bounds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameImage(t, "scale 1.5 whole", got, grimImage(t, s, "-o", d.Name))
+	r := geom.Rect{X: d.Bounds.X + 10, Y: 20, W: 400, H: 300}
+	part, err := h.b.Capture(bg(), r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part.Bounds().Dx() != 600 || part.Bounds().Dy() != 450 {
+		t.Errorf("a 400x300 region at scale 1.5 captured as %v, want 600x450 device pixels", part.Bounds())
+	}
+	sameImage(t, "scale 1.5 region", part, grimImage(t, s, "-s", "1.5", "-g", fmt.Sprintf("%d,%d %dx%d", r.X, r.Y, r.W, r.H)))
+	box := e.app.Where[swaytest.Output2].ButtonBox
+	p := geom.GlobalPoint{X: d.Bounds.X + box.X + box.W/2, Y: d.Bounds.Y + box.Y + box.H/2}
+	in := desktop.NewInput(h.b)
+	if err := in.Click(bg(), &p, desktop.Left, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.app.Wait(5*time.Second, func(ev swaytest.Event) bool { return ev.Ev == "clicked" && ev.Win == swaytest.Output2 }); !ok {
+		t.Errorf("a click at %v, the centre of the button %+v at scale 1.5, did not press it", p, box)
+	}
+}

@@ -64,9 +64,9 @@ func (b *Backend) newCapBuffer(f frameFormat) (*capBuffer, error) {
 
 // frameFormat is a screencopy frame's shm buffer format.
 type frameFormat struct {
-	format          uint32
-	w, h, stride    int
-	yInvert, failed bool
+	format       uint32
+	w, h, stride int
+	yInvert      bool
 }
 
 // frameEvent is one event of a zwlr_screencopy_frame_v1.

@@ -110,9 +110,6 @@ func (m *keymap) drop(keep func(kc int) bool) {
 	}
 }
 
-// capacity is the most characters the keymap holds besides its base keys.
-func (m *keymap) capacity() int { return len(m.syms) - m.base }
-
 // text renders the keymap in XKB's text format (xkb_keymap v1), as
 // zwp_virtual_keyboard_v1.keymap takes it.
 func (m *keymap) text() string {

@@ -304,3 +304,50 @@ func TestSocketPathAndMissing(t *testing.T) {
 		t.Errorf("Missing = %v, want only the virtual pointer (wlr data control stands for ext)", m)
 	}
 }
+
+func BenchmarkConvert1080(b *testing.B) {
+	src := make([]byte, 1920*1080*4)
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	img := image.NewRGBA(image.Rect(0, 0, 1920, 1080))
+	f := frameFormat{format: fmtXRGB8888, w: 1920, h: 1080, stride: 1920 * 4}
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		convert(img, src, f)
+	}
+}
+
+// TestConvertInPartsEqualsOneRun: the parallel conversion of a large,
+// y-inverted, padded frame is the row-by-row one.
+func TestConvertInPartsEqualsOneRun(t *testing.T) {
+	w, h, stride := 1030, 700, 1030*4+16
+	src := make([]byte, stride*h)
+	for i := range src {
+		src[i] = byte(i*31 + i/7)
+	}
+	for _, f := range []frameFormat{
+		{format: fmtXRGB8888, w: w, h: h, stride: stride, yInvert: true},
+		{format: fmtXBGR8888, w: w, h: h, stride: w * 4},
+	} {
+		got := image.NewRGBA(image.Rect(0, 0, w, h))
+		convert(got, src, f)
+		want := image.NewRGBA(image.Rect(0, 0, w, h))
+		convertRows(want, src, f, 0, h)
+		if !bytes.Equal(got.Pix, want.Pix) {
+			t.Errorf("format %#x: the parallel conversion differs from one run", f.format)
+		}
+		sy := 0
+		if f.yInvert {
+			sy = h - 1
+		}
+		px := src[sy*f.stride : sy*f.stride+4]
+		wantPx := [4]byte{px[0], px[1], px[2], 255}
+		if f.format == fmtXRGB8888 {
+			wantPx = [4]byte{px[2], px[1], px[0], 255}
+		}
+		if [4]byte(got.Pix[:4]) != wantPx {
+			t.Errorf("format %#x: first pixel %v, want %v", f.format, got.Pix[:4], wantPx)
+		}
+	}
+}

@@ -119,10 +119,14 @@ func (a *App) read(r io.Reader) {
 	}
 }
 
-// waitFullscreen waits until each window's entry sits at its output's bottom right.
+// waitFullscreen waits until each window's entry sits at its output's
+// bottom right (the output's logical size as sway reports it).
 func (a *App) waitFullscreen(t testing.TB, s *Sway) {
 	t.Helper()
-	want := map[string][2]int{Output1: {1280, 800}, Output2: {960, 540}}
+	want := map[string][2]int{}
+	for _, o := range s.Outputs(t) {
+		want[o.Name] = [2]int{o.Rect.Width, o.Rect.Height}
+	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		a.Take()
