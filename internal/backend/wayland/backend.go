@@ -117,6 +117,7 @@ type Backend struct {
 
 	ptrMu  sync.Mutex
 	ptr    uint32
+	ptrErr error // why there is no pointer (no wl_seat)
 	cursor *cursorPos
 	btns   map[desktop.Button]bool
 
@@ -412,10 +413,19 @@ func (b *Backend) startScreen(ctx context.Context) error {
 // startOptional starts input, clipboard and windows where the compositor
 // offers their protocols; each capability's methods report what is missing.
 func (b *Backend) startOptional(ctx context.Context) {
-	if _, ok := b.find(ifSeat); !ok {
-		return
-	}
 	if _, _, err := b.bind(ifSeat, nil); err != nil {
+		b.kbd.mu.Lock()
+		b.kbd.err = err
+		b.kbd.mu.Unlock()
+		b.clip.mu.Lock()
+		b.clip.err = err
+		b.clip.mu.Unlock()
+		b.tops.mu.Lock()
+		b.tops.err = err
+		b.tops.mu.Unlock()
+		b.ptrMu.Lock()
+		b.ptrErr = err
+		b.ptrMu.Unlock()
 		return
 	}
 	b.ptrMu.Lock()

@@ -141,6 +141,10 @@ func TestTypeIntoGTKEntryOnScaledOutput(t *testing.T) {
 	if err := in.Click(bg(), &p, desktop.Left, 1, nil); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, func() bool {
+		title, err := h.b.ActiveWindowTitle(bg())
+		return err == nil && title == "guiagent-fixture "+swaytest.Output2
+	}, "the clicked window's title as the active window's (foreign toplevel)")
 	for _, text := range []string{"héllo 界面 ✓", " and more: Ωμέγα ñ 🙂"} {
 		e.app.Take()
 		if err := in.Type(bg(), text); err != nil {

@@ -127,6 +127,20 @@ func TestMissingProtocolsAreNamed(t *testing.T) {
 		t.Error("CursorPosition before any move returned a position")
 	}
 
+	// Without a seat, input, clipboard and windows name wl_seat.
+	nb, err := Open(ctx, fakeCompositor(t, ifShm, ifOutput, ifScreencopy, ifVirtualPointer, ifVirtualKeyboard, ifDataControlWlr, ifToplevels))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nb.Close()
+	_, cerr := nb.ReadClipboard(ctx)
+	_, terr := nb.ActiveWindowTitle(ctx)
+	for i, err := range []error{nb.MoveTo(ctx, geom.GlobalPoint{X: 1, Y: 1}), nb.KeyDown(ctx, "a"), cerr, terr} {
+		if err == nil || !strings.Contains(err.Error(), ifSeat) {
+			t.Errorf("capability %d without a seat: %v, want an error naming %s", i, err, ifSeat)
+		}
+	}
+
 	_, err = Open(ctx, fakeCompositor(t, ifShm, ifOutput))
 	if err == nil || !strings.Contains(err.Error(), ifScreencopy) || !strings.Contains(err.Error(), "capture") {
 		t.Errorf("Open without screencopy: %v, want an error naming %s and capture", err, ifScreencopy)

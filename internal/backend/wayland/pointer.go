@@ -32,18 +32,17 @@ func (b *Backend) pointer() (uint32, error) {
 	if b.ptr != 0 {
 		return b.ptr, nil
 	}
+	if b.ptrErr != nil {
+		return 0, b.ptrErr
+	}
 	mgr, _, err := b.bind(ifVirtualPointer, nil)
 	if err != nil {
 		return 0, err
 	}
 	b.regMu.Lock()
-	seat, ok := b.bound[ifSeat]
+	seat := b.bound[ifSeat]
 	b.regMu.Unlock()
-	var seatArg any // a null seat is the compositor's default seat
-	if ok {
-		seatArg = seat
-	}
-	if err := b.c.send(mgr, 0, seatArg, newObj{out: &b.ptr}); err != nil {
+	if err := b.c.send(mgr, 0, seat, newObj{out: &b.ptr}); err != nil {
 		return 0, err
 	}
 	if err := b.c.roundtrip(context.Background()); err != nil {
