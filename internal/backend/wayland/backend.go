@@ -448,7 +448,7 @@ func (b *Backend) startOptional(ctx context.Context) {
 func (b *Backend) Close() error {
 	var err error
 	b.closeOnce.Do(func() {
-		err = b.releaseAll()
+		err = errors.Join(b.releaseAll(), b.handOff())
 		if e := b.c.roundtrip(context.Background()); e != nil && err == nil && b.c.failed() == nil {
 			err = e
 		}

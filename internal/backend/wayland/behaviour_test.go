@@ -203,6 +203,22 @@ func TestClipboardWithWlClipboard(t *testing.T) {
 	if got := s.Run(t, nil, "wl-paste", "--type", "image/png"); !bytes.Equal(got, png) {
 		t.Errorf("after typing, the clipboard's image/png is %d bytes, want the %d bytes wl-copy set", len(got), len(png))
 	}
+
+	// A clipboard the backend holds outlives it (a keeper serves it), until
+	// another client takes the clipboard.
+	b2 := s.Open(t)
+	const kept = "kept after Close ✓"
+	if err := b2.WriteClipboard(bg(), kept); err != nil {
+		t.Fatal(err)
+	}
+	if err := b2.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got := string(s.Run(t, nil, "wl-paste", "-n")); got != kept {
+		t.Errorf("after the backend that wrote %q closed, wl-paste read %q", kept, got)
+	}
+	s.RunDetached(t, []byte("taken"), "wl-copy")
+	waitFor(t, func() bool { return string(s.Run(t, nil, "wl-paste", "-n")) == "taken" }, "wl-copy to take the clipboard from the keeper")
 }
 
 func waitFor(t *testing.T, cond func() bool, what string) {

@@ -28,6 +28,10 @@ type clipboard struct {
 	offers map[uint32][]string // live offers and their mime types
 	sel    uint32              // offer of the current selection; 0 when empty
 	srcs   map[uint32]map[string][]byte
+	// owned is the source of ours that is the selection (0 once another
+	// client took the clipboard), content what it serves.
+	owned   uint32
+	content []mimeData
 }
 
 // startClipboard binds data control (ext first, else wlr) and gets the seat's device.
@@ -172,9 +176,25 @@ func (b *Backend) receive(ctx context.Context, offer uint32, mime string) ([]byt
 }
 
 // WriteClipboard puts text on the clipboard as the usual text types and
-// serves it until another client takes the clipboard or the backend closes
-// (then the compositor clears the clipboard).
+// serves it until another client takes the clipboard; at Close a clipboard
+// the backend still holds is handed to a keeper process (handoff.go).
 func (b *Backend) WriteClipboard(ctx context.Context, text string) error {
+	content := make([]mimeData, len(textMimes))
+	for i, m := range textMimes {
+		content[i] = mimeData{Mime: m, Data: []byte(text)}
+	}
+	return b.writeContent(ctx, content)
+}
+
+// mimeData is one type of a clipboard's content.
+type mimeData struct {
+	Mime string
+	Data []byte
+}
+
+// writeContent offers content as the clipboard's selection and waits until
+// the compositor has made it so.
+func (b *Backend) writeContent(ctx context.Context, content []mimeData) error {
 	cb := &b.clip
 	cb.opMu.Lock()
 	defer cb.opMu.Unlock()
@@ -185,19 +205,20 @@ func (b *Backend) WriteClipboard(ctx context.Context, text string) error {
 	if err != nil {
 		return err
 	}
-	content := map[string][]byte{}
-	for _, m := range textMimes {
-		content[m] = []byte(text)
+	byMime := map[string][]byte{}
+	for _, c := range content {
+		byMime[c.Mime] = c.Data
 	}
 	var src uint32
 	if err := b.c.send(mgr, 0, newObj{h: func(op uint16, d *decoder) { b.sourceEvent(src, op, d) }, out: &src}); err != nil {
 		return err
 	}
 	cb.mu.Lock()
-	cb.srcs[src] = content
+	cb.srcs[src] = byMime
+	cb.owned, cb.content = src, content
 	cb.mu.Unlock()
-	for _, m := range textMimes {
-		if err := b.c.send(src, 0, m); err != nil {
+	for _, c := range content {
+		if err := b.c.send(src, 0, c.Mime); err != nil {
 			return err
 		}
 	}
@@ -228,6 +249,9 @@ func (b *Backend) sourceEvent(src uint32, op uint16, d *decoder) {
 	case 1:
 		cb.mu.Lock()
 		delete(cb.srcs, src)
+		if cb.owned == src {
+			cb.owned, cb.content = 0, nil
+		}
 		cb.mu.Unlock()
 		_ = b.c.send(src, 1)
 		b.c.forget(src)

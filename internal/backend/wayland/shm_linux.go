@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -98,3 +99,7 @@ func peerCommand(s sock) string {
 	}
 	return strings.TrimSpace(string(b))
 }
+
+// detached puts the clipboard keeper in its own session, so that a signal
+// to guiagent's process group (Ctrl+C in a terminal) does not end it.
+func detached() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }

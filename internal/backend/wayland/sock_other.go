@@ -5,6 +5,7 @@ package wayland
 import (
 	"errors"
 	"os"
+	"syscall"
 )
 
 // errNotLinux: the backend's transport (SCM_RIGHTS, memfd) is Linux's.
@@ -28,3 +29,5 @@ func closeFD(int) {}
 func pipe() (r, w *os.File, err error) { return os.Pipe() }
 
 func peerCommand(sock) string { return "" }
+
+func detached() *syscall.SysProcAttr { return nil }
