@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -359,5 +362,39 @@ func TestFractionalScale(t *testing.T) {
 	}
 	if _, ok := e.app.Wait(5*time.Second, func(ev swaytest.Event) bool { return ev.Ev == "clicked" && ev.Win == swaytest.Output2 }); !ok {
 		t.Errorf("a click at %v, the centre of the button %+v at scale 1.5, did not press it", p, box)
+	}
+}
+
+// TestTypeIntoFoot types into foot (a terminal with its own xkbcommon
+// keymap handling) through a backend opened just before: a fresh virtual
+// keyboard's first keys must arrive (wtype without a pause lost them all).
+func TestTypeIntoFoot(t *testing.T) {
+	s := swaytest.Start(t)
+	if _, err := exec.LookPath("foot"); err != nil {
+		t.Fatal("foot is not installed: apt-get install foot (scripts/debian-packages.sh install ci)")
+	}
+	out := filepath.Join(s.Dir, "typed")
+	foot := s.Command("foot", []string{"--title", "guiagent-foot", "sh", "-c", "stty -echo; cat > " + out})
+	if err := foot.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = foot.Process.Kill(); _ = foot.Wait() })
+	waitFor(t, func() bool {
+		return strings.Contains(string(s.Msg(t, "-t", "get_tree")), `"guiagent-foot"`)
+	}, "foot's window")
+	s.Msg(t, `[title="^guiagent-foot$"] focus`)
+	b := s.Open(t)
+	const text = "héllo 界面 ✓ Grüße\n"
+	if err := b.TypeText(bg(), text); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	deadline := time.Now().Add(5 * time.Second)
+	for len(got) < len(text) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		got, _ = os.ReadFile(out)
+	}
+	if string(got) != text {
+		t.Errorf("typed %q into foot, it read %q", text, got)
 	}
 }
