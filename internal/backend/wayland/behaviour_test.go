@@ -382,8 +382,11 @@ func TestTypeIntoFoot(t *testing.T) {
 	waitFor(t, func() bool {
 		return strings.Contains(string(s.Msg(t, "-t", "get_tree")), `"guiagent-foot"`)
 	}, "foot's window")
+	// Ready when its shell runs cat (the redirection made the file).
+	waitFor(t, func() bool { _, err := os.Stat(out); return err == nil }, "foot's shell to start")
 	s.Msg(t, `[title="^guiagent-foot$"] focus`)
 	b := s.Open(t)
+	waitFor(t, func() bool { title, err := b.ActiveWindowTitle(bg()); return err == nil && title == "guiagent-foot" }, "foot to have the focus")
 	const text = "héllo 界面 ✓ Grüße\n"
 	if err := b.TypeText(bg(), text); err != nil {
 		t.Fatal(err)

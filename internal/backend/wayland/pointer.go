@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -16,12 +15,6 @@ const (
 	btnRight  = 0x111
 	btnMiddle = 0x112
 )
-
-// pointerSettle waits after the virtual pointer is created: sway drops the
-// events of a pointer device it has only just added (measured on sway 1.7:
-// the first move and click after creation were lost without a pause, even
-// after a roundtrip; 5 ms was enough, 50 ms leaves margin).
-const pointerSettle = 50 * time.Millisecond
 
 // cursorPos is where this backend last put the pointer (Wayland lets no
 // client read the pointer's position).
@@ -45,10 +38,6 @@ func (b *Backend) pointer() (uint32, error) {
 	if err := b.c.send(mgr, 0, seat, newObj{out: &b.ptr}); err != nil {
 		return 0, err
 	}
-	if err := b.c.roundtrip(context.Background()); err != nil {
-		return 0, err
-	}
-	time.Sleep(pointerSettle)
 	return b.ptr, nil
 }
 
