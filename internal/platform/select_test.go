@@ -4,11 +4,9 @@ package platform_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
-	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/platform"
 )
@@ -66,11 +64,13 @@ func TestSelectRefusesWhatCannotWork(t *testing.T) {
 	}
 }
 
-// TestOpenWlrootsSaysItIsNotBuilt: until the native Wayland backend is
-// merged, choosing it is a clear error, not an X11 fallback.
-func TestOpenWlrootsSaysItIsNotBuilt(t *testing.T) {
-	_, _, err := platform.Open(context.Background(), platform.Options{Session: platform.Session{Type: "wayland", WaylandDisplay: "wayland-9", CurrentDesktop: "sway"}})
-	if !errors.Is(err, platform.ErrWlrootsNotBuilt) || !errors.Is(err, desktop.ErrUnsupported) || !strings.Contains(err.Error(), "wayland-9") || !strings.Contains(err.Error(), "--backend portal") {
-		t.Fatalf("Open on sway = %v, want ErrWlrootsNotBuilt naming the socket and --backend portal", err)
+// TestOpenWlrootsNamesTheMissingSocket: choosing the native Wayland backend
+// with no compositor behind WAYLAND_DISPLAY is a clear error naming the
+// socket, not an X11 fallback.
+func TestOpenWlrootsNamesTheMissingSocket(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := platform.Open(context.Background(), platform.Options{Session: platform.Session{Type: "wayland", WaylandDisplay: "wayland-9", CurrentDesktop: "sway", RuntimeDir: dir}})
+	if err == nil || !strings.Contains(err.Error(), "wayland-9") || !strings.Contains(err.Error(), "--backend portal") {
+		t.Fatalf("Open on a missing sway socket = %v, want an error naming wayland-9 and --backend portal", err)
 	}
 }

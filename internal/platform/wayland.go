@@ -6,16 +6,17 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/guiagent/guiagent/internal/backend/wayland"
 	"github.com/guiagent/guiagent/internal/desktop"
 )
 
-// ErrWlrootsNotBuilt is returned by openWlroots until the native Wayland
-// backend (internal/backend/wayland) is merged into this branch.
-var ErrWlrootsNotBuilt = fmt.Errorf("the native Wayland backend for wlroots compositors is not built into this branch yet: %w", desktop.ErrUnsupported)
-
-// openWlroots starts the native backend on a wlroots compositor. The lead
-// replaces its body with wayland.Open(ctx, wayland.Options{Display:
-// o.Session.WaylandDisplay, RuntimeDir: o.Session.RuntimeDir}) at merge.
-func openWlroots(_ context.Context, o Options) (desktop.Screen, func() error, error) {
-	return nil, nil, fmt.Errorf("WAYLAND_DISPLAY=%s: %w; pass --backend portal to use xdg-desktop-portal instead (capture only on wlroots)", o.Session.WaylandDisplay, ErrWlrootsNotBuilt)
+// openWlroots starts the native backend on a wlroots compositor (sway,
+// Hyprland, river, ...): screencopy, virtual pointer and keyboard, data
+// control, foreign toplevels.
+func openWlroots(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
+	b, err := wayland.Open(ctx, wayland.Options{Display: o.Session.WaylandDisplay, RuntimeDir: o.Session.RuntimeDir})
+	if err != nil {
+		return nil, nil, fmt.Errorf("WAYLAND_DISPLAY=%s: %w (on GNOME or KDE pass --backend portal)", o.Session.WaylandDisplay, err)
+	}
+	return b, b.Close, nil
 }

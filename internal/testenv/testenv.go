@@ -1,5 +1,5 @@
 // Package testenv names what a test needs beyond the Go toolchain: an X
-// server it starts (Xvfb, Xvnc), an Xorg dummy server, Wine or Chromium. Each
+// server it starts (Xvfb, Xvnc), an Xorg dummy server, sway, Wine or Chromium. Each
 // Need function skips the test in the short lane (go test -short), saying
 // what it needs, so that a change to a pure package tests in seconds; without
 // -short (CI and the README's go test ./...) it does nothing and the test runs,
@@ -23,6 +23,12 @@ func NeedX(t testing.TB) {
 func NeedXorg(t testing.TB) {
 	t.Helper()
 	skipShort(t, "an Xorg dummy server it starts")
+}
+
+// NeedSway: the test starts a headless sway (a wlroots Wayland compositor) of its own.
+func NeedSway(t testing.TB) {
+	t.Helper()
+	skipShort(t, "a headless sway it starts")
 }
 
 // NeedWine: the test runs Windows programs under Wine (and builds them with mingw-w64).
