@@ -282,3 +282,36 @@ func (s *ElementSnapshot) Lookup(ref string) (Element, bool) {
 	}
 	return Element{}, false
 }
+
+// ElementActor acts on the elements of a snapshot through the platform's
+// accessibility interfaces rather than through input (AT-SPI2: EditableText,
+// Text and Action). It is an optional capability of an element source: find
+// it with ActorOf. Each method takes an Element.Handle; an element that does
+// not offer the interface a method needs gives an error wrapping
+// ErrUnsupported.
+type ElementActor interface {
+	// SetText replaces the whole text of an editable element.
+	SetText(ctx context.Context, handle, text string) error
+	// Text reads the whole text of an element.
+	Text(ctx context.Context, handle string) (string, error)
+	// Press performs the element's first action (press, click, activate).
+	Press(ctx context.Context, handle string) error
+}
+
+// ActorOf returns s's element actor, found as ElementsOf finds its element
+// source (through wrappers, and only while an element source is attached).
+func ActorOf(s Screen) (ElementActor, bool) {
+	for i := 0; s != nil && i < 16; i++ {
+		if a, ok := s.(ElementActor); ok {
+			if g, ok := s.(ElementGate); !ok || g.ElementsAvailable() {
+				return a, true
+			}
+		}
+		u, ok := s.(Unwrapper)
+		if !ok {
+			return nil, false
+		}
+		s = u.Unwrap()
+	}
+	return nil, false
+}

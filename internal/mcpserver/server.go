@@ -216,8 +216,12 @@ type Server struct {
 	started time.Time
 	frames  *frameStore
 	frameN  atomic.Uint64
-	watched sync.Map // *mcp.ServerSession -> *sync.Once of its endSession: sessions whose end is awaited
-	jobs    jobTable // tool calls waiting for a client's retry with an answer (rounds.go)
+	// elements reads the UI as elements (the backend's element source);
+	// nil: none, and gui_snapshot and refs are not offered.
+	elements desktop.ElementSource
+	snaps    *snapStore // each session's latest snapshot (refs)
+	watched  sync.Map   // *mcp.ServerSession -> *sync.Once of its endSession: sessions whose end is awaited
+	jobs     jobTable   // tool calls waiting for a client's retry with an answer (rounds.go)
 	// localIDs names sessions whose transport gives no id (stdio): *mcp.ServerSession -> string.
 	localIDs sync.Map
 	sel      toolSelection // the tools opts.Tools selects (nil: all)
@@ -307,6 +311,10 @@ func New(opts Options) (*Server, error) {
 	}
 	name, version := s.opts.Name, s.opts.Version
 	s.frames = newFrameStore()
+	s.snaps = newSnapStore()
+	if src, ok := desktop.ElementsOf(opts.Screen); ok {
+		s.elements = src
+	}
 	so := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLog,
@@ -335,7 +343,7 @@ func (s *Server) registerTools() error {
 	}
 	s.sel, s.tasks = sel, s.opts.Tasks
 	s.vision = visionModel{s.opts.Vision, s.opts.VisionProfile, s.opts.LocateProfile}
-	offered, err := OfferedTools(s.opts.Tools, Serving{Vision: s.opts.Vision != nil, Tasks: s.opts.Tasks != nil, Flows: s.opts.Flows != nil})
+	offered, err := OfferedTools(s.opts.Tools, Serving{Vision: s.opts.Vision != nil, Tasks: s.opts.Tasks != nil, Flows: s.opts.Flows != nil, Elements: s.elements != nil})
 	if err != nil {
 		return err
 	}
@@ -573,6 +581,7 @@ func (s *Server) endSession(ss *mcp.ServerSession) {
 	once.(*sync.Once).Do(func() {
 		s.jobs.cancelSession(ss)
 		s.frames.forget(ss)
+		s.snaps.forget(ss)
 		if s.opts.Records != nil {
 			if c, ok := s.opts.Records(s.recordID(ss)).(io.Closer); ok {
 				if err := c.Close(); err != nil {
