@@ -14,6 +14,7 @@ import (
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/operate"
+	"github.com/guiagent/guiagent/internal/uitree"
 )
 
 // Refs: the elements of a session's latest snapshot (gui_snapshot, or the
@@ -183,4 +184,42 @@ func (s *Server) refPoint(ctx context.Context, c *call, ref string) (point, erro
 		return point{}, err
 	}
 	return s.elementPlace(ctx, e, h.frame, operate.ByRef)
+}
+
+// treeLocator is the locate chain's accessibility step for one call: the
+// target's words matched against a snapshot of the focused window on the
+// display (operate.FindElement), no model. An ambiguous match becomes the
+// session's latest snapshot, so the refs its error lists can be used.
+type treeLocator struct {
+	s *Server
+	c *call
+}
+
+func (l treeLocator) By() string { return operate.ByAccessibility }
+
+func (l treeLocator) Locate(ctx context.Context, t operate.Target) (operate.Place, error) {
+	d, _, err := l.s.display(ctx, t.Display)
+	if err != nil {
+		return operate.Place{}, err
+	}
+	e, snap, how, err := operate.FindElement(ctx, l.s.elements, desktop.ElementQuery{Bounds: []geom.Rect{d.Bounds}}, t.Words)
+	var me *uitree.MatchError
+	if err != nil && !(errors.As(err, &me) && me.Ambiguous) {
+		return operate.Place{}, err
+	}
+	f, _, ferr := l.s.frameFor(l.c.ss, d, "")
+	if ferr != nil {
+		return operate.Place{}, ferr
+	}
+	if err != nil {
+		h := l.s.snaps.put(l.c.ss, snap, f)
+		_, _, err = uitree.Find(h.snap.Elements, t.Words) // the same candidates, with the refs the session now holds
+		return operate.Place{}, fmt.Errorf("%w; nothing was done", err)
+	}
+	p, err := l.s.elementPlace(ctx, e, f, operate.ByAccessibility)
+	if err != nil {
+		return operate.Place{}, err
+	}
+	p.place.Note += " (" + how + " match of " + fmt.Sprintf("%q", t.Words) + ")"
+	return *p.place, nil
 }

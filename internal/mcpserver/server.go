@@ -366,8 +366,9 @@ gui_screenshot or gui_zoom image of the display, fractions allowed; screen is gl
 normalized-1000, normalized-999, normalized-0-1 and yx-normalized-1000 are fractions of that image.
 frame_id (from any session of this server, which keeps the 32 most recent) names the image the points refer to
 instead of the latest; each result names the frame it used.
-Use gui_execute_task (when offered) to hand over a whole goal. With OCR or a vision model, input tools also take target,
-an element in words located on a new screenshot: a quoted "label" or short label by OCR (no model), else by the model.`
+Use gui_execute_task (when offered) to hand over a whole goal. Input tools that offer them take, instead of x and y,
+ref: an element's ref from this session's latest gui_snapshot (a stale ref is an error: snapshot again), or
+target: the element in words, found in the accessibility tree, by OCR (a quoted "label" or short label) or by a model.`
 
 // MCP returns the underlying go-sdk server (to connect custom transports).
 func (s *Server) MCP() *mcp.Server { return s.mcp }

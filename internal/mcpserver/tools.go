@@ -94,6 +94,9 @@ type Where struct {
 func (s *Server) pointSchema(sc *jsonschema.Schema) {
 	p := prop(sc, "space") // the spaces are listed once, in the instructions
 	p.Description = strings.TrimSuffix(p.Description, "image") + string(s.mode)
+	if s.mode == geom.SpaceImage || s.mode == "" {
+		p.Description = "" // the instructions say image is the default
+	}
 }
 
 // targetProps are the input tools' properties that only the accessibility

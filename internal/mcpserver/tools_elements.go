@@ -21,8 +21,8 @@ import (
 // SnapshotArgs are gui_snapshot's arguments.
 type SnapshotArgs struct {
 	Display           string `json:"display,omitempty"`
-	Scope             string `json:"scope,omitempty" jsonschema:"default focused (window)"`
-	App               string `json:"app,omitempty" jsonschema:"the application, for scope app"`
+	Scope             string `json:"scope,omitempty"`
+	App               string `json:"app,omitempty"`
 	MaxElements       int    `json:"max_elements,omitempty"`
 	IncludeScreenshot bool   `json:"include_screenshot,omitempty"`
 }
@@ -50,8 +50,7 @@ type SnapshotResult struct {
 
 func (s *Server) snapshotTool() toolDef {
 	return newTool(s, GroupObserve, "gui_snapshot", "Snapshot",
-		fmt.Sprintf("The UI as elements (accessibility tree): ref, role, name, value, states, box in pixels of frame_id; text: an outline. Refs go to the input tools' ref. max_elements default %d, cap %d.",
-			desktop.DefaultMaxElements, desktop.MaxElementsCap),
+		fmt.Sprintf("The UI as elements (accessibility tree) with refs, boxes in pixels of frame_id. Default: the focused window, %d elements.", desktop.DefaultMaxElements),
 		readOnly, func(sc *jsonschema.Schema) {
 			enum(sc, "scope", string(desktop.ScopeFocused), string(desktop.ScopeAll), string(desktop.ScopeApp))
 			between(sc, "max_elements", 1, desktop.MaxElementsCap)

@@ -12,7 +12,6 @@ import (
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/operate"
-	"github.com/guiagent/guiagent/internal/safety"
 )
 
 // The input group: mouse and keyboard. Every handler reads its arguments
@@ -24,8 +23,8 @@ import (
 type Point struct {
 	X      *float64 `json:"x,omitempty"`
 	Y      *float64 `json:"y,omitempty"`
-	Target string   `json:"target,omitempty" jsonschema:"the element in words, instead of x and y"`
-	Ref    string   `json:"ref,omitempty" jsonschema:"an element's ref from gui_snapshot, instead of x and y"`
+	Target string   `json:"target,omitempty"` // the server's instructions explain target and ref once
+	Ref    string   `json:"ref,omitempty"`
 }
 
 func (p Point) aim(w Where, optional bool) aim {
@@ -203,10 +202,10 @@ type DragArgs struct {
 	FromY      *float64 `json:"from_y,omitempty"`
 	ToX        *float64 `json:"to_x,omitempty"`
 	ToY        *float64 `json:"to_y,omitempty"`
-	FromTarget string   `json:"from_target,omitempty" jsonschema:"the start element in words, instead of from_x and from_y"`
-	ToTarget   string   `json:"to_target,omitempty" jsonschema:"the end element in words, instead of to_x and to_y"`
-	FromRef    string   `json:"from_ref,omitempty" jsonschema:"the start element's ref, instead of from_x and from_y"`
-	ToRef      string   `json:"to_ref,omitempty" jsonschema:"the end element's ref, instead of to_x and to_y"`
+	FromTarget string   `json:"from_target,omitempty"`
+	ToTarget   string   `json:"to_target,omitempty"`
+	FromRef    string   `json:"from_ref,omitempty"`
+	ToRef      string   `json:"to_ref,omitempty"`
 	Button     string   `json:"button,omitempty"`
 	Where
 }
@@ -311,71 +310,6 @@ func (s *Server) scrollTool() toolDef {
 			return s.done(ctx, c, d, "%sscrolled %s %d notches%s %s", note(ac.res.At), ac.a.Direction, ac.a.Notches(), withMods(ac.a.Keys), where)
 		})
 }
-
-// TypeArgs are gui_type's arguments.
-type TypeArgs struct {
-	Text    string `json:"text" jsonschema:"typed exactly, any Unicode; keys go to gui_press_key"`
-	Target  string `json:"target,omitempty" jsonschema:"the field in words, clicked first; default: the focused element"`
-	Mode    string `json:"mode,omitempty" jsonschema:"replace: type over the field's text; append: at its end; type (default): at the caret"`
-	Display string `json:"display,omitempty"`
-}
-
-func (s *Server) typeTool() toolDef {
-	return newTool(s, GroupInput, "gui_type", "Type text",
-		"Type text into the focused element exactly as given: any language, symbols, emoji.",
-		changesDesk, func(sc *jsonschema.Schema) {
-			prop(sc, "text").MinLength = new(1)
-			enum(sc, "mode", "replace", "append", "type")
-		},
-		func(ctx context.Context, c *call, in TypeArgs) (*mcp.CallToolResult, error) {
-			return s.typeText(ctx, c, in)
-		})
-}
-
-func (s *Server) typeText(ctx context.Context, c *call, in TypeArgs) (*mcp.CallToolResult, error) {
-	if in.Text == "" {
-		return nil, fmt.Errorf("text is empty: give the text to type")
-	}
-	a, err := s.parse(action.Raw{Kind: action.TypeText, Text: in.Text}, "")
-	if err != nil {
-		return nil, err
-	}
-	mode, err := operate.ParseTypeMode(in.Mode)
-	if err != nil {
-		return nil, err
-	}
-	d, _, err := s.display(ctx, in.Display)
-	if err != nil {
-		return nil, err
-	}
-	var clicked *operate.Place
-	if words := strings.TrimSpace(in.Target); words != "" {
-		res, err := s.act(ctx, c, operate.Op{Action: action.Action{Kind: action.Click, Target: words}, Display: in.Display}, "click on "+fmt.Sprintf("%q", words))
-		if err != nil {
-			return nil, err
-		}
-		clicked, d = res.At, res.At.Display
-	}
-	// The typed text may be a password: the record keeps its length only, as the audit does.
-	if _, err := s.act(ctx, c, operate.Op{Action: a, Mode: mode, Display: in.Display}, "type", func(t *action.Trace) {
-		if t.Action.Kind == action.TypeText {
-			t.Action.Text = safety.MaskText(in.Text)
-		}
-	}); err != nil {
-		return nil, err
-	}
-	how := map[operate.TypeMode]string{operate.Replace: "clicked it, selected its text (not verified) and ", operate.Append: "clicked it, went to the end and ", operate.TypeAtCaret: "clicked it and "}[mode]
-	if clicked == nil {
-		how = map[operate.TypeMode]string{operate.Replace: "selected the field's text (not verified) and ", operate.Append: "went to the end and "}[mode]
-	}
-	// The keystrokes are queued, not necessarily consumed: a slow
-	// application (notepad under Wine: 30 s for 1500 characters) may
-	// still be taking them in, and typing them again would double them.
-	return s.done(ctx, c, d, "%s%styped %d characters; %s", note(clicked), how, len([]rune(in.Text)), typingMayLag)
-}
-
-// typingMayLag is gui_type's note that the text may still be arriving.
-const typingMayLag = "a slow application may still be receiving them: check the screen before acting on the text, and do not type it again"
 
 // PressKeyArgs are gui_press_key's arguments.
 type PressKeyArgs struct {
