@@ -90,6 +90,7 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	}
 
 	checkOCR(ctx, c, cs.add)
+	checkAccessibility(ctx, c, cs.add)
 
 	checkModel(c, cs.add)
 	tc := toolsCheck(c)
