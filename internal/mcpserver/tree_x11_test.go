@@ -24,6 +24,7 @@ import (
 	"github.com/guiagent/guiagent/internal/backend/x11"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // The accessibility tree through the MCP tools on real applications: a
@@ -147,7 +148,8 @@ func TestTreeZenityQuestionYesByTarget(t *testing.T) {
 func TestTreeZenityEntryReplaceThenOK(t *testing.T) {
 	e := startTreeEnv(t, atspi.ModeAuto, 0)
 	_, out, done := e.startApp(t, "zenity", "--entry", "--title", "Zenity entry", "--text", "Your name:", "--entry-text", "Grace")
-	r, _ := e.snapshotUntil(t, "OK")
+	r, outline := e.snapshotUntil(t, "OK")
+	t.Logf("outline of zenity --entry: %d elements, %d bytes:\n%s", len(r.Elements), len(outline), outline)
 	var field SnapElement
 	for _, el := range r.Elements {
 		if el.Role == "textbox" {
@@ -300,4 +302,48 @@ func BenchmarkClickByTargetTree(b *testing.B) {
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "median-ms")
 	e.snapshotUntil(b, fmt.Sprintf("Ping %d", b.N)) // every click reached the button
+}
+
+// TestTreeChromiumPage: Chromium (IsEnabled set first, the renderer's tree
+// forced) on a local page: gui_snapshot's boxes, doubled from the half-size
+// frame, are pyatspi's within 2 px; a click by target with no model presses
+// the page's button (the page says so), and replace sets the input.
+func TestTreeChromiumPage(t *testing.T) {
+	testenv.NeedChromium(t)
+	e := startTreeEnv(t, atspi.ModeOn, 640)
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium is not installed: apt-get install chromium")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	page := "file://" + filepath.Join(filepath.Dir(file), "testdata", "tree_page.html")
+	e.startApp(t, bin, "--no-sandbox", "--user-data-dir="+t.TempDir(), "--no-first-run", "--no-default-browser-check",
+		"--disable-gpu", "--password-store=basic", "--force-renderer-accessibility", "--window-position=0,0", "--window-size=1000,700", page)
+	r, outline := e.snapshotUntil(t, "Send order")
+	t.Logf("outline of the page: %d elements, %d bytes:\n%s", len(r.Elements), len(outline), outline)
+	oracle := pyatspiBoxes(t, e, r.Window)
+	for _, el := range r.Elements {
+		got := [4]float64{el.Box.X1 * 2, el.Box.Y1 * 2, el.Box.X2 * 2, el.Box.Y2 * 2}
+		found := false
+		for _, o := range oracle {
+			w := [4]float64{float64(o[0]), float64(o[1]), float64(o[0] + o[2]), float64(o[1] + o[3])}
+			near := true
+			for i := range got {
+				near = near && got[i]-w[i] <= 3 && w[i]-got[i] <= 3 // 2 px, and one of rounding at half size
+			}
+			found = found || near
+		}
+		if !found {
+			t.Errorf("%s %s %q: box %v (image) = %v global; pyatspi has no element there", el.Ref, el.Role, el.Name, el.Box, got)
+		}
+	}
+	msg := ok(t, e.cs, "gui_click", map[string]any{"target": "Send order button"})
+	if !strings.Contains(msg, "located_by accessibility") {
+		t.Errorf("click: %q", msg)
+	}
+	e.snapshotUntil(t, "Order sent")
+	msg = ok(t, e.cs, "gui_type", map[string]any{"target": "Quantity field", "text": "12", "mode": "replace"})
+	if !strings.Contains(msg, "verified") || strings.Contains(msg, "not verified") {
+		t.Errorf("replace in Chromium's input: %q", msg)
+	}
 }
