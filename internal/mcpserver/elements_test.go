@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -225,5 +227,32 @@ func TestTypeReplaceByKeysVerified(t *testing.T) {
 	msg := ok(t, e.cs, "gui_type", map[string]any{"text": "Grace", "mode": "replace"})
 	if !strings.Contains(msg, "selected the field's text and typed 5 characters; not verified: no focused text field") {
 		t.Errorf("result %q", msg)
+	}
+}
+
+func TestSnapshotArgumentsAndScreenshot(t *testing.T) {
+	e := newFormEnv(t)
+	fails(t, e.cs, "gui_snapshot", map[string]any{"scope": "app"}, "needs the application's name", "set app")
+	res := callTool(t, e.cs, "gui_snapshot", map[string]any{"include_screenshot": true, "max_elements": 3})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	var imgs int
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.ImageContent); ok {
+			imgs++
+		}
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var r SnapshotResult
+	_ = json.Unmarshal(b, &r)
+	if imgs != 1 || len(r.Elements) != 3 || !r.Truncated || r.TruncatedBy != "max_elements" {
+		t.Errorf("include_screenshot with max_elements 3: %d images, %d elements, truncated %v by %q", imgs, len(r.Elements), r.Truncated, r.TruncatedBy)
+	}
+	if plain := callTool(t, e.cs, "gui_snapshot", nil); len(plain.Content) != 1 {
+		t.Errorf("without include_screenshot the result has %d contents, want the outline only", len(plain.Content))
+	}
+	if !strings.Contains(text(res), "truncated by max_elements") {
+		t.Errorf("outline does not say it was truncated: %s", text(res))
 	}
 }
