@@ -61,9 +61,12 @@ func (s *Server) typeText(ctx context.Context, c *call, in TypeArgs) (*mcp.CallT
 	if clicked != nil {
 		d = clicked.Display
 	}
-	field, fieldOK := s.focusedField(ctx, d, clicked)
-	fallback := ""
-	if mode == operate.Replace && fieldOK {
+	var field desktop.Element
+	fieldOK, fallback := false, ""
+	if mode == operate.Replace { // the field is looked up only to replace its text
+		field, fieldOK = s.focusedField(ctx, d, clicked)
+	}
+	if fieldOK {
 		done, how, err := s.replaceByAccessibility(ctx, c, d, field, in.Text)
 		if err != nil {
 			return nil, err
