@@ -97,6 +97,7 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	}
 
 	checkOCR(ctx, c, cs.add)
+	checkAccessibility(ctx, c, cs.add)
 
 	checkModel(c, cs.add)
 	tc := toolsCheck(c)
@@ -381,7 +382,7 @@ func settingEnv(name string) (config.Setting, bool) {
 func checkVision(c config.Config, add func(level, name, detail, fix string)) {
 	locateBy, err := app.VisionModels(c)
 	if !app.ModelConfigured(c) {
-		add("warn", "vision tools", "gui_locate, gui_query, gui_assert, gui_wait_for and `target` are not offered: they need a model (see model)", "")
+		add("warn", "vision tools", "gui_locate, gui_query, gui_assert and gui_wait_for are not offered, and `target` is found only in the accessibility tree or by OCR: they need a model (see model)", "")
 		return
 	}
 	if err != nil {

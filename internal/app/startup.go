@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -23,11 +24,13 @@ func ToolSelection(c config.Config) []string {
 }
 
 // serving is what a server built from c has for the tools that need
-// something: a vision model, a task runner (a model) and flows (always), as
-// openServer gives them to mcpserver.New.
+// something: a vision model, a task runner (a model), flows (always) and an
+// element source (Linux, accessibility not off), as openServer gives them
+// to mcpserver.New.
 func serving(c config.Config) mcpserver.Serving {
 	_, err := newVision(c)
-	return mcpserver.Serving{Vision: err == nil, Tasks: modelConfigured(c), Flows: true}
+	return mcpserver.Serving{Vision: err == nil, Tasks: modelConfigured(c), Flows: true,
+		Elements: runtime.GOOS == "linux" && c.Accessibility != "off"}
 }
 
 // OfferedTools lists the tools a server built from c offers at start, as

@@ -283,18 +283,38 @@ func (s *ElementSnapshot) Lookup(ref string) (Element, bool) {
 	return Element{}, false
 }
 
-// ElementActor acts on an element of a snapshot through the platform's
-// accessibility API instead of input events (UI Automation's ValuePattern
-// and InvokePattern, AX's AXValue and AXPress). It is optional, on the
-// backend beside its ElementSource; the executor can use it for a type in
-// mode replace and as an alternative to a click, and names it in the result.
-// handle is Element.Handle of a snapshot of the same backend. Both return an
-// error wrapping ErrUnsupported when the element has no such action (the
-// caller falls back to input), and an error when the element is gone.
+// ElementActor acts on the elements of a snapshot through the platform's
+// accessibility interfaces rather than through input (AT-SPI2: EditableText,
+// Text and Action; UI Automation: ValuePattern and InvokePattern; AX: AXValue
+// and AXPress). It is an optional capability of an element source: find it
+// with ActorOf. Each method takes an Element.Handle of a snapshot of the same
+// backend; an element that does not offer the interface a method needs gives
+// an error wrapping ErrUnsupported (the caller falls back to input), one that
+// is gone another error.
 type ElementActor interface {
-	// SetElementValue replaces the element's value with value and reads it
-	// back: an error says when the element kept another value.
-	SetElementValue(ctx context.Context, handle, value string) error
-	// InvokeElement performs the element's default action (a button's press).
-	InvokeElement(ctx context.Context, handle string) error
+	// SetText replaces the whole text of an editable element (UIA and AX
+	// read it back and fail when another value stayed).
+	SetText(ctx context.Context, handle, text string) error
+	// Text reads the whole text of an element.
+	Text(ctx context.Context, handle string) (string, error)
+	// Press performs the element's first action (press, click, activate).
+	Press(ctx context.Context, handle string) error
+}
+
+// ActorOf returns s's element actor, found as ElementsOf finds its element
+// source (through wrappers, and only while an element source is attached).
+func ActorOf(s Screen) (ElementActor, bool) {
+	for i := 0; s != nil && i < 16; i++ {
+		if a, ok := s.(ElementActor); ok {
+			if g, ok := s.(ElementGate); !ok || g.ElementsAvailable() {
+				return a, true
+			}
+		}
+		u, ok := s.(Unwrapper)
+		if !ok {
+			return nil, false
+		}
+		s = u.Unwrap()
+	}
+	return nil, false
 }

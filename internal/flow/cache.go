@@ -109,6 +109,9 @@ type CacheEntry struct {
 	FingerprintRect [4]int `yaml:"fingerprint_rect,flow,omitempty"`
 	// Fingerprint is the crop as base64 PNG.
 	Fingerprint string `yaml:"fingerprint,omitempty"`
+	// Element is the element's identity in the accessibility tree (when the
+	// desktop has one): replay verifies it first, then the fingerprint.
+	Element *Identity `yaml:"element,omitempty"`
 	// Actions are what an act step executed, in order (act steps only).
 	Actions []CachedAction `yaml:"actions,omitempty"`
 	Updated CacheTime      `yaml:"updated"`

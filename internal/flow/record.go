@@ -56,11 +56,15 @@ func (ru *run) record(st Step, sr StepResult, shot *imaging.Shot) {
 	}
 	switch sr.Cache {
 	case CacheHit:
-		obs = append(obs, "cache: hit (fingerprint verified at the cached place)")
+		obs = append(obs, "cache: hit (verified at the cached place: the element's identity, else its fingerprint)")
 	case CacheMoved:
 		obs = append(obs, "cache: moved (fingerprint found elsewhere on the screen)")
 	case CacheMiss:
-		obs = append(obs, "cache: not used (the model located it)")
+		if sr.ModelCalls == 0 {
+			obs = append(obs, "cache: not used (located afresh with no model)")
+		} else {
+			obs = append(obs, "cache: not used (the model located it)")
+		}
 	}
 	if sr.TaskRunID != "" {
 		obs = append(obs, "agent run "+sr.TaskRunID)

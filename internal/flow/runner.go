@@ -178,6 +178,9 @@ type run struct {
 	held *operate.Scope
 	// shift is how far the last element found moved went (image pixels).
 	shift image.Point
+	// lastBy is how the last locate found its element afresh when not the
+	// model (operate.ByAccessibility), else "".
+	lastBy string
 }
 
 // Run executes f with vars (the --var values) and cache (nil = no cache),

@@ -69,7 +69,13 @@ func (ru *run) locate(st Step, role, desc string, sr *StepResult) (*imaging.Shot
 	if err != nil {
 		return nil, vision.Box{}, err
 	}
+	ru.lastBy = ""
+	snap := ru.snapshot() // nil without an element source
 	if e := ru.cache.lookup(st.Index, st.Kind, role, desc); e != nil {
+		if box, ok := ru.replayIdentity(e, snap, shot, st); ok {
+			sr.Cache = CacheHit // the same element, by identity, whatever its pixels show now
+			return shot, box, nil
+		}
 		fp, ferr := e.fingerprint()
 		if ferr != nil {
 			ru.r.o.Logger.Warn("flow cache entry ignored", "step", st.Index, "error", ferr)
@@ -87,6 +93,12 @@ func (ru *run) locate(st Step, role, desc string, sr *StepResult) (*imaging.Shot
 			}
 		}
 	}
+	if box, found, err := ru.locateInTree(st, role, desc, snap, shot); err != nil || found {
+		if found {
+			sr.Cache, ru.lastBy = CacheMiss, operate.ByAccessibility
+		}
+		return shot, box, err
+	}
 	if ru.r.o.Seer == nil {
 		return shot, vision.Box{}, errNoSeer
 	}
@@ -100,7 +112,7 @@ func (ru *run) locate(st Step, role, desc string, sr *StepResult) (*imaging.Shot
 	if !loc.Found {
 		return shot, vision.Box{}, fmt.Errorf("%q is not on the screen: %s", desc, loc.Reason)
 	}
-	ru.remember(st, role, desc, shot, loc.Box, takeFingerprint(shot.Pixels, loc.Box))
+	ru.remember(st, role, desc, shot, loc.Box, takeFingerprint(shot.Pixels, loc.Box), identityAt(snap, shot, loc.Box))
 	return shot, loc.Box, nil
 }
 
@@ -126,23 +138,24 @@ func (ru *run) replay(e *CacheEntry, fp fingerprint, shot *imaging.Shot, st Step
 	ru.shift = d
 	box := vision.Box{X1: e.Box.X1 + float64(d.X), Y1: e.Box.Y1 + float64(d.Y), X2: e.Box.X2 + float64(d.X), Y2: e.Box.Y2 + float64(d.Y)}
 	moved := fingerprint{Rect: fp.Rect.Add(d), Pix: fp.Pix}
-	ru.remember(st, e.Role, e.Description, shot, box, moved)
+	ru.remember(st, e.Role, e.Description, shot, box, moved, e.Element)
 	return box, CacheMoved, true
 }
 
-// remember stores what a step located in the cache.
-func (ru *run) remember(st Step, role, desc string, shot *imaging.Shot, box vision.Box, fp fingerprint) {
-	ru.rememberBy(ru.r.o.Model, st, role, desc, shot, box, fp)
+// remember stores what a step located in the cache, with the element's
+// identity in the accessibility tree when known (nil: none).
+func (ru *run) remember(st Step, role, desc string, shot *imaging.Shot, box vision.Box, fp fingerprint, id *Identity) {
+	ru.rememberBy(ru.r.o.Model, st, role, desc, shot, box, fp, id)
 }
 
-// rememberBy stores what model (or "ocr") located in the cache.
-func (ru *run) rememberBy(model string, st Step, role, desc string, shot *imaging.Shot, box vision.Box, fp fingerprint) {
+// rememberBy stores what model (or "ocr", "accessibility") located in the cache.
+func (ru *run) rememberBy(model string, st Step, role, desc string, shot *imaging.Shot, box vision.Box, fp fingerprint, id *Identity) {
 	sz := shot.Frame.ImageSize()
 	r := fp.Rect
 	ru.cache.store(&CacheEntry{
 		Step: st.Index, Kind: st.Kind, Role: role, Description: desc, DisplaySize: sizeString(sz.W, sz.H),
 		Model: model, Box: box, FingerprintRect: [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y},
-		Fingerprint: fp.encode(), Updated: CacheTime{time.Now().UTC().Truncate(time.Second)},
+		Fingerprint: fp.encode(), Element: id, Updated: CacheTime{time.Now().UTC().Truncate(time.Second)},
 	})
 }
 
@@ -162,8 +175,8 @@ func (ru *run) resolve(shot *imaging.Shot, box vision.Box, cache string) (*opera
 		return nil, err
 	}
 	by := operate.ByVision
-	if cache == byOCR {
-		by = operate.ByOCR
+	if cache == byOCR || cache == operate.ByAccessibility {
+		by = cache
 	}
 	if cache == CacheHit || cache == CacheMoved {
 		by = operate.ByCache
@@ -214,7 +227,11 @@ func (ru *run) drag(st Step, sr *StepResult, shot *imaging.Shot, from *operate.P
 	if err != nil {
 		return err
 	}
-	to, err := ru.resolve(shot, toBox, sr.Cache)
+	how := sr.Cache
+	if ru.lastBy != "" && how == CacheMiss {
+		how = ru.lastBy
+	}
+	to, err := ru.resolve(shot, toBox, how)
 	if err != nil {
 		return err
 	}
@@ -252,6 +269,9 @@ func (ru *run) locateTarget(st Step, sr *StepResult) (*imaging.Shot, *operate.Pl
 	how := sr.Cache
 	if st.ByText && how == CacheMiss {
 		how = byOCR
+	}
+	if ru.lastBy != "" && how == CacheMiss {
+		how = ru.lastBy
 	}
 	at, err := ru.resolve(shot, box, how)
 	return shot, at, err

@@ -59,7 +59,7 @@ func (ru *run) locateText(st Step, text string, sr *StepResult) (*imaging.Shot, 
 		return shot, vision.Box{}, err
 	}
 	box := boxOf(m.Box)
-	ru.rememberBy(byOCR, st, "", text, shot, box, takeFingerprint(shot.Pixels, box))
+	ru.rememberBy(byOCR, st, "", text, shot, box, takeFingerprint(shot.Pixels, box), nil)
 	return shot, box, nil
 }
 

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,8 +11,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guiagent/guiagent/internal/agent"
+	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/flow"
 	"github.com/guiagent/guiagent/internal/llm"
+	"github.com/guiagent/guiagent/internal/ocr"
 	"github.com/guiagent/guiagent/internal/vision"
 )
 
@@ -20,6 +23,12 @@ import (
 // gui_find_text and gui_read_text fit in it with shorter titles and
 // descriptions, and no maxLength beside an enum).
 const toolsListBudget = 12 << 10
+
+// toolsListBudgetWithElements bounds tools/list with an element source and
+// OCR (no model): gui_snapshot, and ref and target on the seven input tools
+// (issue 23). Their properties carry no descriptions (the instructions
+// explain them once), yet they do not fit the 12 KB: 13,340 bytes measured.
+const toolsListBudgetWithElements = 13<<10 + 512
 
 // toolsListBudgetWithModel bounds tools/list when a model adds the vision
 // tools, gui_execute_task and the target properties.
@@ -70,16 +79,22 @@ var targetTools = map[string]bool{"gui_move": true, "gui_click": true, "gui_doub
 // one short phrase on each tool.
 func TestToolsListBudget(t *testing.T) {
 	for _, c := range []struct {
-		name   string
-		opts   Options
-		budget int
-		target bool
+		name     string
+		opts     Options
+		elements bool
+		budget   int
+		target   bool
 	}{
-		{"default (no model)", Options{Flows: nopFlows{}}, toolsListBudget, false},
-		{"with a model", Options{Flows: nopFlows{}, Tasks: nopTasks{}, Vision: nopSeer{}}, toolsListBudgetWithModel, true},
+		{"default (no model)", Options{Flows: nopFlows{}}, false, toolsListBudget, false},
+		{"accessibility tree and OCR (no model)", Options{Flows: nopFlows{}, OCR: ocr.NewReader(nil, 0)}, true, toolsListBudgetWithElements, true},
+		{"with a model", Options{Flows: nopFlows{}, Tasks: nopTasks{}, Vision: nopSeer{}}, false, toolsListBudgetWithModel, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, twoDisplays, c.opts)
+			e := newEnvWith(t, twoDisplays, c.opts, func(b *fake.Backend) {
+				if c.elements {
+					b.SetElements(formElements())
+				}
+			})
 			b, tools := toolsListBytes(t, e.cs)
 			t.Logf("%d tools, %d bytes of tools/list", len(tools), len(b))
 			if len(b) > c.budget {
@@ -97,6 +112,11 @@ func TestToolsListBudget(t *testing.T) {
 				}
 				_, hasTarget := schema.Properties["target"]
 				_, hasFrom := schema.Properties["from_target"]
+				_, hasRef := schema.Properties["ref"]
+				_, hasFromRef := schema.Properties["from_ref"]
+				if targetTools[tool.Name] && (hasRef || hasFromRef) != c.elements {
+					t.Errorf("%s advertises ref: %v, want %v (only with an element source)", tool.Name, hasRef || hasFromRef, c.elements)
+				}
 				if targetTools[tool.Name] && (hasTarget || hasFrom) != c.target {
 					t.Errorf("%s advertises target: %v, want %v", tool.Name, hasTarget || hasFrom, c.target)
 				}
@@ -108,6 +128,9 @@ func TestToolsListBudget(t *testing.T) {
 						t.Errorf("%s explains %s again (%d bytes: %q); the server's instructions say it once", tool.Name, shared, len(p.Description), p.Description)
 					}
 				}
+			}
+			if got := slices.ContainsFunc(tools, func(tl *mcp.Tool) bool { return tl.Name == "gui_snapshot" }); got != c.elements {
+				t.Errorf("gui_snapshot offered: %v, want %v (only with an element source)", got, c.elements)
 			}
 			instr := e.cs.InitializeResult().Instructions
 			for _, want := range []string{"frame_id", "normalized-1000", "screen", "32", "gui_list_displays"} {

@@ -114,8 +114,9 @@ func ResolveTools(names []string) ([]string, error) {
 
 // Serving says what a server has that some tools need to be offered: a
 // vision model (gui_locate, gui_query, gui_assert and gui_wait_for), a task
-// runner (gui_execute_task) and flows (gui_run_flow).
-type Serving struct{ Vision, Tasks, Flows bool }
+// runner (gui_execute_task), flows (gui_run_flow) and an element source
+// (gui_snapshot).
+type Serving struct{ Vision, Tasks, Flows, Elements bool }
 
 // serves reports whether a server with sv can offer tool.
 func (sv Serving) serves(tool string) bool {
@@ -126,6 +127,8 @@ func (sv Serving) serves(tool string) bool {
 		return sv.Tasks
 	case tool == "gui_run_flow":
 		return sv.Flows
+	case tool == "gui_snapshot":
+		return sv.Elements
 	}
 	return true
 }

@@ -67,7 +67,17 @@ func testLogger(t testing.TB) *slog.Logger {
 // newEnv starts a server with opts (Screen is set to a fake with displays) and connects a client.
 func newEnv(t *testing.T, displays []geom.Display, opts Options) *testEnv {
 	t.Helper()
+	return newEnvWith(t, displays, opts, nil)
+}
+
+// newEnvWith is newEnv with setup run on the fake before the server is built
+// (SetElements: an element source the server sees at New).
+func newEnvWith(t *testing.T, displays []geom.Display, opts Options, setup func(*fake.Backend)) *testEnv {
+	t.Helper()
 	desk := fake.New(fake.Options{Displays: displays})
+	if setup != nil {
+		setup(desk)
+	}
 	scr := &changingScreen{Backend: desk}
 	opts.Screen = scr
 	if opts.Logger == nil {

@@ -225,8 +225,12 @@ type Server struct {
 	started time.Time
 	frames  *frameStore
 	frameN  atomic.Uint64
-	watched sync.Map // *mcp.ServerSession -> *sync.Once of its endSession: sessions whose end is awaited
-	jobs    jobTable // tool calls waiting for a client's retry with an answer (rounds.go)
+	// elements reads the UI as elements (the backend's element source);
+	// nil: none, and gui_snapshot and refs are not offered.
+	elements desktop.ElementSource
+	snaps    *snapStore // each session's latest snapshot (refs)
+	watched  sync.Map   // *mcp.ServerSession -> *sync.Once of its endSession: sessions whose end is awaited
+	jobs     jobTable   // tool calls waiting for a client's retry with an answer (rounds.go)
 	// localIDs holds each session's record id (recordID): *mcp.ServerSession -> string.
 	localIDs sync.Map
 	sel      toolSelection // the tools opts.Tools selects (nil: all)
@@ -319,6 +323,10 @@ func New(opts Options) (*Server, error) {
 	}
 	name, version := s.opts.Name, s.opts.Version
 	s.frames = newFrameStore()
+	s.snaps = newSnapStore()
+	if src, ok := desktop.ElementsOf(opts.Screen); ok {
+		s.elements = src
+	}
 	so := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLog,
@@ -347,7 +355,7 @@ func (s *Server) registerTools() error {
 	}
 	s.sel, s.tasks = sel, s.opts.Tasks
 	s.vision = visionModel{s.opts.Vision, s.opts.VisionProfile, s.opts.LocateProfile}
-	offered, err := OfferedTools(s.opts.Tools, Serving{Vision: s.opts.Vision != nil, Tasks: s.opts.Tasks != nil, Flows: s.opts.Flows != nil})
+	offered, err := OfferedTools(s.opts.Tools, Serving{Vision: s.opts.Vision != nil, Tasks: s.opts.Tasks != nil, Flows: s.opts.Flows != nil, Elements: s.elements != nil})
 	if err != nil {
 		return err
 	}
@@ -370,8 +378,9 @@ gui_screenshot or gui_zoom image of the display, fractions allowed; screen is gl
 normalized-1000, normalized-999, normalized-0-1 and yx-normalized-1000 are fractions of that image.
 frame_id (from any session of this server, which keeps the 32 most recent) names the image the points refer to
 instead of the latest; each result names the frame it used.
-Use gui_execute_task (when offered) to hand over a whole goal. With OCR or a vision model, input tools also take target,
-an element in words located on a new screenshot: a quoted "label" or short label by OCR (no model), else by the model.`
+Use gui_execute_task (when offered) to hand over a whole goal. Input tools that offer them take, instead of x and y,
+ref: an element's ref from this session's latest gui_snapshot (a stale ref is an error: snapshot again), or
+target: the element in words, found in the accessibility tree, by OCR (a quoted "label" or short label) or by a model.`
 
 // MCP returns the underlying go-sdk server (to connect custom transports).
 func (s *Server) MCP() *mcp.Server { return s.mcp }
@@ -522,6 +531,7 @@ func (s *Server) endSession(ss *mcp.ServerSession) {
 	once.(*sync.Once).Do(func() {
 		s.jobs.cancelSession(ss)
 		s.frames.forget(ss)
+		s.snaps.forget(ss)
 		if s.opts.Records != nil {
 			if c, ok := s.opts.Records(s.recordID(ss)).(io.Closer); ok {
 				if err := c.Close(); err != nil {

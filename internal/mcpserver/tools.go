@@ -26,10 +26,11 @@ import (
 type need int
 
 const (
-	always      need = iota
-	needsVision      // a vision model (Options.Vision, SetVision)
-	needsTasks       // a task runner (Options.Tasks, SetTasks)
-	needsFlows       // a flow runner (Options.Flows)
+	always        need = iota
+	needsVision        // a vision model (Options.Vision, SetVision)
+	needsTasks         // a task runner (Options.Tasks, SetTasks)
+	needsFlows         // a flow runner (Options.Flows)
+	needsElements      // an element source (the backend's accessibility tree)
 )
 
 // catalogue is every tool the server can offer, in the order clients see
@@ -39,7 +40,7 @@ func (s *Server) catalogue() []toolDef {
 		def  func() toolDef
 		need need
 	}{
-		{s.listDisplaysTool, always}, {s.screenshotTool, always}, {s.zoomTool, always},
+		{s.listDisplaysTool, always}, {s.screenshotTool, always}, {s.snapshotTool, needsElements}, {s.zoomTool, always},
 		{s.cursorPositionTool, always}, {s.moveTool, always}, {s.clickTool, always},
 		{s.doubleClickTool, always}, {s.mouseDownTool, always}, {s.mouseUpTool, always},
 		{s.dragTool, always}, {s.scrollTool, always}, {s.typeTool, always},
@@ -72,6 +73,8 @@ func (s *Server) offers(n need) bool {
 		return s.tasks != nil
 	case needsFlows:
 		return s.opts.Flows != nil
+	case needsElements:
+		return s.elements != nil
 	}
 	return true
 }
@@ -91,17 +94,35 @@ type Where struct {
 func (s *Server) pointSchema(sc *jsonschema.Schema) {
 	p := prop(sc, "space") // the spaces are listed once, in the instructions
 	p.Description = strings.TrimSuffix(p.Description, "image") + string(s.mode)
+	if s.mode == geom.SpaceImage || s.mode == "" {
+		p.Description = "" // the instructions say image is the default
+	}
 }
 
-// targetProps are the input tools' properties that only OCR or a vision
-// model can serve.
-var targetProps = []string{"target", "from_target", "to_target"}
+// targetProps are the input tools' properties that only the accessibility
+// tree, OCR or a vision model can serve; refProps those only an element
+// source can.
+var (
+	targetProps = []string{"target", "from_target", "to_target"}
+	refProps    = []string{"ref", "from_ref", "to_ref"}
+)
 
-// withoutTargets removes an input tool's target properties while neither
-// OCR nor a vision model can locate them (SetVision registers the tools
-// again when a model comes).
+// canLocate reports whether some locate step can serve a target: the
+// accessibility tree, OCR or a vision model.
+func (s *Server) canLocate() bool {
+	return s.vision.seer != nil || s.opts.OCR != nil || s.elements != nil
+}
+
+// withoutTargets removes an input tool's target properties while nothing can
+// locate them (SetVision registers the tools again when a model comes), and
+// its ref properties while there is no element source.
 func (s *Server) withoutTargets(tool string, sc *jsonschema.Schema) {
-	if s.vision.seer != nil || s.opts.OCR != nil {
+	if s.elements == nil {
+		for _, name := range refProps {
+			delete(sc.Properties, name)
+		}
+	}
+	if s.canLocate() {
 		return
 	}
 	for _, name := range targetProps {
@@ -113,51 +134,88 @@ func (s *Server) withoutTargets(tool string, sc *jsonschema.Schema) {
 }
 
 // point is an input tool's point as read from its arguments: numbers in a
-// space placed over the call's frame, or words for the executor's locate
-// step, or neither (the current pointer position).
+// space placed over the call's frame, a ref placed at its element's box
+// centre, or words for the executor's locate step, or none of them (the
+// current pointer position).
 type point struct {
-	nums    []float64      // as given, for action.Parse (nil with words or none)
+	nums    []float64      // as given, for action.Parse (nil with words, a ref or none)
 	space   string         // the space of nums
 	words   string         // the target in words ("" with coordinates)
-	place   *operate.Place // nums resolved (nil with words or none)
+	place   *operate.Place // nums or the ref resolved (nil with words or none)
 	t       *target        // the same, with how its frame was chosen
 	display geom.Display   // the display shown after an action without a point
 }
 
+// aim is an input tool's point arguments: x and y in Where.Space, an element
+// in words (target), or a ref of the latest snapshot; at most one of them.
+type aim struct {
+	X, Y   *float64
+	Target string
+	Ref    string
+	Where
+	// target and ref name the tool's arguments ("target", "ref"; a drag's
+	// "from_target", "from_ref"...).
+	target, ref string
+	// optional: with none of them the action happens at the pointer.
+	optional bool
+}
+
 // pointArg reads an input tool's point: x and y (in w.Space, resolved over
-// the frame frameFor picks), or words to locate, never both. With neither,
-// the action happens at the pointer: an error unless optional.
-func (s *Server) pointArg(ctx context.Context, c *call, x, y *float64, words, name string, w Where, optional bool) (point, error) {
-	words = strings.TrimSpace(words)
-	xy, err := optXY(x, y)
+// the frame frameFor picks), or a ref (its element's box centre), or words
+// to locate, never two of them. With none, the action happens at the
+// pointer: an error unless optional.
+func (s *Server) pointArg(ctx context.Context, c *call, a aim) (point, error) {
+	words, ref := strings.TrimSpace(a.Target), strings.TrimSpace(a.Ref)
+	if a.target == "" {
+		a.target, a.ref = "target", "ref"
+	}
+	given := 0
+	for _, g := range []bool{words != "", ref != "", a.X != nil || a.Y != nil} {
+		if g {
+			given++
+		}
+	}
+	xy, err := optXY(a.X, a.Y)
 	switch {
-	case words != "" && (x != nil || y != nil):
-		return point{}, fmt.Errorf("give either coordinates or %s, not both", name)
+	case given > 1 && s.elements == nil:
+		return point{}, fmt.Errorf("give either coordinates or %s, not both", a.target)
+	case given > 1:
+		return point{}, fmt.Errorf("give one of coordinates, %s or %s, not several", a.target, a.ref)
+	case ref != "":
+		return s.refPoint(ctx, c, ref)
 	case words != "":
 		return point{words: words}, nil
 	case err != nil:
 		return point{}, err
-	case xy == nil && !optional:
-		if s.visionNow().seer == nil && s.opts.OCR == nil {
-			return point{}, errors.New("give the point as coordinates x and y")
-		}
-		return point{}, fmt.Errorf("give the point as coordinates, or describe the element in %s", name)
+	case xy == nil && !a.optional:
+		return point{}, s.noPointError(a)
 	case xy == nil:
-		d, _, err := s.displayFor(ctx, w)
-		if err != nil && (w.Display != "" || w.FrameID != "") {
+		d, _, err := s.displayFor(ctx, a.Where)
+		if err != nil && (a.Display != "" || a.FrameID != "") {
 			return point{}, err // a display the caller named must exist
 		}
-		return point{space: w.Space, display: d}, nil
+		return point{space: a.Space, display: d}, nil
 	}
-	mv, err := s.parse(action.Raw{Kind: action.Move, At: xy}, w.Space)
+	mv, err := s.parse(action.Raw{Kind: action.Move, At: xy}, a.Space)
 	if err != nil {
 		return point{}, err
 	}
-	t, err := s.resolve(ctx, c.ss, w, *mv.At)
+	t, err := s.resolve(ctx, c.ss, a.Where, *mv.At)
 	if err != nil {
 		return point{}, err
 	}
-	return point{nums: xy, space: w.Space, place: t.place(), t: &t, display: t.Display}, nil
+	return point{nums: xy, space: a.Space, place: t.place(), t: &t, display: t.Display}, nil
+}
+
+// noPointError says what an input tool needs instead of nothing.
+func (s *Server) noPointError(a aim) error {
+	switch hasLoc := s.visionNow().seer != nil || s.opts.OCR != nil || s.elements != nil; {
+	case hasLoc && s.elements != nil:
+		return fmt.Errorf("give the point as coordinates, a %s from gui_snapshot, or describe the element in %s", a.ref, a.target)
+	case hasLoc:
+		return fmt.Errorf("give the point as coordinates, or describe the element in %s", a.target)
+	}
+	return errors.New("give the point as coordinates x and y")
 }
 
 // shown is where the action went, for the result: the point as resolved,

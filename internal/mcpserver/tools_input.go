@@ -12,18 +12,76 @@ import (
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/operate"
-	"github.com/guiagent/guiagent/internal/safety"
 )
 
 // The input group: mouse and keyboard. Every handler reads its arguments
 // into an action and its points, and hands them to act, which performs them
 // through the one executor (operate) and records them.
 
-// MoveArgs are gui_move's arguments.
-type MoveArgs struct {
+// Point is the point arguments shared by the input tools that act at one:
+// coordinates, an element in words, or a ref of the latest snapshot.
+type Point struct {
 	X      *float64 `json:"x,omitempty"`
 	Y      *float64 `json:"y,omitempty"`
-	Target string   `json:"target,omitempty" jsonschema:"the element in words, instead of x and y"`
+	Target string   `json:"target,omitempty"` // the server's instructions explain target and ref once
+	Ref    string   `json:"ref,omitempty"`
+}
+
+func (p Point) aim(w Where, optional bool) aim {
+	return aim{X: p.X, Y: p.Y, Target: p.Target, Ref: p.Ref, Where: w, optional: optional}
+}
+
+// acted is what actAt did: the action as parsed, the executor's result and
+// the point as read.
+type acted struct {
+	a   action.Action
+	res operate.Result
+	at  point
+}
+
+// where says where the action went, and on which display, for the result.
+func (ac acted) where() (string, geom.Display) {
+	if ac.res.At == nil {
+		return "at the current pointer position", ac.at.display
+	}
+	t := ac.at.shown(ac.res.At)
+	return "at " + t.String() + warn(t), t.Display
+}
+
+// actAt is an input tool that acts at one point: it checks what of r needs
+// no point first (a bad button or modifier is reported before anything is
+// located), reads the point (coordinates, ref or target), parses r with it
+// and performs it through act.
+func (s *Server) actAt(ctx context.Context, c *call, r action.Raw, at aim, verb string) (acted, error) {
+	pre := r
+	if !at.optional {
+		pre.At = []float64{0, 0}
+	}
+	if _, err := s.parse(pre, at.Space); err != nil {
+		return acted{}, err
+	}
+	p, err := s.pointArg(ctx, c, at)
+	if err != nil {
+		return acted{}, err
+	}
+	r.At, r.Target = p.nums, p.words
+	if p.place != nil && p.nums == nil { // a ref: placed already
+		r.At = []float64{0, 0}
+	}
+	a, err := s.parse(r, p.space)
+	if err != nil {
+		return acted{}, err
+	}
+	if p.place != nil && p.nums == nil {
+		a.At = &action.Point{Space: geom.SpaceImage, X: p.place.Image.X, Y: p.place.Image.Y}
+	}
+	res, err := s.act(ctx, c, operate.Op{Action: a, At: p.place, Display: at.Display}, verb)
+	return acted{a, res, p}, err
+}
+
+// MoveArgs are gui_move's arguments.
+type MoveArgs struct {
+	Point
 	Where
 }
 
@@ -32,28 +90,18 @@ func (s *Server) moveTool() toolDef {
 		"Move the mouse pointer to a point without clicking.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in MoveArgs) (*mcp.CallToolResult, error) {
-			at, err := s.pointArg(ctx, c, in.X, in.Y, in.Target, "target", in.Where, false)
+			ac, err := s.actAt(ctx, c, action.Raw{Kind: action.Move}, in.aim(in.Where, false), "move")
 			if err != nil {
 				return nil, err
 			}
-			a, err := s.parse(action.Raw{Kind: action.Move, At: at.nums, Target: at.words}, at.space)
-			if err != nil {
-				return nil, err
-			}
-			res, err := s.act(ctx, c, operate.Op{Action: a, At: at.place, Display: in.Display}, "move")
-			if err != nil {
-				return nil, err
-			}
-			t := at.shown(res.At)
-			return s.done(ctx, c, t.Display, "%smoved the pointer to %s%s", note(res.At), t, warn(t))
+			where, d := ac.where()
+			return s.done(ctx, c, d, "%smoved the pointer %s", note(ac.res.At), strings.TrimPrefix(where, "at "))
 		})
 }
 
 // ClickArgs are gui_click's arguments.
 type ClickArgs struct {
-	X         *float64 `json:"x,omitempty"`
-	Y         *float64 `json:"y,omitempty"`
-	Target    string   `json:"target,omitempty" jsonschema:"the element in words, instead of x and y"`
+	Point
 	Button    string   `json:"button,omitempty"`
 	Clicks    int      `json:"clicks,omitempty" jsonschema:"default 1"`
 	Modifiers []string `json:"modifiers,omitempty" jsonschema:"keys held, e.g. [\"ctrl\"]"`
@@ -78,32 +126,18 @@ func (s *Server) clickTool() toolDef {
 }
 
 func (s *Server) click(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToolResult, error) {
-	// Check what needs no point first: a bad button or modifier is reported before a locate.
-	if _, err := s.parse(action.Raw{Kind: action.Click, At: []float64{0, 0}, Button: in.Button, Clicks: in.Clicks, Keys: in.Modifiers}, ""); err != nil {
-		return nil, err
-	}
-	at, err := s.pointArg(ctx, c, in.X, in.Y, in.Target, "target", in.Where, false)
+	ac, err := s.actAt(ctx, c, action.Raw{Kind: action.Click, Button: in.Button, Clicks: in.Clicks, Keys: in.Modifiers}, in.aim(in.Where, false), "click")
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.parse(action.Raw{Kind: action.Click, At: at.nums, Target: at.words, Button: in.Button, Clicks: in.Clicks, Keys: in.Modifiers}, at.space)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.act(ctx, c, operate.Op{Action: a, At: at.place, Display: in.Display}, "click")
-	if err != nil {
-		return nil, err
-	}
-	t, n := at.shown(res.At), a.Clicks()
-	what := map[int]string{1: "clicked", 2: "double-clicked", 3: "triple-clicked"}[n]
-	return s.done(ctx, c, t.Display, "%s%s %s%s at %s%s", note(res.At), what, a.ButtonOrLeft(), withMods(a.Keys), t, warn(t))
+	where, d := ac.where()
+	what := map[int]string{1: "clicked", 2: "double-clicked", 3: "triple-clicked"}[ac.a.Clicks()]
+	return s.done(ctx, c, d, "%s%s %s%s %s", note(ac.res.At), what, ac.a.ButtonOrLeft(), withMods(ac.a.Keys), where)
 }
 
 // DoubleClickArgs are gui_double_click's arguments.
 type DoubleClickArgs struct {
-	X      *float64 `json:"x,omitempty"`
-	Y      *float64 `json:"y,omitempty"`
-	Target string   `json:"target,omitempty" jsonschema:"the element in words, instead of x and y"`
+	Point
 	Where
 }
 
@@ -112,11 +146,11 @@ func (s *Server) doubleClickTool() toolDef {
 		"Double-click the left mouse button at a point.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in DoubleClickArgs) (*mcp.CallToolResult, error) {
-			return s.click(ctx, c, ClickArgs{X: in.X, Y: in.Y, Target: in.Target, Clicks: 2, Where: in.Where})
+			return s.click(ctx, c, ClickArgs{Point: in.Point, Clicks: 2, Where: in.Where})
 		})
 }
 
-// ButtonArgs are gui_mouse_down's and gui_mouse_up's arguments.
+// ButtonArgs are gui_mouse_up's arguments.
 type ButtonArgs struct {
 	X      *float64 `json:"x,omitempty"`
 	Y      *float64 `json:"y,omitempty"`
@@ -126,10 +160,8 @@ type ButtonArgs struct {
 
 // MouseDownArgs are gui_mouse_down's arguments.
 type MouseDownArgs struct {
-	X      *float64 `json:"x,omitempty"`
-	Y      *float64 `json:"y,omitempty"`
-	Target string   `json:"target,omitempty" jsonschema:"the element in words, instead of x and y"`
-	Button string   `json:"button,omitempty"`
+	Point
+	Button string `json:"button,omitempty"`
 	Where
 }
 
@@ -138,7 +170,7 @@ func (s *Server) mouseDownTool() toolDef {
 		"Press and hold a mouse button, optionally at a point, until gui_mouse_up.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); buttonEnum(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in MouseDownArgs) (*mcp.CallToolResult, error) {
-			return s.button(ctx, c, ButtonArgs{X: in.X, Y: in.Y, Button: in.Button, Where: in.Where}, in.Target, true)
+			return s.button(ctx, c, in.Button, in.aim(in.Where, true), true)
 		})
 }
 
@@ -147,33 +179,21 @@ func (s *Server) mouseUpTool() toolDef {
 		"Release a mouse button, optionally at a point.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); buttonEnum(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in ButtonArgs) (*mcp.CallToolResult, error) {
-			return s.button(ctx, c, in, "", false)
+			return s.button(ctx, c, in.Button, Point{X: in.X, Y: in.Y}.aim(in.Where, true), false)
 		})
 }
 
-func (s *Server) button(ctx context.Context, c *call, in ButtonArgs, words string, down bool) (*mcp.CallToolResult, error) {
+func (s *Server) button(ctx context.Context, c *call, button string, at aim, down bool) (*mcp.CallToolResult, error) {
 	verb, kind := "released", action.MouseUp
 	if down {
 		verb, kind = "pressed", action.MouseDown
 	}
-	at, err := s.pointArg(ctx, c, in.X, in.Y, words, "target", in.Where, true)
+	ac, err := s.actAt(ctx, c, action.Raw{Kind: kind, Button: button}, at, "mouse "+map[bool]string{true: "down", false: "up"}[down])
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.parse(action.Raw{Kind: kind, At: at.nums, Target: at.words, Button: in.Button}, at.space)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.act(ctx, c, operate.Op{Action: a, At: at.place, Display: in.Display}, "mouse "+map[bool]string{true: "down", false: "up"}[down])
-	if err != nil {
-		return nil, err
-	}
-	where, d := "at the current pointer position", at.display
-	if res.At != nil {
-		t := at.shown(res.At)
-		where, d = "at "+t.String()+warn(t), t.Display
-	}
-	return s.done(ctx, c, d, "%s%s the %s button %s", note(res.At), verb, a.ButtonOrLeft(), where)
+	where, d := ac.where()
+	return s.done(ctx, c, d, "%s%s the %s button %s", note(ac.res.At), verb, ac.a.ButtonOrLeft(), where)
 }
 
 // DragArgs are gui_drag's arguments.
@@ -182,8 +202,10 @@ type DragArgs struct {
 	FromY      *float64 `json:"from_y,omitempty"`
 	ToX        *float64 `json:"to_x,omitempty"`
 	ToY        *float64 `json:"to_y,omitempty"`
-	FromTarget string   `json:"from_target,omitempty" jsonschema:"the start element in words, instead of from_x and from_y"`
-	ToTarget   string   `json:"to_target,omitempty" jsonschema:"the end element in words, instead of to_x and to_y"`
+	FromTarget string   `json:"from_target,omitempty"`
+	ToTarget   string   `json:"to_target,omitempty"`
+	FromRef    string   `json:"from_ref,omitempty"`
+	ToRef      string   `json:"to_ref,omitempty"`
 	Button     string   `json:"button,omitempty"`
 	Where
 }
@@ -206,11 +228,11 @@ func (s *Server) drag(ctx context.Context, c *call, in DragArgs) (*mcp.CallToolR
 	if err != nil {
 		return nil, err
 	}
-	from, err := s.dragEnd(ctx, c, in.FromX, in.FromY, in.FromTarget, in, "from_target")
+	from, err := s.dragEnd(ctx, c, aim{X: in.FromX, Y: in.FromY, Target: in.FromTarget, Ref: in.FromRef, Where: in.Where, target: "from_target", ref: "from_ref"})
 	if err != nil {
 		return nil, fmt.Errorf("drag start: %w", err)
 	}
-	to, err := s.dragEnd(ctx, c, in.ToX, in.ToY, in.ToTarget, in, "to_target")
+	to, err := s.dragEnd(ctx, c, aim{X: in.ToX, Y: in.ToY, Target: in.ToTarget, Ref: in.ToRef, Where: in.Where, target: "to_target", ref: "to_ref"})
 	if err != nil {
 		return nil, fmt.Errorf("drag end: %w", err)
 	}
@@ -231,19 +253,23 @@ type dragPoint struct {
 	at    point
 }
 
-// dragEnd reads one end of a drag: coordinates in in.Space, or words, which
-// are located at once (a drag acts at both ends, so both are placed before it).
-func (s *Server) dragEnd(ctx context.Context, c *call, x, y *float64, words string, in DragArgs, name string) (dragPoint, error) {
-	at, err := s.pointArg(ctx, c, x, y, words, name, in.Where, false)
+// dragEnd reads one end of a drag: coordinates in its space, a ref, or
+// words, which are located at once (a drag acts at both ends, so both are
+// placed before it).
+func (s *Server) dragEnd(ctx context.Context, c *call, a aim) (dragPoint, error) {
+	at, err := s.pointArg(ctx, c, a)
 	if err != nil {
 		return dragPoint{}, err
 	}
 	if at.place == nil {
-		p, err := s.locator(c).Locate(ctx, operate.Target{Words: at.words, Display: in.Display})
+		p, err := s.locator(c).Locate(ctx, operate.Target{Words: at.words, Display: a.Display})
 		if err != nil {
 			return dragPoint{}, err
 		}
 		at.place = &p
+	}
+	if at.nums == nil { // located, or a ref
+		p := at.place
 		return dragPoint{action.Point{Space: geom.SpaceImage, X: p.Image.X, Y: p.Image.Y}, at.place, at}, nil
 	}
 	mv, err := s.parse(action.Raw{Kind: action.Move, At: at.nums}, at.space)
@@ -255,9 +281,7 @@ func (s *Server) dragEnd(ctx context.Context, c *call, x, y *float64, words stri
 
 // ScrollArgs are gui_scroll's arguments.
 type ScrollArgs struct {
-	X         *float64 `json:"x,omitempty"`
-	Y         *float64 `json:"y,omitempty"`
-	Target    string   `json:"target,omitempty" jsonschema:"the element in words, instead of x and y"`
+	Point
 	Direction string   `json:"direction"`
 	Amount    int      `json:"amount,omitempty" jsonschema:"wheel notches; default 3"`
 	Modifiers []string `json:"modifiers,omitempty" jsonschema:"keys held, e.g. [\"ctrl\"] to zoom"`
@@ -278,94 +302,14 @@ func (s *Server) scrollTool() toolDef {
 			if in.Amount < 0 || in.Amount > action.MaxScrollNotches {
 				return nil, fmt.Errorf("amount must be 1 to %d wheel notches, got %d", action.MaxScrollNotches, in.Amount)
 			}
-			if _, err := s.parse(action.Raw{Kind: action.Scroll, Direction: in.Direction, Amount: in.Amount, Keys: in.Modifiers}, in.Space); err != nil {
-				return nil, err
-			}
-			at, err := s.pointArg(ctx, c, in.X, in.Y, in.Target, "target", in.Where, true)
+			ac, err := s.actAt(ctx, c, action.Raw{Kind: action.Scroll, Direction: in.Direction, Amount: in.Amount, Keys: in.Modifiers}, in.aim(in.Where, true), "scroll")
 			if err != nil {
 				return nil, err
 			}
-			a, err := s.parse(action.Raw{Kind: action.Scroll, At: at.nums, Target: at.words, Direction: in.Direction, Amount: in.Amount, Keys: in.Modifiers}, at.space)
-			if err != nil {
-				return nil, err
-			}
-			res, err := s.act(ctx, c, operate.Op{Action: a, At: at.place, Display: in.Display}, "scroll")
-			if err != nil {
-				return nil, err
-			}
-			where, d := "at the current pointer position", at.display
-			if res.At != nil {
-				t := at.shown(res.At)
-				where, d = "at "+t.String()+warn(t), t.Display
-			}
-			return s.done(ctx, c, d, "%sscrolled %s %d notches%s %s", note(res.At), a.Direction, a.Notches(), withMods(a.Keys), where)
+			where, d := ac.where()
+			return s.done(ctx, c, d, "%sscrolled %s %d notches%s %s", note(ac.res.At), ac.a.Direction, ac.a.Notches(), withMods(ac.a.Keys), where)
 		})
 }
-
-// TypeArgs are gui_type's arguments.
-type TypeArgs struct {
-	Text    string `json:"text" jsonschema:"typed exactly, any Unicode; keys go to gui_press_key"`
-	Target  string `json:"target,omitempty" jsonschema:"the field in words, clicked first; default: the focused element"`
-	Mode    string `json:"mode,omitempty" jsonschema:"replace: type over the field's text; append: at its end; type (default): at the caret"`
-	Display string `json:"display,omitempty"`
-}
-
-func (s *Server) typeTool() toolDef {
-	return newTool(s, GroupInput, "gui_type", "Type text",
-		"Type text into the focused element exactly as given: any language, symbols, emoji.",
-		changesDesk, func(sc *jsonschema.Schema) {
-			prop(sc, "text").MinLength = new(1)
-			enum(sc, "mode", "replace", "append", "type")
-		},
-		func(ctx context.Context, c *call, in TypeArgs) (*mcp.CallToolResult, error) {
-			return s.typeText(ctx, c, in)
-		})
-}
-
-func (s *Server) typeText(ctx context.Context, c *call, in TypeArgs) (*mcp.CallToolResult, error) {
-	if in.Text == "" {
-		return nil, fmt.Errorf("text is empty: give the text to type")
-	}
-	a, err := s.parse(action.Raw{Kind: action.TypeText, Text: in.Text}, "")
-	if err != nil {
-		return nil, err
-	}
-	mode, err := operate.ParseTypeMode(in.Mode)
-	if err != nil {
-		return nil, err
-	}
-	d, _, err := s.display(ctx, in.Display)
-	if err != nil {
-		return nil, err
-	}
-	var clicked *operate.Place
-	if words := strings.TrimSpace(in.Target); words != "" {
-		res, err := s.act(ctx, c, operate.Op{Action: action.Action{Kind: action.Click, Target: words}, Display: in.Display}, "click on "+fmt.Sprintf("%q", words))
-		if err != nil {
-			return nil, err
-		}
-		clicked, d = res.At, res.At.Display
-	}
-	// The typed text may be a password: the record keeps its length only, as the audit does.
-	if _, err := s.act(ctx, c, operate.Op{Action: a, Mode: mode, Display: in.Display}, "type", func(t *action.Trace) {
-		if t.Action.Kind == action.TypeText {
-			t.Action.Text = safety.MaskText(in.Text)
-		}
-	}); err != nil {
-		return nil, err
-	}
-	how := map[operate.TypeMode]string{operate.Replace: "clicked it, selected its text (not verified) and ", operate.Append: "clicked it, went to the end and ", operate.TypeAtCaret: "clicked it and "}[mode]
-	if clicked == nil {
-		how = map[operate.TypeMode]string{operate.Replace: "selected the field's text (not verified) and ", operate.Append: "went to the end and "}[mode]
-	}
-	// The keystrokes are queued, not necessarily consumed: a slow
-	// application (notepad under Wine: 30 s for 1500 characters) may
-	// still be taking them in, and typing them again would double them.
-	return s.done(ctx, c, d, "%s%styped %d characters; %s", note(clicked), how, len([]rune(in.Text)), typingMayLag)
-}
-
-// typingMayLag is gui_type's note that the text may still be arriving.
-const typingMayLag = "a slow application may still be receiving them: check the screen before acting on the text, and do not type it again"
 
 // PressKeyArgs are gui_press_key's arguments.
 type PressKeyArgs struct {

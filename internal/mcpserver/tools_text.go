@@ -287,14 +287,20 @@ func (n noted) Locate(ctx context.Context, t operate.Target) (operate.Place, err
 	return p, err
 }
 
-// locator is the locate chain of the call's input (operate.Op.Locate): OCR
-// for a text target, then the vision model. Without OCR its tier is skipped
-// with a note; without a model the vision step says what a model needs.
+// locator is the locate chain of the call's input (operate.Op.Locate): the
+// accessibility tree when there is an element source, OCR for a text
+// target, then the vision model. Without OCR its tier is skipped with a
+// note; without a model the vision step says what a model needs.
 func (s *Server) locator(c *call) operate.Locator {
-	vis := visionLocator{s, c}
-	r, err := s.ocrOrErr()
-	if err != nil {
-		return noted{vis, "OCR tier skipped: " + err.Error()}
+	var chain operate.Chain
+	if s.elements != nil {
+		chain = append(chain, treeLocator{s, c})
 	}
-	return operate.Chain{ocrLocator{s, c, r}, vis}
+	var vis operate.Locator = visionLocator{s, c}
+	if r, err := s.ocrOrErr(); err == nil {
+		chain = append(chain, ocrLocator{s, c, r})
+	} else {
+		vis = noted{vis, "OCR tier skipped: " + err.Error()}
+	}
+	return append(chain, vis)
 }

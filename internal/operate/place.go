@@ -14,11 +14,13 @@ type geomPoint = geom.GlobalPoint
 
 // How a point was found, as a result's located_by says it.
 const (
-	ByCoordinates = ""          // the caller gave the point (through the geom resolver)
-	ByOCR         = "ocr"       // the target's words were read on the screen (no model)
-	ByVision      = "vision"    // a plain-vision model located the target's words
-	ByGrounding   = "grounding" // the agent's grounding model located them
-	ByCache       = "cache"     // a flow cache's pixel fingerprint, verified on the screen
+	ByCoordinates   = ""              // the caller gave the point (through the geom resolver)
+	ByRef           = "ref"           // the caller named an element of its latest snapshot
+	ByAccessibility = "accessibility" // the target's words matched an element of the accessibility tree (no model)
+	ByOCR           = "ocr"           // the target's words were read on the screen (no model)
+	ByVision        = "vision"        // a plain-vision model located the target's words
+	ByGrounding     = "grounding"     // the agent's grounding model located them
+	ByCache         = "cache"         // a flow cache's pixel fingerprint, verified on the screen
 )
 
 // Place is a point an action acts at, placed on the screen.
@@ -40,8 +42,9 @@ type Place struct {
 	Note string
 }
 
-// Target is what a Locator looks for: an element in words (later an
-// accessibility ref), on a display ("" = the default one).
+// Target is what a Locator looks for: an element in words, on a display
+// ("" = the default one). (A ref names its element without locating it:
+// front ends place it themselves, located_by ByRef.)
 type Target struct {
 	Words   string
 	Display string

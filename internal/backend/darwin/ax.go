@@ -382,8 +382,8 @@ func (s *axSource) releaseAll(rs []axRef) {
 	}
 }
 
-// SetElementValue sets AXValue and reads it back.
-func (s *axSource) SetElementValue(ctx context.Context, handle, value string) error {
+// SetText sets AXValue and reads it back.
+func (s *axSource) SetText(ctx context.Context, handle, value string) error {
 	h, err := parseAXHandle(handle)
 	if err != nil {
 		return err
@@ -406,8 +406,22 @@ func (s *axSource) SetElementValue(ctx context.Context, handle, value string) er
 	return nil
 }
 
-// InvokeElement performs AXPress.
-func (s *axSource) InvokeElement(ctx context.Context, handle string) error {
+// Text reads AXValue.
+func (s *axSource) Text(ctx context.Context, handle string) (string, error) {
+	h, err := parseAXHandle(handle)
+	if err != nil {
+		return "", err
+	}
+	e, err := s.resolve(h)
+	if err != nil {
+		return "", err
+	}
+	defer s.ax.Release(e)
+	return s.ax.Value(e)
+}
+
+// Press performs AXPress.
+func (s *axSource) Press(ctx context.Context, handle string) error {
 	h, err := parseAXHandle(handle)
 	if err != nil {
 		return err

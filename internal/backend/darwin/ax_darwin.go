@@ -279,20 +279,29 @@ func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*deskto
 	return s.Elements(ctx, q)
 }
 
-// SetElementValue sets an element's AXValue and reads it back.
-func (b *Backend) SetElementValue(ctx context.Context, handle, value string) error {
+// SetText sets an element's AXValue and reads it back.
+func (b *Backend) SetText(ctx context.Context, handle, value string) error {
 	s, err := b.elements()
 	if err != nil {
 		return err
 	}
-	return s.SetElementValue(ctx, handle, value)
+	return s.SetText(ctx, handle, value)
 }
 
-// InvokeElement performs AXPress on an element.
-func (b *Backend) InvokeElement(ctx context.Context, handle string) error {
+// Text reads an element's AXValue.
+func (b *Backend) Text(ctx context.Context, handle string) (string, error) {
+	s, err := b.elements()
+	if err != nil {
+		return "", err
+	}
+	return s.Text(ctx, handle)
+}
+
+// Press performs AXPress on an element.
+func (b *Backend) Press(ctx context.Context, handle string) error {
 	s, err := b.elements()
 	if err != nil {
 		return err
 	}
-	return s.InvokeElement(ctx, handle)
+	return s.Press(ctx, handle)
 }

@@ -111,18 +111,18 @@ func TestAXSnapshot(t *testing.T) {
 
 	// Acting by handle: press the button, set the field, refuse a stale handle.
 	e6, _ := snap.Lookup("e6")
-	if err := s.InvokeElement(context.Background(), e6.Handle); err != nil || len(f.pressed) != 1 || f.pressed[0] != 6 {
+	if err := s.Press(context.Background(), e6.Handle); err != nil || len(f.pressed) != 1 || f.pressed[0] != 6 {
 		t.Errorf("press: %v, pressed %v", err, f.pressed)
 	}
 	e3, _ := snap.Lookup("e3")
-	if err := s.SetElementValue(context.Background(), e3.Handle, "grace"); err != nil || f.elems[3].Value != "grace" {
+	if err := s.SetText(context.Background(), e3.Handle, "grace"); err != nil || f.elems[3].Value != "grace" {
 		t.Errorf("set value: %v, the field holds %q", err, f.elems[3].Value)
 	}
-	if err := s.SetElementValue(context.Background(), e6.Handle, "x"); !errors.Is(err, desktop.ErrUnsupported) {
+	if err := s.SetText(context.Background(), e6.Handle, "x"); !errors.Is(err, desktop.ErrUnsupported) {
 		t.Errorf("setting a button's value: %v, want ErrUnsupported", err)
 	}
 	f.elems[6] = axAttrs{Role: "AXStaticText"}
-	if err := s.InvokeElement(context.Background(), e6.Handle); err == nil || !strings.Contains(err.Error(), "fresh snapshot") {
+	if err := s.Press(context.Background(), e6.Handle); err == nil || !strings.Contains(err.Error(), "fresh snapshot") {
 		t.Errorf("a changed element: %v", err)
 	}
 	if f.retained != 0 {
@@ -138,7 +138,7 @@ func TestAXPermission(t *testing.T) {
 	if !errors.Is(err, ErrAccessibility) || !strings.Contains(err.Error(), "System Settings > Privacy & Security > Accessibility") {
 		t.Errorf("untrusted: %v", err)
 	}
-	if err := s.InvokeElement(context.Background(), "ax:42:0.5:AXButton"); !errors.Is(err, ErrAccessibility) {
+	if err := s.Press(context.Background(), "ax:42:0.5:AXButton"); !errors.Is(err, ErrAccessibility) {
 		t.Errorf("untrusted press: %v", err)
 	}
 }

@@ -232,24 +232,24 @@ func TestElements(t *testing.T) {
 	check(t, "edit-focused", ok && edit.States.Focused, fmt.Sprint(edit.States.List()))
 	check(t, "edit-box", ok && near(edit.Box, lay.logicalRect(f.rects["edit"]), 2), fmt.Sprintf("box %v, want %v", edit.Box, lay.logicalRect(f.rects["edit"])))
 	if ok {
-		err := b.SetElementValue(ctx, edit.Handle, "Grace Hopper")
+		err := b.SetText(ctx, edit.Handle, "Grace Hopper")
 		got := windowText(f.controls["edit"])
 		check(t, "set-value", err == nil && got == "Grace Hopper", fmt.Sprintf("err %v, the edit control holds %q", err, got))
 	}
 	if okb, ok := find(desktop.RoleButton, "OK"); ok {
-		err := b.InvokeElement(ctx, okb.Handle)
+		err := b.Press(ctx, okb.Handle)
 		deadline := time.Now().Add(2 * time.Second)
 		for f.clicked.Load() == 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		check(t, "invoke", err == nil && f.clicked.Load() == 1, fmt.Sprintf("err %v, %d clicks", err, f.clicked.Load()))
-		err = b.SetElementValue(ctx, okb.Handle, "x")
+		err = b.SetText(ctx, okb.Handle, "x")
 		check(t, "set-value-unsupported", errors.Is(err, desktop.ErrUnsupported), fmt.Sprint(err))
 	}
 	// Bounds: one element only, and a stale handle.
 	one, err := b.Elements(ctx, desktop.ElementQuery{MaxElements: 1})
 	check(t, "max-elements", err == nil && len(one.Elements) == 1 && one.TruncatedBy == "max_elements", fmt.Sprintf("%v %+v", err, one))
-	err = b.InvokeElement(ctx, uiaHandle{HWND: f.hwnd, Path: []int{99}, ControlType: 50000}.String())
+	err = b.Press(ctx, uiaHandle{HWND: f.hwnd, Path: []int{99}, ControlType: 50000}.String())
 	check(t, "stale-handle", err != nil && strings.Contains(err.Error(), "fresh snapshot"), fmt.Sprint(err))
 }
 

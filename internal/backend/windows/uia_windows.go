@@ -288,9 +288,9 @@ func (u *uia) resolve(h uiaHandle) (*comObj, error) {
 	return e, nil
 }
 
-// SetElementValue sets the element's value through its ValuePattern and
+// SetText sets the element's value through its ValuePattern and
 // reads it back.
-func (b *Backend) SetElementValue(ctx context.Context, handle, value string) error {
+func (b *Backend) SetText(ctx context.Context, handle, value string) error {
 	if err := b.ready(); err != nil {
 		return err
 	}
@@ -333,8 +333,43 @@ func (b *Backend) SetElementValue(ctx context.Context, handle, value string) err
 	})
 }
 
-// InvokeElement performs the element's default action through its InvokePattern.
-func (b *Backend) InvokeElement(ctx context.Context, handle string) error {
+// Text reads the element's value through its ValuePattern.
+func (b *Backend) Text(ctx context.Context, handle string) (string, error) {
+	if err := b.ready(); err != nil {
+		return "", err
+	}
+	if b.opts.NoElements {
+		return "", errElementsOff
+	}
+	h, err := parseUIAHandle(handle)
+	if err != nil {
+		return "", err
+	}
+	var text string
+	err = onCOMThread(ctx, desktop.DefaultBudget, func(ctx context.Context, u *uia) error {
+		e, err := u.resolve(h)
+		if err != nil {
+			return err
+		}
+		defer e.release()
+		vp := pattern(e, patternIDValue, &iidValuePattern)
+		if vp == nil {
+			return fmt.Errorf("reading the value of a %s: %w: it has no UI Automation ValuePattern", controlTypeOf(h.ControlType).name, desktop.ErrUnsupported)
+		}
+		defer vp.release()
+		var got bstr
+		if err := hresult("ValuePattern.CurrentValue", vp.call(4, bstrOut(&got))); err != nil {
+			return err
+		}
+		text = bstrString(got)
+		freeBSTR(got)
+		return nil
+	})
+	return text, err
+}
+
+// Press performs the element's default action through its InvokePattern.
+func (b *Backend) Press(ctx context.Context, handle string) error {
 	if err := b.ready(); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +14,91 @@ import (
 // OpElements names Elements for FailNext / FailAfter.
 const OpElements = "elements"
 
-var _ desktop.ElementSource = (*Backend)(nil)
+var (
+	_ desktop.ElementSource = (*Backend)(nil)
+	_ desktop.ElementGate   = (*Backend)(nil)
+	_ desktop.ElementActor  = (*Backend)(nil)
+)
+
+// OpSetText, OpText and OpPress name the element actor's methods for
+// FailNext / FailAfter.
+const (
+	OpSetText = "set_text"
+	OpText    = "text"
+	OpPress   = "press"
+)
+
+// ElementsAvailable reports whether SetElements gave the fake a tree: a fake
+// without one has no element source, as a backend with accessibility off.
+func (b *Backend) ElementsAvailable() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.elements != nil
+}
+
+// element returns the index of the element with handle h ("fake/N").
+func (b *Backend) element(h string) (int, error) {
+	var i int
+	if _, err := fmt.Sscanf(h, "fake/%d", &i); err != nil || i < 0 || i >= len(b.elements) {
+		return 0, fmt.Errorf("fake: no element has handle %q", h)
+	}
+	return i, nil
+}
+
+// SetText replaces the text (Value) of an element whose States.Editable is
+// set; another element offers no EditableText (ErrUnsupported).
+func (b *Backend) SetText(ctx context.Context, handle, text string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.check(ctx, OpSetText); err != nil {
+		return err
+	}
+	i, err := b.element(handle)
+	if err != nil {
+		return err
+	}
+	if !b.elements[i].States.Editable {
+		return fmt.Errorf("fake: element %q offers no editable text: %w", b.elements[i].Name, desktop.ErrUnsupported)
+	}
+	b.elements[i].Value = text
+	return nil
+}
+
+// Text returns the text (Value) of an element.
+func (b *Backend) Text(ctx context.Context, handle string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.check(ctx, OpText); err != nil {
+		return "", err
+	}
+	i, err := b.element(handle)
+	if err != nil {
+		return "", err
+	}
+	return b.elements[i].Value, nil
+}
+
+// Press notes the element's name (PressedElements lists them).
+func (b *Backend) Press(ctx context.Context, handle string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.check(ctx, OpPress); err != nil {
+		return err
+	}
+	i, err := b.element(handle)
+	if err != nil {
+		return err
+	}
+	b.pressed = append(b.pressed, b.elements[i].Name)
+	return nil
+}
+
+// PressedElements lists the names of the elements Press pressed, in order.
+func (b *Backend) PressedElements() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.pressed)
+}
 
 // SetElements sets the element tree Elements returns: elements in depth-first
 // order with Depth set (0 for a window), Role (or PlatformRole, normalized
@@ -55,6 +140,9 @@ func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*deskto
 	keep, apps := true, map[string]bool{}
 	var kept []int // platform depths of the returned ancestors of the element at hand
 	for i, e := range src {
+		if e.Handle == "" {
+			e.Handle = fmt.Sprintf("fake/%d", i)
+		}
 		if e.Role == "" {
 			e.Role = uitree.NormalizeRole(e.PlatformRole, e.States)
 		}

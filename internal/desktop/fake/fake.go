@@ -134,6 +134,7 @@ type Backend struct {
 	clipboard string
 	title     string
 	elements  []desktop.Element
+	pressed   []string
 	fails     map[string][]failure
 	hook      func(Event)
 	closed    bool

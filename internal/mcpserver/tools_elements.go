@@ -1,0 +1,139 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/uitree"
+)
+
+// gui_snapshot (observe group, offered only with an element source): the UI
+// as elements, with refs the input tools take, and boxes in image pixels of
+// a screenshot captured with it.
+
+// SnapshotArgs are gui_snapshot's arguments.
+type SnapshotArgs struct {
+	Display           string `json:"display,omitempty"`
+	Scope             string `json:"scope,omitempty"`
+	App               string `json:"app,omitempty"`
+	MaxElements       int    `json:"max_elements,omitempty"`
+	IncludeScreenshot bool   `json:"include_screenshot,omitempty"`
+}
+
+// SnapElement is one element of gui_snapshot's result.
+type SnapElement struct {
+	Ref    string   `json:"ref"`
+	Role   string   `json:"role"`
+	Name   string   `json:"name,omitempty"`
+	Value  string   `json:"value,omitempty"`
+	States []string `json:"states,omitempty"`
+	Box    ImageBox `json:"box"`
+}
+
+// SnapshotResult is gui_snapshot's structured content.
+type SnapshotResult struct {
+	FrameID     string        `json:"frame_id"`
+	Display     string        `json:"display"`
+	Source      string        `json:"source"`
+	Window      string        `json:"window,omitempty"`
+	Truncated   bool          `json:"truncated"`
+	TruncatedBy string        `json:"truncated_by,omitempty"`
+	Elements    []SnapElement `json:"elements"`
+}
+
+func (s *Server) snapshotTool() toolDef {
+	return newTool(s, GroupObserve, "gui_snapshot", "Snapshot",
+		fmt.Sprintf("The UI as elements (accessibility tree) with refs, boxes in pixels of frame_id. Default: the focused window, %d elements.", desktop.DefaultMaxElements),
+		readOnly, func(sc *jsonschema.Schema) {
+			enum(sc, "scope", string(desktop.ScopeFocused), string(desktop.ScopeAll), string(desktop.ScopeApp))
+			between(sc, "max_elements", 1, desktop.MaxElementsCap)
+		},
+		func(ctx context.Context, c *call, in SnapshotArgs) (*mcp.CallToolResult, error) {
+			return s.snapshot(ctx, c, in)
+		})
+}
+
+func (s *Server) snapshot(ctx context.Context, c *call, in SnapshotArgs) (*mcp.CallToolResult, error) {
+	if s.elements == nil {
+		return nil, fmt.Errorf("this desktop has no element source: %w", desktop.ErrUnsupported)
+	}
+	d, _, err := s.display(ctx, in.Display)
+	if err != nil {
+		return nil, err
+	}
+	q, err := desktop.ElementQuery{Scope: desktop.Scope(in.Scope), App: in.App, MaxElements: in.MaxElements, Bounds: []geom.Rect{d.Bounds}}.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	// The walk and the screenshot its boxes are shown in run together.
+	type shotOrErr struct {
+		shot *imaging.Shot
+		err  error
+	}
+	shotc := make(chan shotOrErr, 1)
+	go func() {
+		shot, err := s.capture(ctx, c, d, geom.Rect{}, s.shotOptions(0, "", 0))
+		shotc <- shotOrErr{shot, err}
+	}()
+	snap, err := s.elements.Elements(ctx, q)
+	sh := <-shotc
+	if err != nil {
+		return nil, fmt.Errorf("reading the UI as elements: %w", err)
+	}
+	if sh.err != nil {
+		return nil, sh.err
+	}
+	h := s.snaps.put(c.ss, snap, sh.shot.Frame)
+	res, err := jsonResult(snapshotResult(h, d))
+	if err != nil {
+		return nil, err
+	}
+	res.Content = []mcp.Content{&mcp.TextContent{Text: snapshotText(h, d)}}
+	if in.IncludeScreenshot {
+		// Marks are not drawn yet: imaging.DrawMarks (branch agentel) will
+		// draw each element's ref on its box here. Until then the image is
+		// the plain screenshot of frame_id, and the marks are the refs and
+		// boxes of the structured content and the outline.
+		res.Content = append(res.Content, &mcp.ImageContent{Data: sh.shot.Data, MIMEType: sh.shot.MIME})
+	} else {
+		c.img = nil // the screenshot was taken for its frame; the record keeps no image the client did not get
+	}
+	return res, nil
+}
+
+func snapshotResult(h *heldSnap, d geom.Display) SnapshotResult {
+	snap, f := h.snap, h.frame
+	out := SnapshotResult{FrameID: f.ID, Display: d.ID, Source: snap.Source, Window: snap.Window,
+		Truncated: snap.Truncated, TruncatedBy: snap.TruncatedBy, Elements: make([]SnapElement, len(snap.Elements))}
+	for i, e := range snap.Elements {
+		x1, y1, x2, y2 := imageBox(e.Box, f)
+		out.Elements[i] = SnapElement{Ref: e.Ref, Role: string(e.Role), Name: e.Name, Value: e.Value, States: e.States.List(),
+			Box: ImageBox{float64(x1), float64(y1), float64(x2), float64(y2)}}
+	}
+	return out
+}
+
+// snapshotText is the outline a model reads: a head line, then one line per
+// element (uitree.Outline) with boxes in image pixels of the frame.
+func snapshotText(h *heldSnap, d geom.Display) string {
+	snap, f := h.snap, h.frame
+	var b strings.Builder
+	scope := string(snap.Query.Scope)
+	if snap.Window != "" {
+		scope = fmt.Sprintf("window %q", snap.Window)
+	}
+	fmt.Fprintf(&b, "%d elements of %s on display %s (%s), boxes [x1,y1,x2,y2] in pixels of frame %s", len(snap.Elements), scope, d.ID, snap.Source, f.ID)
+	if snap.Truncated {
+		fmt.Fprintf(&b, "; truncated by %s", snap.TruncatedBy)
+	}
+	b.WriteString("\n")
+	b.WriteString(uitree.Outline(snap.Elements, func(r geom.Rect) (int, int, int, int) { return imageBox(r, f) }))
+	return b.String()
+}
