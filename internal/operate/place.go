@@ -19,6 +19,7 @@ const (
 	ByVision      = "vision"    // a plain-vision model located the target's words
 	ByGrounding   = "grounding" // the agent's grounding model located them
 	ByCache       = "cache"     // a flow cache's pixel fingerprint, verified on the screen
+	ByRef         = "ref"       // an element's ref in the latest element snapshot: its box's centre
 )
 
 // Place is a point an action acts at, placed on the screen.
