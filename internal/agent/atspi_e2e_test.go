@@ -89,7 +89,7 @@ func (e *gtkEnv) waitFor(t *testing.T, what string, ok func(*desktop.ElementSnap
 }
 
 // run runs task with the generic adapter on a fake server around brain.
-func (e *gtkEnv) run(t *testing.T, brain fakellm.Brain, mode ElementsMode, task string) (Result, *fakellm.Core) {
+func (e *gtkEnv) run(t *testing.T, brain fakellm.Brain, mode ElementsMode, task string) (Result, []StepTrace, *fakellm.Core) {
 	t.Helper()
 	srv := fakellm.NewChatServer(brain, fakellm.ChatOptions{Profile: geom.ProfileFor("gpt-4o")})
 	t.Cleanup(srv.Close)
@@ -102,7 +102,9 @@ func (e *gtkEnv) run(t *testing.T, brain fakellm.Brain, mode ElementsMode, task 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.Run(context.Background(), Task{Task: task}, nil), srv.Core
+	recorded := recordedSteps(r)
+	res := r.Run(context.Background(), Task{Task: task}, nil)
+	return res, recorded(), srv.Core
 }
 
 // outlineLine matches an element line of the prompt's outline: ref, role, name.
@@ -138,7 +140,7 @@ func TestGTKButtonClickedByRef(t *testing.T) {
 			}
 			return scripted.Finish("saved")
 		})
-	res, core := e.run(t, brain, ElementsText, "press Save")
+	res, steps, core := e.run(t, brain, ElementsText, "press Save")
 	statusOf(t, res, Completed)
 	a := res.Trace[0].Actions[0]
 	if a.LocatedBy != operate.ByRef || a.Action.Ref == "" || a.Action.At != nil || !a.OK() {
@@ -157,7 +159,7 @@ func TestGTKButtonClickedByRef(t *testing.T) {
 	if !save.Box.Contains(*a.Global) {
 		t.Errorf("clicked at %v, outside the Save button %v", *a.Global, save.Box)
 	}
-	if st := res.Trace[0].Elements; st == nil || st.Source != "atspi" || st.Window != "Sign up" || !strings.Contains(st.Outline, `button "Save"`) {
+	if st := steps[0].Elements; st == nil || st.Source != "atspi" || st.Window != "Sign up" || !strings.Contains(st.Outline, `button "Save"`) {
 		t.Errorf("the step trace's elements: %+v", st)
 	}
 }
@@ -242,7 +244,7 @@ func TestGTKFormCostWithAndWithoutElements(t *testing.T) {
 			e := startGTK(t)
 			var promptChars int
 			inner := tc.brain()
-			res, core := e.run(t, func(tu scripted.Turn) scripted.Reply { promptChars += len(tu.Prompt); return inner(tu) }, tc.mode, "fill in the form and save it")
+			res, steps, core := e.run(t, func(tu scripted.Turn) scripted.Reply { promptChars += len(tu.Prompt); return inner(tu) }, tc.mode, "fill in the form and save it")
 			statusOf(t, res, Completed)
 			e.waitFor(t, "the saved status", func(s *desktop.ElementSnapshot) bool {
 				return has(s, desktop.RoleText, fmt.Sprintf("Saved: %s <%s>", signupNameValue, signupEmailValue))
@@ -251,7 +253,7 @@ func TestGTKFormCostWithAndWithoutElements(t *testing.T) {
 			for _, r := range core.Requests() {
 				tokens += r.InputTokens
 			}
-			for _, st := range res.Trace {
+			for _, st := range steps {
 				if st.Elements != nil && tc.mode.text() {
 					outline += len(st.Elements.Outline)
 				}
@@ -262,7 +264,7 @@ func TestGTKFormCostWithAndWithoutElements(t *testing.T) {
 				}
 			}
 			if tc.mode.text() {
-				t.Logf("step 1's outline:\n%s", res.Trace[0].Elements.Outline)
+				t.Logf("step 1's outline:\n%s", steps[0].Elements.Outline)
 			}
 			t.Logf("GUI_AGENT_ELEMENTS=%s: %d model calls, %d input tokens (estimated), %d prompt characters, of which %d outline bytes; %d steps",
 				tc.mode, core.Calls(), tokens, promptChars, outline, res.Steps)

@@ -65,7 +65,8 @@ type ElementsTrace struct {
 	TruncatedBy string `json:"truncated_by,omitempty"`
 	Millis      int64  `json:"ms"`
 	// Outline is the elements' outline with boxes in the screenshot's
-	// coordinates (cut at 16 KB), as the model got it in text mode.
+	// coordinates (cut at 16 KB), as the model got it in text mode. The run
+	// record's step events carry it; a Result's trace leaves it out.
 	Outline string `json:"outline,omitempty"`
 	// Error is why the step has no snapshot.
 	Error string `json:"error,omitempty"`

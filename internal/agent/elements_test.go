@@ -5,6 +5,7 @@ import (
 	"errors"
 	"image"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/guiagent/guiagent/internal/action"
@@ -28,6 +29,25 @@ func formElements() []desktop.Element {
 
 func clickRef(ref string) action.Raw { return action.Raw{Kind: action.Click, Ref: ref} }
 
+// recordedSteps collects the step traces r's observers receive (what the
+// run record writes).
+func recordedSteps(r *Runner) func() []StepTrace {
+	var mu sync.Mutex
+	var steps []StepTrace
+	r.AddObserver(ObserverFunc(func(ev Event) {
+		if ev.Kind == EvStep {
+			mu.Lock()
+			steps = append(steps, *ev.StepDone)
+			mu.Unlock()
+		}
+	}))
+	return func() []StepTrace {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]StepTrace(nil), steps...)
+	}
+}
+
 // TestElementsTextOutlineAndRefClick: with ElementsText each observation
 // carries the outline, boxes in the screenshot's pixels; a click by ref
 // lands on the element's centre, located_by ref, and the step's trace
@@ -38,7 +58,9 @@ func TestElementsTextOutlineAndRefClick(t *testing.T) {
 	sc := newScript(geom.ProfileFor("gpt-4o"), reply(act(clickRef("e3"))), done("saved"))
 	o := d.opts(sc)
 	o.Elements = ElementsText
-	res := d.runner(o).Run(context.Background(), Task{Task: "save the form"}, nil)
+	r := d.runner(o)
+	recorded := recordedSteps(r)
+	res := r.Run(context.Background(), Task{Task: "save the form"}, nil)
 	statusOf(t, res, Completed)
 	obs := sc.observations()
 	want := "UI elements of the focused window \"Form\" (ref role \"name\" states [x1,y1,x2,y2] box in pixels of the current screenshot):\n" +
@@ -56,8 +78,11 @@ func TestElementsTextOutlineAndRefClick(t *testing.T) {
 	if a := st.Actions[0]; a.LocatedBy != operate.ByRef || a.Action.Ref != "e3" || *a.Image != (geom.ImagePoint{X: 249.83333333333334, Y: 419.8333333333333}) {
 		t.Fatalf("action trace %+v (image %v)", a, a.Image)
 	}
-	if e := st.Elements; e == nil || e.Source != "fake" || e.Count != 3 || e.Window != "Form" || e.Mode != ElementsText || e.Outline != want {
-		t.Fatalf("step trace's elements %+v", st.Elements)
+	if e := st.Elements; e == nil || e.Source != "fake" || e.Count != 3 || e.Window != "Form" || e.Mode != ElementsText || e.Outline != "" {
+		t.Fatalf("the result's step elements %+v: want the summary without the outline", st.Elements)
+	}
+	if e := recorded()[0].Elements; e == nil || e.Count != 3 || e.Outline != want {
+		t.Fatalf("the recorded step's elements %+v: want the outline", e)
 	}
 }
 

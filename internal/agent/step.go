@@ -222,10 +222,18 @@ func (ru *run) afterActions(step int, st *StepTrace, acts []action.Trace, outcom
 	return allOK
 }
 
+// recordStep keeps st for the result and sends it to the observers: the
+// run record's step event carries the elements' outline, the result (what
+// gui_execute_task returns) only their summary.
 func (ru *run) recordStep(st StepTrace) {
-	ru.trace = append(ru.trace, st)
 	cp := st
 	ru.emit(Event{Kind: EvStep, Step: st.Step, StepDone: &cp})
+	if st.Elements != nil {
+		e := *st.Elements
+		e.Outline = ""
+		st.Elements = &e
+	}
+	ru.trace = append(ru.trace, st)
 }
 
 // terminal maps a decision's status to an ending; stop is false for continue.
