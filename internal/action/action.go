@@ -228,7 +228,7 @@ type Trace struct {
 	ImageTo  *geom.ImagePoint  `json:"image_to,omitempty"`
 	GlobalTo *geom.GlobalPoint `json:"global_to,omitempty"`
 	// LocatedBy says how a point named by a target was found ("vision",
-	// "grounding", "cache"; later "ref", "accessibility", "ocr"); empty for
+	// "grounding", "cache", "ref", "ocr"; later "accessibility"); empty for
 	// coordinates the caller gave.
 	LocatedBy string `json:"located_by,omitempty"`
 	// Answer is a person's answer to an ask_user (for a secret, only its
