@@ -171,51 +171,95 @@ func shiftInto(r, bounds geom.ImageRect) geom.ImageRect {
 	return r
 }
 
-// contrastColour picks the palette colour farthest from the mean colour of
-// the pixels the mark covers: the box's outline band and the label.
+// contrastColour picks the palette colour that best stands out from what
+// the mark is seen against: the mean colours of the box's edge (where the
+// outline goes), of a ring just inside and one just outside it (an element's
+// box is often a little larger or smaller than what it paints), and of the
+// label's place. The colour whose least distance to those means is greatest
+// wins.
 func contrastColour(img *image.RGBA, box, label geom.ImageRect) [3]uint8 {
-	var sum [3]int
-	n := 0
-	add := func(x, y int) {
-		if !image.Pt(x, y).In(img.Rect) {
-			return
-		}
-		i := img.PixOffset(x, y)
-		sum[0], sum[1], sum[2] = sum[0]+int(img.Pix[i]), sum[1]+int(img.Pix[i+1]), sum[2]+int(img.Pix[i+2])
-		n++
-	}
-	x1, y1 := box.Max()
-	step := max(1, (box.W+box.H)/64) // sample the border, at most about 128 points a side pair
-	for x := box.X; x < x1; x += step {
-		add(x, box.Y)
-		add(x, y1-1)
-	}
-	for y := box.Y; y < y1; y += step {
-		add(box.X, y)
-		add(x1-1, y)
-	}
-	lx1, ly1 := label.Max()
-	for y := label.Y; y < ly1; y += 3 {
-		for x := label.X; x < lx1; x += 3 {
-			add(x, y)
+	var means [][3]int
+	for _, inset := range []int{0, MarkLine + 2, -2} {
+		r := geom.ImageRect{X: box.X + inset, Y: box.Y + inset, W: box.W - 2*inset, H: box.H - 2*inset}
+		if m, ok := ringMean(img, r); ok {
+			means = append(means, m)
 		}
 	}
-	if n == 0 {
-		return markColours[0]
+	if m, ok := areaMean(img, label); ok {
+		means = append(means, m)
 	}
-	mean := [3]int{sum[0] / n, sum[1] / n, sum[2] / n}
 	best, bestD := markColours[0], -1
 	for _, c := range markColours {
-		d := 0
-		for k := range 3 {
-			v := int(c[k]) - mean[k]
-			d += v * v
+		least := -1
+		for _, m := range means {
+			d := 0
+			for k := range 3 {
+				v := int(c[k]) - m[k]
+				d += v * v
+			}
+			if least < 0 || d < least {
+				least = d
+			}
 		}
-		if d > bestD {
-			best, bestD = c, d
+		if least > bestD {
+			best, bestD = c, least
 		}
 	}
 	return best
+}
+
+// meanOf accumulates pixels of img (those outside it are skipped).
+type meanOf struct {
+	img *image.RGBA
+	sum [3]int
+	n   int
+}
+
+func (m *meanOf) add(x, y int) {
+	if !image.Pt(x, y).In(m.img.Rect) {
+		return
+	}
+	i := m.img.PixOffset(x, y)
+	m.sum[0], m.sum[1], m.sum[2] = m.sum[0]+int(m.img.Pix[i]), m.sum[1]+int(m.img.Pix[i+1]), m.sum[2]+int(m.img.Pix[i+2])
+	m.n++
+}
+
+func (m *meanOf) mean() ([3]int, bool) {
+	if m.n == 0 {
+		return [3]int{}, false
+	}
+	return [3]int{m.sum[0] / m.n, m.sum[1] / m.n, m.sum[2] / m.n}, true
+}
+
+// ringMean is the mean colour of r's border (sampled, about 256 points).
+func ringMean(img *image.RGBA, r geom.ImageRect) ([3]int, bool) {
+	if r.Empty() {
+		return [3]int{}, false
+	}
+	m := &meanOf{img: img}
+	x1, y1 := r.Max()
+	step := max(1, (r.W+r.H)/128)
+	for x := r.X; x < x1; x += step {
+		m.add(x, r.Y)
+		m.add(x, y1-1)
+	}
+	for y := r.Y; y < y1; y += step {
+		m.add(r.X, y)
+		m.add(x1-1, y)
+	}
+	return m.mean()
+}
+
+// areaMean is the mean colour of r (every third pixel each way).
+func areaMean(img *image.RGBA, r geom.ImageRect) ([3]int, bool) {
+	m := &meanOf{img: img}
+	x1, y1 := r.Max()
+	for y := r.Y; y < y1; y += 3 {
+		for x := r.X; x < x1; x += 3 {
+			m.add(x, y)
+		}
+	}
+	return m.mean()
 }
 
 // outline draws box's border MarkLine pixels wide (thinner for a box too

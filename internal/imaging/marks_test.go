@@ -190,3 +190,25 @@ func TestShootDrawsMarksOnceEncoded(t *testing.T) {
 		t.Error("the box's centre changed")
 	}
 }
+
+// TestDrawMarksContrastsInsideAndOut: an element's box is often a pixel or
+// two larger than what it paints (a green button on a white window): the
+// outline must stand out from both the button and the window.
+func TestDrawMarksContrastsInsideAndOut(t *testing.T) {
+	white, green := [3]uint8{245, 245, 245}, [3]uint8{40, 170, 80}
+	img := solid(300, 120, white)
+	box := geom.ImageRect{X: 40, Y: 40, W: 200, H: 28}
+	fill(img, geom.ImageRect{X: box.X + 1, Y: box.Y + 1, W: box.W - 2, H: box.H - 2}, green)
+	DrawMarks(img, []Mark{{Label: "3", Box: box}})
+	c := px(img, box.X+1, box.Y+1)
+	for _, bg := range [][3]uint8{white, green} {
+		d := 0
+		for k := range 3 {
+			v := int(c[k]) - int(bg[k])
+			d += v * v
+		}
+		if d < 150*150 {
+			t.Errorf("the outline %v is too close to %v", c, bg)
+		}
+	}
+}
