@@ -161,7 +161,21 @@ func (se *stepElements) outline(f geom.Frame, p geom.Profile) string {
 		more = fmt.Sprintf("; the list is cut short (%s)", se.snap.TruncatedBy)
 	}
 	head := fmt.Sprintf("UI elements of %s (ref role \"name\" states [x1,y1,x2,y2] box in %s%s):\n", where, unit, more)
-	return head + uitree.Outline(els, func(r geom.Rect) (int, int, int, int) { return boxIn(r, f, p) })
+	return head + cutLines(uitree.Outline(els, func(r geom.Rect) (int, int, int, int) { return boxIn(r, f, p) }), MaxOutlineBytes)
+}
+
+// MaxOutlineBytes bounds the outline one step shows the model (about 8000
+// tokens): past it the remaining elements are counted, not listed.
+const MaxOutlineBytes = 32 << 10
+
+// cutLines cuts s, whole lines, to at most n bytes, saying how many lines
+// were left out.
+func cutLines(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := strings.LastIndexByte(s[:n], '\n') + 1
+	return s[:i] + fmt.Sprintf("(%d more elements not listed)\n", strings.Count(s[i:], "\n"))
 }
 
 // boxIn maps a global box onto frame f's image (clipped to its content) and

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"strings"
 	"sync"
@@ -230,5 +231,25 @@ func TestRefDragAndNormalizedOutline(t *testing.T) {
 	a := res.Trace[0].Actions[0]
 	if a.Outcome != action.OutcomeOK || *a.Global != (geom.GlobalPoint{X: 600, Y: 322}) || *a.GlobalTo != (geom.GlobalPoint{X: 375, Y: 630}) || a.LocatedBy != operate.ByRef {
 		t.Fatalf("drag trace %+v", a)
+	}
+}
+
+// TestOutlineIsBounded: a huge tree's outline is cut at whole lines under
+// MaxOutlineBytes, saying how many elements were left out.
+func TestOutlineIsBounded(t *testing.T) {
+	els := []desktop.Element{{Role: desktop.RoleWindow, Name: "Big", Box: geom.Rect{W: 1920, H: 1080}, States: desktop.States{Enabled: true}}}
+	for i := range 2000 {
+		els = append(els, desktop.Element{Role: desktop.RoleListItem, Name: fmt.Sprintf("Row number %d of the long list, with a description long enough to fill the line", i), Depth: 1,
+			Box: geom.Rect{X: 10, Y: i % 1000, W: 500, H: 20}, States: desktop.States{Enabled: true}})
+	}
+	d := newDesk(t)
+	d.fb.SetElements(els)
+	sc := newScript(geom.ProfileFor("gpt-4o"), done("ok"))
+	o := d.opts(sc)
+	o.Elements = ElementsText
+	statusOf(t, d.runner(o).Run(context.Background(), Task{Task: "look"}, nil), Completed)
+	e := sc.observations()[0].Elements
+	if len(e) > MaxOutlineBytes+200 || !strings.HasSuffix(e, " more elements not listed)\n") || !strings.Contains(e, "the list is cut short (max_elements)") {
+		t.Fatalf("outline of %d bytes ends %q", len(e), e[max(0, len(e)-120):])
 	}
 }
