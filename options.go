@@ -116,6 +116,10 @@ type Options struct {
 	OnBusy string
 	// DisableHumanOverride keeps a task going when someone else moves the pointer.
 	DisableHumanOverride bool
+	// Elements is what each task step shows the model of the UI's elements
+	// (GUI_AGENT_ELEMENTS): "off" (""), "text" (their outline), "marks"
+	// (numbered marks on the screenshot) or "both".
+	Elements string
 
 	// KillSwitchFile stops all input while the file exists; "" means none.
 	KillSwitchFile string

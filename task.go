@@ -70,6 +70,31 @@ type Step struct {
 	// FrameID names the screenshot the step's decision was made on (its
 	// image is in the run record).
 	FrameID string `json:"frame_id,omitempty"`
+	// Elements summarizes the snapshot of the UI's elements the step took
+	// (Options.Elements on); nil when none was asked for.
+	Elements *StepElements `json:"elements,omitempty"`
+}
+
+// StepElements is a step's snapshot of the UI's elements (the accessibility
+// tree), summarized.
+type StepElements struct {
+	// Mode is what the model was shown: "text", "marks" or "both".
+	Mode string `json:"mode"`
+	// Source names the element source ("atspi"); Window the focused window.
+	Source string `json:"source,omitempty"`
+	Window string `json:"window,omitempty"`
+	// Count is the number of elements; Marked how many were marked on the screenshot.
+	Count  int `json:"count"`
+	Marked int `json:"marked,omitempty"`
+	// Truncated says the walk stopped early; TruncatedBy why.
+	Truncated   bool   `json:"truncated,omitempty"`
+	TruncatedBy string `json:"truncated_by,omitempty"`
+	Millis      int64  `json:"ms"`
+	// Outline is the elements' text outline; a task's result leaves it out
+	// (the run record keeps it).
+	Outline string `json:"outline,omitempty"`
+	// Error is why the step has no snapshot.
+	Error string `json:"error,omitempty"`
 }
 
 // StepAction is one action of a step.

@@ -29,11 +29,11 @@ type Kind string
 
 // The action set.
 const (
-	Click       Kind = "click"        // At (or Target), Button, Count 1-3, Keys = modifiers held
+	Click       Kind = "click"        // At (or Target, or Ref), Button, Count 1-3, Keys = modifiers held
 	DoubleClick Kind = "double_click" // At (or Target), Keys = modifiers
 	TripleClick Kind = "triple_click" // At (or Target), Keys = modifiers
 	Move        Kind = "move"         // At (or Target)
-	Drag        Kind = "drag"         // At (from, or Target), To, Path, Button
+	Drag        Kind = "drag"         // At (from, or Target, or Ref), To (or ToRef), Path, Button
 	Scroll      Kind = "scroll"       // At (optional), Direction, Amount = notches, Keys = modifiers
 	TypeText    Kind = "type"         // Text
 	KeyPress    Kind = "key"          // Keys: one combination such as ctrl+s, Amount = repeats
@@ -127,6 +127,12 @@ type Action struct {
 	Path []Point
 	// Target names the element in words, for a grounding model when At is nil.
 	Target string
+	// Ref names the element the action acts at by its ref in the latest
+	// element snapshot ("e12"), in place of At or Target: the action acts at
+	// the centre of the element's box, as the caller resolves it (the agent:
+	// against the step's snapshot; an unknown ref is an error, never a guess).
+	// ToRef is the same for To, a drag's end.
+	Ref, ToRef string
 	// Button is the mouse button (0 for actions without one: reads as left).
 	Button desktop.Button
 	// Count is a click's count as given (0: the kind's default).
@@ -222,7 +228,7 @@ type Trace struct {
 	ImageTo  *geom.ImagePoint  `json:"image_to,omitempty"`
 	GlobalTo *geom.GlobalPoint `json:"global_to,omitempty"`
 	// LocatedBy says how a point named by a target was found ("vision",
-	// "grounding", "cache"; later "ref", "accessibility", "ocr"); empty for
+	// "grounding", "cache", "ref", "ocr"; later "accessibility"); empty for
 	// coordinates the caller gave.
 	LocatedBy string `json:"located_by,omitempty"`
 	// Answer is a person's answer to an ask_user (for a secret, only its

@@ -48,12 +48,20 @@ func (a Action) describe(at, to string) string {
 	if a.Button != 0 && a.Button != desktop.Left {
 		b.WriteString(" " + a.Button.String())
 	}
+	if a.Ref != "" {
+		b.WriteString(" " + a.Ref)
+	}
 	if at != "" {
 		b.WriteString(" at " + at)
 	} else if a.Target != "" {
 		b.WriteString(" on " + strconv.Quote(shorten(a.Target, maxQuoted)))
 	}
-	if to != "" {
+	switch {
+	case a.ToRef != "" && to != "":
+		b.WriteString(" to " + a.ToRef + " at " + to)
+	case a.ToRef != "":
+		b.WriteString(" to " + a.ToRef)
+	case to != "":
 		b.WriteString(" to " + to)
 	}
 	if a.Text != "" {
@@ -107,7 +115,7 @@ func (a Action) MarshalJSON() ([]byte, error) { return json.Marshal(a.toJSON()) 
 
 // toJSON returns a in the Raw layout (arrays in x, y order) with its points' space.
 func (a Action) toJSON() actionJSON {
-	j := actionJSON{Raw: Raw{Kind: a.Kind, Target: a.Target, Clicks: a.Count, Text: a.Text,
+	j := actionJSON{Raw: Raw{Kind: a.Kind, Target: a.Target, Ref: a.Ref, ToRef: a.ToRef, Clicks: a.Count, Text: a.Text,
 		Direction: string(a.Direction), Amount: a.Amount, DurationMS: int(a.Duration.Milliseconds()), CallID: a.CallID,
 		Question: a.Question, Ask: string(a.Ask), Options: a.Options, Secret: a.Secret}}
 	if a.Button != 0 {

@@ -22,6 +22,8 @@ type Raw struct {
 	To         []float64   `json:"to,omitempty"`
 	Path       [][]float64 `json:"path,omitempty"`
 	Target     string      `json:"target,omitempty"`
+	Ref        string      `json:"ref,omitempty"`
+	ToRef      string      `json:"to_ref,omitempty"`
 	Button     string      `json:"button,omitempty"`
 	Clicks     int         `json:"clicks,omitempty"`
 	Text       string      `json:"text,omitempty"`
@@ -87,7 +89,7 @@ func parse(r Raw, sp geom.Space, bounded bool) (Action, error) {
 		return Action{}, fmt.Errorf("unknown coordinate space %q", sp)
 	}
 	p := &parser{sp: sp, bounded: bounded}
-	a := Action{Kind: r.Kind, Target: strings.TrimSpace(r.Target), Count: r.Clicks, Text: r.Text,
+	a := Action{Kind: r.Kind, Target: strings.TrimSpace(r.Target), Ref: strings.TrimSpace(r.Ref), ToRef: strings.TrimSpace(r.ToRef), Count: r.Clicks, Text: r.Text,
 		Amount: r.Amount, Duration: time.Duration(r.DurationMS) * time.Millisecond, CallID: r.CallID,
 		Question: strings.TrimSpace(r.Question), Ask: AskKind(strings.ToLower(strings.TrimSpace(r.Ask))), Secret: r.Secret}
 	for _, o := range r.Options {
@@ -242,6 +244,7 @@ func (a Action) Validate() error {
 		}
 	}
 	add(a.checkPoints())
+	add(a.checkRefs())
 	if a.Count < 0 || a.Count > MaxClicks {
 		add(fmt.Errorf("clicks %d is out of range 1-%d", a.Count, MaxClicks))
 	}
@@ -356,17 +359,51 @@ func CheckAsks(acts []Action) error {
 }
 
 func needAt(a Action) error {
-	if a.At == nil && a.Target == "" {
-		return errors.New("needs a position: give x and y (or a box)")
+	if a.At == nil && a.Target == "" && a.Ref == "" {
+		return errors.New("needs a position: give x and y (or a box, or an element's ref)")
 	}
 	return nil
 }
 
 func needTo(a Action) error {
-	if a.To == nil {
-		return errors.New("needs an end position: give to [x, y]")
+	if a.To == nil && a.ToRef == "" {
+		return errors.New("needs an end position: give to [x, y] (or to_ref)")
 	}
 	return nil
+}
+
+// MaxRefLen bounds an element ref ("e12"): refs are short names, not text.
+const MaxRefLen = 32
+
+// checkRefs holds a's element refs to the actions that take them and
+// refuses a ref given together with coordinates or a target for the same
+// point: the two could disagree, and nothing may pick one silently.
+func (a Action) checkRefs() error {
+	var errs []error
+	for _, r := range []struct{ name, ref string }{{"ref", a.Ref}, {"to_ref", a.ToRef}} {
+		if r.ref != "" && (len(r.ref) > MaxRefLen || strings.ContainsAny(r.ref, " \t\n\"[]")) {
+			errs = append(errs, fmt.Errorf("%s %q is not an element ref: give one ref as listed, such as \"e12\"", r.name, shorten(r.ref, MaxRefLen)))
+		}
+	}
+	if a.Ref != "" {
+		switch {
+		case !a.Kind.UsesPoint():
+			errs = append(errs, fmt.Errorf("%s takes no ref: a ref names where a pointer action acts (click the element by its ref first)", a.Kind))
+		case a.At != nil:
+			errs = append(errs, fmt.Errorf("ref %q and coordinates %v name the same position: give the ref or the coordinates, not both", a.Ref, a.At))
+		case a.Target != "":
+			errs = append(errs, fmt.Errorf("ref %q and target %q name the same position: give the ref or the target, not both", a.Ref, a.Target))
+		}
+	}
+	if a.ToRef != "" {
+		switch {
+		case a.Kind != Drag:
+			errs = append(errs, fmt.Errorf("%s takes no to_ref: only a drag has an end position", a.Kind))
+		case a.To != nil:
+			errs = append(errs, fmt.Errorf("to_ref %q and the end position %v name the same position: give to_ref or to, not both", a.ToRef, a.To))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func needRegion(a Action) error {

@@ -21,6 +21,7 @@ type planned struct {
 	at, to *geom.GlobalPoint
 	path   []geom.GlobalPoint
 	region geom.Rect // zoom region, global logical pixels
+	toBy   string    // how To was found (located_by of a drag's to_ref)
 	// err is a resolution problem (padding, target not found); the action is
 	// not executed and the rest of the batch is skipped.
 	err error
@@ -65,6 +66,12 @@ func (ru *run) resolve(d *llm.Decision, shot *imaging.Shot, img llm.Image) []pla
 				continue
 			default:
 				p.err = fmt.Errorf("the grounding model could not find %q on the screen", a.Target)
+				continue
+			}
+		}
+		if a.Ref != "" || a.ToRef != "" {
+			if err := ru.placeRefs(p, a, fs.sent); err != nil {
+				p.err = err
 				continue
 			}
 		}
@@ -244,7 +251,7 @@ func (ru *run) performOrAsk(step int, p *planned) (asked *action.Trace, halt *en
 	case action.Zoom:
 		return nil, nil, ru.zoom(step, p)
 	}
-	op := operate.Op{Action: a, At: placeOf(p.at, p.trace.Image, p.trace.LocatedBy), To: placeOf(p.to, p.trace.ImageTo, ""),
+	op := operate.Op{Action: a, At: placeOf(p.at, p.trace.Image, p.trace.LocatedBy), To: placeOf(p.to, p.trace.ImageTo, p.toBy),
 		Who: "The agent", Stop: ru.stopErr,
 		Confirm: func(_ context.Context, keys []desktop.Key, combo string) error {
 			var refused error

@@ -66,6 +66,11 @@ type run struct {
 	feedback string       // what happened to the previous decision's actions
 	answers  []llm.Answer // the person's answers for the next observation
 	asking   asking       // what a question asked at this step is about
+	// elements is the current step's element snapshot, which the model's
+	// refs name (nil with GUI_AGENT_ELEMENTS off); noElements is set once
+	// the missing element source has been logged.
+	elements   *stepElements
+	noElements bool
 }
 
 // ending is how a run ends.

@@ -161,6 +161,15 @@ type Options struct {
 	// OverrideTolerancePx is how far (global logical pixels) the pointer may be
 	// from where Input put it before it counts as a human; zero = 4.
 	OverrideTolerancePx int
+	// Elements is what each step shows the model of the UI's elements
+	// (GUI_AGENT_ELEMENTS): with the desktop's element source
+	// (desktop.ElementsOf) a snapshot of the focused window is taken beside
+	// each screenshot; ElementsText adds its outline to the observation,
+	// ElementsMarks draws numbered marks on the screenshot, ElementsBoth
+	// does both, and refs in the model's actions resolve against it. ""
+	// (ElementsOff) takes none.
+	Elements ElementsMode
+
 	// ProgressEvery is the interval of "still waiting" progress while the model
 	// thinks; zero = 5 s.
 	ProgressEvery time.Duration
@@ -204,6 +213,9 @@ func (o Options) withDefaults() (Options, error) {
 	case BusyQueue, BusyPreempt, BusyReject:
 	default:
 		errs = append(errs, fmt.Errorf("agent: OnBusy %q is not valid: use queue, preempt or reject (%s)", o.OnBusy, config.Var("OnBusy")))
+	}
+	if err := o.Elements.check(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.MaxSteps < 0 || o.TokenBudget < 0 || o.KeepImages < 0 || o.Timeout < 0 {
 		errs = append(errs, errors.New("agent: MaxSteps, TokenBudget, KeepImages and Timeout must not be negative"))

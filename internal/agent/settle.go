@@ -14,7 +14,7 @@ import (
 // captureSettled takes a screenshot once the screen stops changing (bounded).
 func (ru *run) captureSettled(step int) (*imaging.Shot, string, error) {
 	if ru.o.Settle.MaxWait < 0 {
-		shot, err := ru.shoot(geom.Rect{})
+		shot, err := ru.shootStep(step)
 		return shot, "", err
 	}
 	// The wait compares thumbnails of bare captures (no scaling, no encoding);
@@ -57,8 +57,25 @@ func (ru *run) captureSettled(step int) (*imaging.Shot, string, error) {
 			break
 		}
 	}
-	shot, err := ru.shoot(geom.Rect{})
+	shot, err := ru.shootStep(step)
 	return shot, warn, err
+}
+
+// shootStep takes the step's screenshot of the whole display, with the
+// step's element snapshot taken just before it (GUI_AGENT_ELEMENTS) and its
+// marks drawn on it in marks mode.
+func (ru *run) shootStep(step int) (*imaging.Shot, error) {
+	ru.elements = ru.snapshotElements(step)
+	o := ru.o.Shot
+	if ru.o.Elements.marks() {
+		o.Marks = ru.elements.marks()
+	}
+	ru.shotSeq++
+	shot, err := ru.o.Shots.Shoot(ru.ctx, ru.o.Screen, ru.display, geom.Rect{}, o, fmt.Sprintf("%s-f%d", ru.id, ru.shotSeq))
+	if err == nil && ru.elements != nil {
+		ru.elements.marked = len(o.Marks)
+	}
+	return shot, err
 }
 
 // thumb captures the run's display and returns only its thumbnail.

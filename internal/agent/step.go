@@ -59,7 +59,8 @@ func (ru *run) doStep(step int) (end ending, stop bool) {
 	if stop {
 		return end, true
 	}
-	st := StepTrace{Step: step, FrameID: shot.Frame.ID, Warnings: obs.Warnings}
+	st := StepTrace{Step: step, FrameID: shot.Frame.ID, Warnings: obs.Warnings,
+		Elements: ru.elements.record(ru.o.Elements, shot.Frame, ru.o.Shot.Profile)}
 	// stopAfter records the step as ended by end and ends the run.
 	stopAfter := func(end ending) (ending, bool) {
 		st.Outcome = end.summary
@@ -166,6 +167,10 @@ func (ru *run) observe(step int) (obs llm.Observation, shot *imaging.Shot, end e
 		Answers: ru.answers,
 	}
 	ru.answers = nil
+	if ru.o.Elements.text() {
+		obs.Elements = ru.elements.outline(shot.Frame, ru.o.Shot.Profile)
+	}
+	obs.Marked = ru.elements != nil && ru.elements.marked > 0
 	// Where the pointer is, in the screenshot's pixels (native tools ask for it).
 	if p, err := ru.o.Input.CursorPosition(ru.ctx); err == nil && shot.Frame.Region.Contains(p) {
 		ip := shot.Frame.GlobalToImage(p)
@@ -217,10 +222,18 @@ func (ru *run) afterActions(step int, st *StepTrace, acts []action.Trace, outcom
 	return allOK
 }
 
+// recordStep keeps st for the result and sends it to the observers: the
+// run record's step event carries the elements' outline, the result (what
+// gui_execute_task returns) only their summary.
 func (ru *run) recordStep(st StepTrace) {
-	ru.trace = append(ru.trace, st)
 	cp := st
 	ru.emit(Event{Kind: EvStep, Step: st.Step, StepDone: &cp})
+	if st.Elements != nil {
+		e := *st.Elements
+		e.Outline = ""
+		st.Elements = &e
+	}
+	ru.trace = append(ru.trace, st)
 }
 
 // terminal maps a decision's status to an ending; stop is false for continue.

@@ -62,6 +62,9 @@ type StepTrace struct {
 	StepMillis      int64          `json:"step_ms"`
 	// FrameID is the screenshot this step's decision was made on.
 	FrameID string `json:"frame_id,omitempty"`
+	// Elements is the step's element snapshot, compact (GUI_AGENT_ELEMENTS
+	// on); refs of the step's actions were resolved against it.
+	Elements *ElementsTrace `json:"elements,omitempty"`
 }
 
 // RunUsage is what a run consumed.

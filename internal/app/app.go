@@ -26,6 +26,7 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/hosting"
 	"github.com/guiagent/guiagent/internal/imaging"
+	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/mcpserver"
 	"github.com/guiagent/guiagent/internal/ocr"
 	"github.com/guiagent/guiagent/internal/ocr/tesseract"
@@ -285,6 +286,10 @@ func (a *App) newRunner(c config.Config) (*agent.Runner, error) {
 	if a.recordID != "" {
 		log = log.With("session", a.recordID)
 	}
+	if (c.Elements == "text" || c.Elements == "both") && adapter.Name() != llm.AdapterGeneric {
+		log.Warn("the model's adapter has no place for the elements' outline: only the generic JSON adapter shows it (marks still go on the screenshot)",
+			"setting", config.Var("Elements"), "adapter", adapter.Name())
+	}
 	mem, err := newMemoryModel(c)
 	if err != nil {
 		return nil, fmt.Errorf("memory model: %w", err)
@@ -298,6 +303,7 @@ func (a *App) newRunner(c config.Config) (*agent.Runner, error) {
 		Grounder: ground, Policy: a.keys, Confirm: a.keys, Questions: a.questions, AskTimeout: c.AskTimeout,
 		MaxSteps: c.MaxSteps, Timeout: c.TaskTimeout, TokenBudget: c.TokenBudget, StepDelay: c.StepDelay,
 		KeepImages: c.KeepImages, OnBusy: c.OnBusy, DisableHumanOverride: !c.HumanOverride, Logger: log,
+		Elements: agent.ElementsMode(c.Elements),
 		NewRecorder: func(runID string, t agent.Task) (agent.Recorder, error) {
 			// Begin records c redacted and scrubs the credentials it holds
 			// from the whole run record, a key set at run time included.

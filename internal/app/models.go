@@ -64,6 +64,7 @@ func llmConfig(c config.Config, adapter, provider, model string) (llm.Config, er
 	return llm.Config{
 		Provider: provider, Model: model, APIKey: c.APIKey, BaseURL: c.BaseURL,
 		Timeout: c.ModelTimeout, KeepImages: c.KeepImages, Profile: &p, ToolVersion: c.ToolVersion, Disabled: disabled(c),
+		Refs: c.Elements != "" && c.Elements != "off",
 		Vars: modelVars(config.Var("Model"), config.Var("APIKey"), config.Var("BaseURL")),
 	}, nil
 }

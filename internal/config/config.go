@@ -92,6 +92,10 @@ type Config struct {
 	// AskTimeout bounds the wait for a person's answer to one ask_user;
 	// without an answer by then the run ends as blocked.
 	AskTimeout time.Duration `json:"ask_timeout"`
+	// Elements is what each agent step shows the model of the UI's elements
+	// (the accessibility tree): off, text (the outline), marks (numbered
+	// marks on the screenshot) or both.
+	Elements string `json:"elements"`
 
 	// Safety.
 	KillSwitchFile string   `json:"kill_switch_file"`

@@ -185,6 +185,8 @@ var Knobs = []Knob{
 		Doc: "stop a task when someone else moves the pointer"},
 	{Name: "AskTimeout", Env: "GUI_AGENT_ASK_TIMEOUT_S", Kind: KindDuration, Unit: time.Second, Min: 1, Max: 86400, Default: "300",
 		Doc: "how long a task waits for a person's answer to one question, in seconds; without one it ends as blocked"},
+	{Name: "Elements", Env: "GUI_AGENT_ELEMENTS", Kind: KindChoice, Choices: choices("off", "text", "marks", "both"), Fold: true, Default: "off",
+		Doc: "what each step of gui_execute_task shows the model of the UI's elements (the accessibility tree, where the desktop has one): `text` adds their outline (ref, role, name, box) to the prompt, `marks` draws numbered marks on the screenshot, `both` does both; the model may then act by ref (`{\"action\": \"click\", \"ref\": \"e12\"}`)"},
 
 	// Safety.
 	{Name: "KillSwitchFile", Env: "GUI_AGENT_KILL_SWITCH_FILE", Doc: "while this file exists, all input stops"},

@@ -109,3 +109,28 @@ func TestResolveInRefusesHugeCoordinates(t *testing.T) {
 		}
 	}
 }
+
+// TestRectToImage: a global box maps onto the pixels of the frame's image that
+// show it, at any scale and origin, and is not clipped to the image.
+func TestRectToImage(t *testing.T) {
+	d := Display{ID: "1", Bounds: Rect{X: -1920, W: 1920, H: 1080}}
+	half := Frame{Display: d, Region: d.Bounds, Content: Size{960, 540}, Prepared: Size{1000, 560}}
+	for _, tc := range []struct {
+		f    Frame
+		r    Rect
+		want ImageRect
+	}{
+		{half, Rect{X: -1920 + 100, Y: 50, W: 200, H: 40}, ImageRect{50, 25, 100, 20}},
+		{half, Rect{X: -1920 + 101, Y: 51, W: 3, H: 3}, ImageRect{50, 25, 2, 2}}, // covers, never shrinks to nothing
+		{half, Rect{X: -1920 - 40, Y: 0, W: 80, H: 10}, ImageRect{-20, 0, 40, 5}},
+		{NewFrame("x", d, d.Bounds, Size{1920, 1080}), Rect{X: -1000, Y: 7, W: 9, H: 11}, ImageRect{920, 7, 9, 11}},
+		{Frame{}, Rect{W: 5, H: 5}, ImageRect{}},
+	} {
+		if got := tc.f.RectToImage(tc.r); got != tc.want {
+			t.Errorf("RectToImage(%v) over %v = %v, want %v", tc.r, tc.f.Content, got, tc.want)
+		}
+	}
+	if got := half.ContentRect(); got != (ImageRect{W: 960, H: 540}) {
+		t.Errorf("ContentRect = %v", got)
+	}
+}

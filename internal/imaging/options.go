@@ -40,6 +40,10 @@ type Options struct {
 	// with its tip at that global point into the image before it is encoded
 	// (after the thumbnail, so settle detection does not see it). Nil draws none.
 	Pointer *geom.GlobalPoint `json:"-"`
+	// Marks, when set, are drawn as numbered marks (set-of-marks: DrawMarks)
+	// into the image before it is encoded, each box mapped through the shot's
+	// frame and clipped to its content (after the thumbnail, like Pointer).
+	Marks []ScreenMark `json:"-"`
 	// KeepPixels returns the prepared image (the pixels that were encoded) in
 	// Shot.Pixels, so a caller that analyses the screenshot need not decode it.
 	KeepPixels bool `json:"-"`

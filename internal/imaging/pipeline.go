@@ -150,6 +150,9 @@ func (p *Pipeline) Shoot(ctx context.Context, s desktop.Screen, d geom.Display, 
 		if o.Pointer != nil && region.Contains(*o.Pointer) {
 			canvas = st.drawPointer(canvas, img, geom.Frame{Display: d, Region: region, Content: content, Prepared: prepared}, *o.Pointer)
 		}
+		if len(o.Marks) > 0 {
+			canvas = st.drawMarks(canvas, img, geom.Frame{Display: d, Region: region, Content: content, Prepared: prepared}, o.Marks)
+		}
 		t2 := time.Now()
 		shot.Timing.Scale += t2.Sub(t1)
 
@@ -213,6 +216,23 @@ func (st *shotState) drawPointer(canvas, capture *image.RGBA, f geom.Frame, at g
 	}
 	p := f.GlobalToImage(at)
 	DrawPointer(canvas, int(p.X+0.5), int(p.Y+0.5))
+	return canvas
+}
+
+// drawMarks draws marks (global boxes mapped through f) into canvas, clipped
+// to its content, copying the capture first when canvas is the capture.
+func (st *shotState) drawMarks(canvas, capture *image.RGBA, f geom.Frame, marks []ScreenMark) *image.RGBA {
+	if canvas == capture {
+		canvas = copyInto(st.canvasFor(f.Prepared), capture)
+	}
+	content := f.ContentRect()
+	ms := make([]Mark, 0, len(marks))
+	for _, m := range marks {
+		if b := f.RectToImage(m.Box).Intersect(content); !b.Empty() {
+			ms = append(ms, Mark{Label: m.Label, Box: b})
+		}
+	}
+	DrawMarks(canvas.SubImage(image.Rect(0, 0, content.W, content.H)).(*image.RGBA), ms)
 	return canvas
 }
 

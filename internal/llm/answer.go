@@ -109,6 +109,18 @@ Ask the user (ask_user, with status "continue") only when the information or the
 	return b.String()
 }
 
+// RefInstructions documents element refs for a prompt whose observations
+// carry the UI's elements (an outline, or numbered marks on the screenshot):
+// an action may name its element by ref instead of coordinates.
+func RefInstructions() string {
+	return `
+Elements: when the UI's elements are listed (ref, role, "name", [x1,y1,x2,y2] box) or the screenshot shows numbered marks (mark N is the element with ref eN), a pointer action may name its element by ref instead of coordinates: it then acts at the centre of that element's box.
+  {"action": "click", "ref": "e12"}  (also double_click, triple_click, move, scroll, mouse_down, mouse_up)
+  {"action": "drag", "from_ref": "e3", "to_ref": "e7"}
+Give a ref or coordinates for a position, never both. Refs are those of the current step's list only; an element that is not listed needs coordinates.
+`
+}
+
 // ExtractJSON returns the first JSON object in a model's text: inside a
 // ```json fence when there is one, else from the first '{' to its matching
 // '}', so leading or trailing prose is ignored.
@@ -446,6 +458,7 @@ func rawAction(m map[string]json.RawMessage, p geom.Profile) (action.Raw, error)
 		a.Text = f.text("content")
 	}
 	a.Direction, a.Target = f.text("direction"), f.text("target")
+	a.Ref, a.ToRef = f.ref("ref", "from_ref"), f.ref("to_ref")
 	if f.get("keys") != nil {
 		a.Keys = f.list("keys", `"keys" must be a list of key names`)
 	} else if k := f.text("key"); k != "" {
@@ -459,6 +472,23 @@ func rawAction(m map[string]json.RawMessage, p geom.Profile) (action.Raw, error)
 		return action.Raw{}, fmt.Errorf("%s", strings.Join(f.probs, "; "))
 	}
 	return a, nil
+}
+
+// ref reads an element ref from the first of keys present: a string
+// ("e12"), or a mark's bare number (12 is ref "e12", as the marks drawn on
+// the screenshot are numbered).
+func (f *fields) ref(keys ...string) string {
+	for _, k := range keys {
+		v := f.get(k)
+		if v == nil {
+			continue
+		}
+		if n, ok := number(v); ok && n == math.Trunc(n) && n >= 1 && n < 1e6 && !strings.HasPrefix(string(v), `"`) {
+			return "e" + strconv.Itoa(int(n))
+		}
+		return f.text(k)
+	}
+	return ""
 }
 
 // question reads an ask_user's question, kind ("ask", or "kind" when it

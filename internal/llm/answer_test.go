@@ -94,3 +94,24 @@ func TestInstructionsMatchParser(t *testing.T) {
 		}
 	}
 }
+
+// TestParseAnswerRefs: "ref" (or a mark's bare number), "from_ref" and
+// "to_ref" reach the actions; a ref with coordinates is refused.
+func TestParseAnswerRefs(t *testing.T) {
+	px := geom.ProfileFor("gpt-4o")
+	d, err := ParseAnswer(`{"actions":[{"action":"click","ref":"e12"},{"action":"double_click","ref":7},{"action":"drag","from_ref":"e3","to_ref":"e4"}],"status":"continue"}`, px)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(d.Actions)
+	if want := `[{"kind":"click","ref":"e12"},{"kind":"double_click","ref":"e7"},{"kind":"drag","ref":"e3","to_ref":"e4"}]`; string(got) != want {
+		t.Fatalf("actions = %s\nwant      %s", got, want)
+	}
+	_, err = ParseAnswer(`{"actions":[{"action":"click","ref":"e12","x":4,"y":5}],"status":"continue"}`, px)
+	if !errors.Is(err, ErrBadOutput) || !strings.Contains(err.Error(), "not both") {
+		t.Fatalf("ref with coordinates: %v", err)
+	}
+	if ins := RefInstructions(); !strings.Contains(ins, `{"action": "click", "ref": "e12"}`) || !strings.Contains(ins, "never both") {
+		t.Fatalf("RefInstructions = %q", ins)
+	}
+}

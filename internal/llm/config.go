@@ -46,6 +46,11 @@ type Config struct {
 	// can (Anthropic's toolset configs, Gemini's excluded functions), and
 	// refuses them if the model calls them anyway.
 	Disabled []action.Kind
+	// Refs says the observations carry the UI's elements (an outline or
+	// marks: GUI_AGENT_ELEMENTS), so the prompt tells the model that an
+	// action may name its element by ref (RefInstructions). Adapters whose
+	// wire has no place for a ref ignore it.
+	Refs bool
 	// Vars names the configuration variables this Config came from, so that
 	// an error says what to set: internal/app fills them from the knob
 	// table, a memory or grounding model with its own.

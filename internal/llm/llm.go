@@ -52,6 +52,15 @@ type Observation struct {
 	// loop cannot read it or it lies off the screenshot. Native tools answer
 	// "where is the cursor" from it.
 	Cursor *geom.ImagePoint
+	// Elements is the UI's elements at this step as text for the model (the
+	// agent's GUI_AGENT_ELEMENTS text or both): a heading line, then one line
+	// per element (ref, role, quoted name, states, box in the screenshot's
+	// coordinates); "" when there is none. Adapters that can show text add it
+	// to the prompt as it is.
+	Elements string
+	// Marked is set when Screenshot shows numbered marks on the elements
+	// (mark N is the element with ref eN).
+	Marked bool
 	// Answers are a person's answers to the previous decision's ask_user
 	// actions, in order. Adapters give them to the model in their own wire
 	// format. An answer is text for the model, never an action to execute.

@@ -1,8 +1,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
 	"strings"
 	"testing"
 
@@ -238,14 +242,38 @@ func TestSnapshotArgumentsAndScreenshot(t *testing.T) {
 		t.Fatal(text(res))
 	}
 	var imgs int
+	var marked []byte
 	for _, c := range res.Content {
-		if _, ok := c.(*mcp.ImageContent); ok {
+		if ic, ok := c.(*mcp.ImageContent); ok {
 			imgs++
+			marked = ic.Data
 		}
 	}
 	b, _ := json.Marshal(res.StructuredContent)
 	var r SnapshotResult
 	_ = json.Unmarshal(b, &r)
+	// The marks are drawn: the marked image differs from a plain screenshot
+	// on the first element's box outline (the fake screen does not change).
+	if len(r.Elements) > 0 && marked != nil {
+		var plain []byte
+		for _, c := range callTool(t, e.cs, "gui_screenshot", map[string]any{"format": "png"}).Content {
+			if ic, ok := c.(*mcp.ImageContent); ok {
+				plain = ic.Data
+			}
+		}
+		mi, err1 := decodeImage(marked)
+		pi, err2 := decodeImage(plain)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("decoding the screenshots: %v, %v", err1, err2)
+		}
+		bx := r.Elements[0].Box
+		x, y := int(bx.X1)+1, int(bx.Y1)+1
+		mr, mg, mb, _ := mi.At(x, y).RGBA()
+		pr, pg, pb, _ := pi.At(x, y).RGBA()
+		if d := absDiff(mr, pr) + absDiff(mg, pg) + absDiff(mb, pb); d < 3*0x2000 {
+			t.Errorf("include_screenshot: pixel (%d,%d) on %s's box outline is the plain screenshot's (%v vs %v): no mark drawn", x, y, r.Elements[0].Ref, mi.At(x, y), pi.At(x, y))
+		}
+	}
 	if imgs != 1 || len(r.Elements) != 3 || !r.Truncated || r.TruncatedBy != "max_elements" {
 		t.Errorf("include_screenshot with max_elements 3: %d images, %d elements, truncated %v by %q", imgs, len(r.Elements), r.Truncated, r.TruncatedBy)
 	}
@@ -255,4 +283,16 @@ func TestSnapshotArgumentsAndScreenshot(t *testing.T) {
 	if !strings.Contains(text(res), "truncated by max_elements") {
 		t.Errorf("outline does not say it was truncated: %s", text(res))
 	}
+}
+
+func decodeImage(b []byte) (image.Image, error) {
+	img, _, err := image.Decode(bytes.NewReader(b))
+	return img, err
+}
+
+func absDiff(a, b uint32) uint32 {
+	if a > b {
+		return a - b
+	}
+	return b - a
 }

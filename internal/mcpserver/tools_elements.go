@@ -72,40 +72,57 @@ func (s *Server) snapshot(ctx context.Context, c *call, in SnapshotArgs) (*mcp.C
 	if err != nil {
 		return nil, err
 	}
-	// The walk and the screenshot its boxes are shown in run together.
-	type shotOrErr struct {
-		shot *imaging.Shot
-		err  error
-	}
-	shotc := make(chan shotOrErr, 1)
-	go func() {
-		shot, err := s.capture(ctx, c, d, geom.Rect{}, s.shotOptions(0, "", 0))
-		shotc <- shotOrErr{shot, err}
-	}()
-	snap, err := s.elements.Elements(ctx, q)
-	sh := <-shotc
+	snap, shot, err := s.snapshotAndShot(ctx, c, d, q, in.IncludeScreenshot)
 	if err != nil {
-		return nil, fmt.Errorf("reading the UI as elements: %w", err)
+		return nil, err
 	}
-	if sh.err != nil {
-		return nil, sh.err
-	}
-	h := s.snaps.put(c.ss, snap, sh.shot.Frame)
+	h := s.snaps.put(c.ss, snap, shot.Frame)
 	res, err := jsonResult(snapshotResult(h, d))
 	if err != nil {
 		return nil, err
 	}
 	res.Content = []mcp.Content{&mcp.TextContent{Text: snapshotText(h, d)}}
 	if in.IncludeScreenshot {
-		// Marks are not drawn yet: imaging.DrawMarks (branch agentel) will
-		// draw each element's ref on its box here. Until then the image is
-		// the plain screenshot of frame_id, and the marks are the refs and
-		// boxes of the structured content and the outline.
-		res.Content = append(res.Content, &mcp.ImageContent{Data: sh.shot.Data, MIMEType: sh.shot.MIME})
+		// The screenshot of frame_id with each element's ref number drawn
+		// on its box (set-of-marks).
+		res.Content = append(res.Content, &mcp.ImageContent{Data: shot.Data, MIMEType: shot.MIME})
 	} else {
 		c.img = nil // the screenshot was taken for its frame; the record keeps no image the client did not get
 	}
 	return res, nil
+}
+
+// snapshotAndShot reads the UI as elements and captures the screenshot its
+// boxes are given in: both at once, or, when marks are asked for, the
+// screenshot after the walk with each element's ref number drawn on its box.
+func (s *Server) snapshotAndShot(ctx context.Context, c *call, d geom.Display, q desktop.ElementQuery, marks bool) (*desktop.ElementSnapshot, *imaging.Shot, error) {
+	o := s.shotOptions(0, "", 0)
+	if marks {
+		snap, err := s.elements.Elements(ctx, q)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the UI as elements: %w", err)
+		}
+		for _, e := range snap.Elements {
+			o.Marks = append(o.Marks, imaging.ScreenMark{Label: strings.TrimPrefix(e.Ref, "e"), Box: e.Box})
+		}
+		shot, err := s.capture(ctx, c, d, geom.Rect{}, o)
+		return snap, shot, err
+	}
+	type shotOrErr struct {
+		shot *imaging.Shot
+		err  error
+	}
+	shotc := make(chan shotOrErr, 1)
+	go func() {
+		shot, err := s.capture(ctx, c, d, geom.Rect{}, o)
+		shotc <- shotOrErr{shot, err}
+	}()
+	snap, err := s.elements.Elements(ctx, q)
+	sh := <-shotc
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the UI as elements: %w", err)
+	}
+	return snap, sh.shot, sh.err
 }
 
 func snapshotResult(h *heldSnap, d geom.Display) SnapshotResult {

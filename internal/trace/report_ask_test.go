@@ -275,3 +275,31 @@ func TestQuestionsInChromium(t *testing.T) {
 		t.Errorf("page reported errors:\n%s", strings.Join(errs, "\n"))
 	}
 }
+
+// TestReportShowsTheStepsElements: a step that took an element snapshot
+// shows its summary and outline; one whose snapshot failed says why.
+func TestReportShowsTheStepsElements(t *testing.T) {
+	st := newTestStore(t, nil)
+	run, err := st.Begin("elements", "save", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outline := "UI elements of the focused window \"Form\" (...):\ne1 window \"Form\" [0,0,640,400]\n  e2 button \"Save\" [10,20,90,44]\n"
+	run.OnEvent(agent.Event{Kind: agent.EvStep, Step: 1, StepDone: &agent.StepTrace{Step: 1, Outcome: "no actions",
+		Elements: &agent.ElementsTrace{Mode: agent.ElementsBoth, Source: "atspi", Window: "Form", Count: 2, Marked: 1, Millis: 12, Outline: outline}}})
+	run.OnEvent(agent.Event{Kind: agent.EvStep, Step: 2, StepDone: &agent.StepTrace{Step: 2, Outcome: "no actions",
+		Elements: &agent.ElementsTrace{Mode: agent.ElementsText, Error: "the bus went away"}}})
+	if err := run.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := os.ReadFile(run.ReportPath())
+	one := visibleText(section(t, rep, "step-1"))
+	for _, want := range []string{"UI elements (both): 2 from atspi · window “Form” · 1 marked · 12 ms", `e2 button "Save" [10,20,90,44]`} {
+		if !strings.Contains(one, want) {
+			t.Errorf("step 1 does not show %q: %s", want, one)
+		}
+	}
+	if two := visibleText(section(t, rep, "step-2")); !strings.Contains(two, "UI elements (text): none: the bus went away") {
+		t.Errorf("step 2 does not say why it has no elements: %s", two)
+	}
+}

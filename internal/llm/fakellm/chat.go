@@ -348,6 +348,12 @@ func (s *ChatServer) renderJSON(t Turn, rep Reply) string {
 		if a.To != nil {
 			m["to"] = s.coords(t, *a.To)
 		}
+		if a.Ref != "" {
+			m["ref"] = a.Ref
+		}
+		if a.ToRef != "" {
+			m["to_ref"] = a.ToRef
+		}
 		if a.Text != "" {
 			m["text"] = a.Text
 		}

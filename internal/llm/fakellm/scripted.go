@@ -33,6 +33,9 @@ func Fixed(r Reply) func(Turn) Reply { return scripted.Fixed(r) }
 // ClickAt is scripted.ClickAt: a left click at p (image pixels).
 func ClickAt(p image.Point) BrainAction { return scripted.ClickAt(p) }
 
+// ClickRef is scripted.ClickRef: a left click on the element with ref.
+func ClickRef(ref string) BrainAction { return scripted.ClickRef(ref) }
+
 // TypeText is scripted.TypeText: an action typing s.
 func TypeText(s string) BrainAction { return scripted.TypeText(s) }
 

@@ -124,3 +124,40 @@ func TestUITARSBlockedBrainCallsTheUser(t *testing.T) {
 		t.Fatalf("decision %+v err %v", d, err)
 	}
 }
+
+// TestGenericRefsInThePrompt: with Config.Refs the system prompt documents
+// refs; an observation's elements outline and marks note reach the prompt
+// text; a click by ref comes back as a typed ref.
+func TestGenericRefsInThePrompt(t *testing.T) {
+	srv := fakellm.NewChatServer(fakellm.Fixed(fakellm.Reply{Actions: []fakellm.BrainAction{fakellm.ClickRef("e2")}}), fakellm.ChatOptions{Model: "gpt-4.1"})
+	defer srv.Close()
+	for _, refs := range []bool{false, true} {
+		ad, err := NewGeneric(llm.Config{Provider: "openai", Model: "gpt-4.1", APIKey: "k", BaseURL: srv.URL, Refs: refs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outline := "Elements of the focused window \"Form\":\ne1 window \"Form\" [0,0,640,400]\n  e2 button \"Save\" [10,20,90,44]"
+		d, err := ad.NewSession("save").Next(context.Background(), llm.Observation{Step: 1, Screenshot: shot(t, ad.Profile(), screen, 1280, 1),
+			Elements: outline, Marked: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Actions) != 1 || d.Actions[0].Ref != "e2" || d.Actions[0].At != nil {
+			t.Fatalf("decision actions %+v, want a click by ref e2", d.Actions)
+		}
+		reqs := srv.Requests()
+		var req chatRequest
+		if err := json.Unmarshal(reqs[len(reqs)-1].Body, &req); err != nil {
+			t.Fatal(err)
+		}
+		var system string
+		_ = json.Unmarshal(req.Messages[0].Content, &system)
+		if got := strings.Contains(system, `"ref": "e12"`); got != refs {
+			t.Errorf("Refs %v: the system prompt documents refs: %v", refs, got)
+		}
+		body := string(reqs[len(reqs)-1].Body)
+		if !strings.Contains(body, `e2 button \"Save\" [10,20,90,44]`) || !strings.Contains(body, "mark N is the element with ref eN") {
+			t.Errorf("the prompt text lacks the outline or the marks note")
+		}
+	}
+}

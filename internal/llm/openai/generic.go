@@ -31,7 +31,11 @@ func NewGeneric(cfg llm.Config) (llm.Adapter, error) {
 		return nil, err
 	}
 	p := c.profile(llm.AdapterGeneric)
-	return &Generic{c: c, profile: p, system: genericSystem(p)}, nil
+	system := genericSystem(p)
+	if cfg.Refs {
+		system += llm.RefInstructions()
+	}
+	return &Generic{c: c, profile: p, system: system}, nil
 }
 
 // Name returns "generic".
@@ -119,6 +123,12 @@ func (s *genericSession) promptText(obs llm.Observation) string {
 	}
 	if len(obs.Answers) > 0 {
 		b.WriteString("\n" + strings.Join(llm.AnswerNotes(obs.Answers), "\n") + "\n")
+	}
+	if e := strings.TrimSpace(obs.Elements); e != "" {
+		b.WriteString("\n" + e + "\n")
+	}
+	if obs.Marked {
+		b.WriteString("\nThe current screenshot shows numbered marks on the UI's elements: mark N is the element with ref eN.\n")
 	}
 	return b.String()
 }

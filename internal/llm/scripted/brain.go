@@ -116,6 +116,9 @@ type BrainAction struct {
 	Kind action.Kind
 	// At is the target point; To the end of a drag (or far corner of a zoom).
 	At, To *image.Point
+	// Ref and ToRef name the elements of the prompt's outline to act at
+	// instead ("e12"; only the generic JSON wire carries them).
+	Ref, ToRef string
 	// Text is the text to type.
 	Text string
 	// Keys is one key combination (["ctrl","s"]) or the modifiers of a click/scroll.
@@ -153,6 +156,10 @@ func Fixed(r Reply) func(Turn) Reply { return func(Turn) Reply { return r } }
 
 // ClickAt returns a left click at p (image pixels).
 func ClickAt(p image.Point) BrainAction { return BrainAction{Kind: action.Click, At: &p} }
+
+// ClickRef returns a left click on the element with ref (the generic JSON
+// wire's "ref").
+func ClickRef(ref string) BrainAction { return BrainAction{Kind: action.Click, Ref: ref} }
 
 // TypeText returns an action typing s.
 func TypeText(s string) BrainAction { return BrainAction{Kind: action.TypeText, Text: s} }
