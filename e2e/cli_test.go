@@ -206,7 +206,9 @@ func TestToolSelectionAndSessionRecordOverStdio(t *testing.T) {
 	}
 	var names []string
 	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
+		if tool.Name != "gui_snapshot" { // observe's, offered only when the desktop has an accessibility tree
+			names = append(names, tool.Name)
+		}
 	}
 	want := "gui_list_displays,gui_screenshot,gui_zoom,gui_cursor_position,gui_click,gui_wait,gui_find_image,gui_find_text,gui_read_text"
 	if got := strings.Join(names, ","); len(names) != 9 || !strings.Contains(got, "gui_click") || strings.Contains(got, "gui_type") || strings.Contains(got, "gui_execute_task") {
