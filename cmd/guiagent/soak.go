@@ -267,25 +267,11 @@ func (s *soakServer) sample(ctx context.Context, at string) error {
 	}
 	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	sm.OpenFiles = len(fds)
-	res, err := s.client.request(ctx, "resources/read", map[string]any{"uri": "gui://status"})
+	rt, err := statusRuntime(ctx, s.client)
 	if err != nil {
-		return fmt.Errorf("%s: reading gui://status: %w", s.name, err)
+		return fmt.Errorf("%s: %w", s.name, err)
 	}
-	var r struct {
-		Contents []struct {
-			Text string `json:"text"`
-		} `json:"contents"`
-	}
-	var st struct {
-		Runtime struct {
-			Goroutines int   `json:"goroutines"`
-			Heap       int64 `json:"heap_alloc_bytes"`
-		} `json:"runtime"`
-	}
-	if err := json.Unmarshal(res, &r); err != nil || len(r.Contents) == 0 || json.Unmarshal([]byte(r.Contents[0].Text), &st) != nil {
-		return fmt.Errorf("%s: gui://status is not the expected JSON: %s", s.name, res)
-	}
-	sm.Goroutines, sm.HeapBytes = st.Runtime.Goroutines, st.Runtime.Heap
+	sm.Goroutines, sm.HeapBytes = rt.Goroutines, rt.Heap
 	_ = filepath.WalkDir(filepath.Join(s.state, "runs"), func(_ string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if fi, err := d.Info(); err == nil {
@@ -379,12 +365,10 @@ type httpClient struct {
 }
 
 func startHTTPClient(ctx context.Context, self, display string, env []string, stderr io.Writer, cmd **exec.Cmd) (*httpClient, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	tok := make([]byte, 16)
 	_, _ = rand.Read(tok)
 	c := &httpClient{url: "http://" + addr + "/mcp", token: hex.EncodeToString(tok), hc: &http.Client{Timeout: time.Minute}}
@@ -490,4 +474,41 @@ func (c *httpClient) close() error {
 		return errors.New("DELETE of the session: " + resp.Status)
 	}
 	return nil
+}
+
+// soakRuntime is the runtime part of gui://status.
+type soakRuntime struct {
+	Goroutines int   `json:"goroutines"`
+	Heap       int64 `json:"heap_alloc_bytes"`
+}
+
+// statusRuntime reads gui://status through c and returns its runtime figures
+// (the whole process's).
+func statusRuntime(ctx context.Context, c mcpClient) (soakRuntime, error) {
+	res, err := c.request(ctx, "resources/read", map[string]any{"uri": "gui://status"})
+	if err != nil {
+		return soakRuntime{}, fmt.Errorf("reading gui://status: %w", err)
+	}
+	var r struct {
+		Contents []struct {
+			Text string `json:"text"`
+		} `json:"contents"`
+	}
+	var st struct {
+		Runtime soakRuntime `json:"runtime"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil || len(r.Contents) == 0 || json.Unmarshal([]byte(r.Contents[0].Text), &st) != nil {
+		return soakRuntime{}, fmt.Errorf("gui://status is not the expected JSON: %s", res)
+	}
+	return st.Runtime, nil
+}
+
+// freeAddr returns a loopback address with a port free at the time of the call.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -52,12 +51,10 @@ func soakFleet(ctx context.Context, self string, stderr io.Writer) (fleetResult,
 	if err != nil {
 		return r, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
 		return r, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	token := strconv.FormatInt(time.Now().UnixNano(), 36) + "-soak-fleet"
 	srv := &soakServer{name: "fleet", state: state, errors: r.ToolErrors, firstErrors: r.FirstErrors}
 	srv.cmd = exec.Command(self, "serve", "--http", "--addr", addr, "--desktop-per-session", "1024x768", "--max-desktops", "2")
@@ -151,24 +148,11 @@ func fleetGoroutines(ctx context.Context, url, token string) int {
 		return -1
 	}
 	defer c.close()
-	res, err := c.request(ctx, "resources/read", map[string]any{"uri": "gui://status"})
+	rt, err := statusRuntime(ctx, c)
 	if err != nil {
 		return -1
 	}
-	var rr struct {
-		Contents []struct {
-			Text string `json:"text"`
-		} `json:"contents"`
-	}
-	var st struct {
-		Runtime struct {
-			Goroutines int `json:"goroutines"`
-		} `json:"runtime"`
-	}
-	if json.Unmarshal(res, &rr) != nil || len(rr.Contents) == 0 || json.Unmarshal([]byte(rr.Contents[0].Text), &st) != nil {
-		return -1
-	}
-	return st.Runtime.Goroutines
+	return rt.Goroutines
 }
 
 // countXServers counts the X servers (Xvfb, Xorg) whose parent is pid.
