@@ -19,20 +19,16 @@ import (
 )
 
 // toolsListBudget is what tools/list may cost a host: every tool a
-// configuration offers, as the client receives it (issue 21: at most 12 KB;
-// gui_find_text and gui_read_text fit in it with shorter titles and
-// descriptions, and no maxLength beside an enum).
+// configuration offers, as the client receives it (issue 21: at most 12 KB),
+// with an element source and OCR too (gui_snapshot, gui_find_text,
+// gui_read_text, ref and target on the input tools): short descriptions, no
+// maxLength beside an enum, the title once (annotations.title), and no
+// additionalProperties (the instructions say unknown arguments are refused).
 const toolsListBudget = 12 << 10
-
-// toolsListBudgetWithElements bounds tools/list with an element source and
-// OCR (no model): gui_snapshot, and ref and target on the seven input tools
-// (issue 23). Their properties carry no descriptions (the instructions
-// explain them once), yet they do not fit the 12 KB: 13,340 bytes measured.
-const toolsListBudgetWithElements = 13<<10 + 512
 
 // toolsListBudgetWithModel bounds tools/list when a model adds the vision
 // tools, gui_execute_task and the target properties.
-const toolsListBudgetWithModel = 19 << 10
+const toolsListBudgetWithModel = 16<<10 + 512
 
 type nopTasks struct{}
 
@@ -86,7 +82,7 @@ func TestToolsListBudget(t *testing.T) {
 		target   bool
 	}{
 		{"default (no model)", Options{Flows: nopFlows{}}, false, toolsListBudget, false},
-		{"accessibility tree and OCR (no model)", Options{Flows: nopFlows{}, OCR: ocr.NewReader(nil, 0)}, true, toolsListBudgetWithElements, true},
+		{"accessibility tree and OCR (no model)", Options{Flows: nopFlows{}, OCR: ocr.NewReader(nil, 0)}, true, toolsListBudget, true},
 		{"with a model", Options{Flows: nopFlows{}, Tasks: nopTasks{}, Vision: nopSeer{}}, false, toolsListBudgetWithModel, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -25,7 +25,7 @@ type RunFlowArgs struct {
 
 func (s *Server) runFlowTool() toolDef {
 	return newTool(s, GroupFlows, "gui_run_flow", "Run a flow",
-		"Run a YAML flow of steps (act, click, type, key, hotkey, scroll, drag, locate, wait_for, assert, query, sleep). Located elements are cached and verified on the screen, so repeats need no model. Returns status, steps, variables, model calls, report.",
+		"Run a YAML flow of steps (act, click, type, key, hotkey, scroll, drag, locate, wait_for, assert, query, sleep). Located elements are cached and verified, so repeats need no model.",
 		changesDesk,
 		func(sc *jsonschema.Schema) {
 			prop(sc, "yaml").MinLength = new(1)

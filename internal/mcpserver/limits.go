@@ -2,8 +2,12 @@ package mcpserver
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -86,4 +90,51 @@ func capArguments(tool string, s *jsonschema.Schema) {
 			panic(fmt.Sprintf("tool %s: argCaps names a property %s it does not have", tool, name))
 		}
 	}
+}
+
+// arguments are the properties a tool's input schema names. The schema a
+// client reads leaves out additionalProperties: false (23 tools x 30 bytes of
+// tools/list); the server's instructions say once that an unknown argument is
+// refused, and check refuses it before the tool does any work.
+type arguments struct {
+	names []string // sorted
+}
+
+// knownArguments takes the names of s's properties and drops its
+// additionalProperties (see arguments).
+func knownArguments(s *jsonschema.Schema) arguments {
+	a := arguments{names: slices.Sorted(maps.Keys(s.Properties))}
+	s.AdditionalProperties = nil
+	return a
+}
+
+// check refuses raw arguments that name a property the tool does not have.
+func (a arguments) check(raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil // not an object: the schema's validation has refused it already
+	}
+	var unknown []string
+	for k := range m {
+		if _, found := slices.BinarySearch(a.names, k); !found {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return fmt.Errorf("validating \"arguments\": unknown argument %s; this tool takes %s",
+		quoteAll(unknown), strings.Join(a.names, ", "))
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }

@@ -58,6 +58,24 @@ func TestArgumentCapsRefuseBeforeAnyWork(t *testing.T) {
 	}
 }
 
+// TestUnknownArgumentsRefused: the schemas leave out additionalProperties
+// (the instructions say it once), so the server refuses an argument a tool
+// does not name itself: a misspelt one is an error naming it and the tool's
+// arguments, and the click does not happen with the argument ignored.
+func TestUnknownArgumentsRefused(t *testing.T) {
+	e := newEnv(t, twoDisplays, Options{})
+	before := len(e.desk.Events())
+	fails(t, e.cs, "gui_click", map[string]any{"x": 1, "y": 1, "buton": "right"}, `unknown argument "buton"`, "button, clicks, display")
+	fails(t, e.cs, "gui_type", map[string]any{"text": "a", "mode": "replace", "zz": 1, "aa": 2}, `"aa", "zz"`)
+	if got := e.desk.Events()[before:]; len(got) != 0 {
+		t.Errorf("refused calls reached the desktop: %v", ops(got))
+	}
+	ok(t, e.cs, "gui_click", map[string]any{"x": 1, "y": 1, "button": "right"})
+	if !strings.Contains(e.cs.InitializeResult().Instructions, "does not name is refused") {
+		t.Error("the server's instructions do not say that unknown arguments are refused")
+	}
+}
+
 // TestControlCharacterKeysRefusedByEveryTool holds hole 1 of issue 9 at the
 // MCP surface: ctrl+alt+U+0008 (BackSpace as X receives it) is refused by
 // gui_hotkey, gui_press_key and as a click or scroll modifier.

@@ -373,11 +373,11 @@ func (s *Server) registerTools() error {
 
 const instructions = `guiagent controls this computer's screen, mouse and keyboard.
 Take gui_screenshot first. display is an id from gui_list_displays (default: the primary display); buttons
-default to left. Points (x, y) are read in a space: image (the default) is pixels of the latest
+default to left; modifiers are keys held during the action, e.g. ["ctrl"] (with gui_scroll: zoom). Points (x, y) are read in a space: image (the default) is pixels of the latest
 gui_screenshot or gui_zoom image of the display, fractions allowed; screen is global logical pixels;
 normalized-1000, normalized-999, normalized-0-1 and yx-normalized-1000 are fractions of that image.
 frame_id (from any session of this server, which keeps the 32 most recent) names the image the points refer to
-instead of the latest; each result names the frame it used.
+instead of the latest; each result names the frame it used. An argument a tool's schema does not name is refused.
 Use gui_execute_task (when offered) to hand over a whole goal. Input tools that offer them take, instead of x and y,
 ref: an element's ref from this session's latest gui_snapshot (a stale ref is an error: snapshot again), or
 target: the element in words, found in the accessibility tree, by OCR (a quoted "label" or short label) or by a model.`

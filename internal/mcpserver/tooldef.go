@@ -41,7 +41,11 @@ const (
 
 func annotations(title string, e effect) *mcp.ToolAnnotations {
 	t, f := true, false
-	a := &mcp.ToolAnnotations{Title: title} // for clients before Tool.Title (2025-03-26)
+	// The title goes here only, not in Tool.Title as well: every protocol
+	// version has annotations.title, and a client shows it where Tool.Title
+	// (2025-06-18) is absent, as the specification says. Once is enough for
+	// the 12 KB tools/list budget.
+	a := &mcp.ToolAnnotations{Title: title}
 	switch e {
 	case readOnly:
 		a.ReadOnlyHint, a.IdempotentHint = true, true
@@ -90,7 +94,8 @@ func newTool[In any](s *Server, group, name, title, desc string, e effect, patch
 	if group == GroupInput {
 		s.withoutTargets(name, schema)
 	}
-	t := &mcp.Tool{Name: name, Title: title, Description: desc, InputSchema: schema, Annotations: annotations(title, e)}
+	known := knownArguments(schema)
+	t := &mcp.Tool{Name: name, Description: desc, InputSchema: schema, Annotations: annotations(title, e)}
 	handler := func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		start := time.Now()
 		c := &call{req: req, ss: req.Session}
@@ -103,6 +108,9 @@ func newTool[In any](s *Server, group, name, title, desc string, e effect, patch
 		defer done()
 		res, err := func() (res *mcp.CallToolResult, err error) {
 			defer s.recoverTool(name, &err)
+			if err := known.check(req.Params.Arguments); err != nil {
+				return nil, err
+			}
 			if e != changesDesk {
 				return h(ctx, c, in)
 			}

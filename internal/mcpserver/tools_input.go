@@ -87,7 +87,7 @@ type MoveArgs struct {
 
 func (s *Server) moveTool() toolDef {
 	return newTool(s, GroupInput, "gui_move", "Move the pointer",
-		"Move the mouse pointer to a point without clicking.",
+		"Move the pointer to a point.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in MoveArgs) (*mcp.CallToolResult, error) {
 			ac, err := s.actAt(ctx, c, action.Raw{Kind: action.Move}, in.aim(in.Where, false), "move")
@@ -104,7 +104,7 @@ type ClickArgs struct {
 	Point
 	Button    string   `json:"button,omitempty"`
 	Clicks    int      `json:"clicks,omitempty" jsonschema:"default 1"`
-	Modifiers []string `json:"modifiers,omitempty" jsonschema:"keys held, e.g. [\"ctrl\"]"`
+	Modifiers []string `json:"modifiers,omitempty"`
 	Where
 }
 
@@ -112,7 +112,7 @@ func buttonEnum(sc *jsonschema.Schema) { enum(sc, "button", "left", "right", "mi
 
 func (s *Server) clickTool() toolDef {
 	return newTool(s, GroupInput, "gui_click", "Click",
-		"Click at a point, with any button, count and modifiers.",
+		"Click at a point.",
 		changesDesk,
 		func(sc *jsonschema.Schema) {
 			s.pointSchema(sc)
@@ -143,7 +143,7 @@ type DoubleClickArgs struct {
 
 func (s *Server) doubleClickTool() toolDef {
 	return newTool(s, GroupInput, "gui_double_click", "Double-click",
-		"Double-click the left mouse button at a point.",
+		"Double-click the left button at a point.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in DoubleClickArgs) (*mcp.CallToolResult, error) {
 			return s.click(ctx, c, ClickArgs{Point: in.Point, Clicks: 2, Where: in.Where})
@@ -167,7 +167,7 @@ type MouseDownArgs struct {
 
 func (s *Server) mouseDownTool() toolDef {
 	return newTool(s, GroupInput, "gui_mouse_down", "Mouse down",
-		"Press and hold a mouse button, optionally at a point, until gui_mouse_up.",
+		"Press and hold a mouse button until gui_mouse_up.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); buttonEnum(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in MouseDownArgs) (*mcp.CallToolResult, error) {
 			return s.button(ctx, c, in.Button, in.aim(in.Where, true), true)
@@ -176,7 +176,7 @@ func (s *Server) mouseDownTool() toolDef {
 
 func (s *Server) mouseUpTool() toolDef {
 	return newTool(s, GroupInput, "gui_mouse_up", "Mouse up",
-		"Release a mouse button, optionally at a point.",
+		"Release a mouse button.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); buttonEnum(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in ButtonArgs) (*mcp.CallToolResult, error) {
 			return s.button(ctx, c, in.Button, Point{X: in.X, Y: in.Y}.aim(in.Where, true), false)
@@ -284,13 +284,13 @@ type ScrollArgs struct {
 	Point
 	Direction string   `json:"direction"`
 	Amount    int      `json:"amount,omitempty" jsonschema:"wheel notches; default 3"`
-	Modifiers []string `json:"modifiers,omitempty" jsonschema:"keys held, e.g. [\"ctrl\"] to zoom"`
+	Modifiers []string `json:"modifiers,omitempty"`
 	Where
 }
 
 func (s *Server) scrollTool() toolDef {
 	return newTool(s, GroupInput, "gui_scroll", "Scroll",
-		"Turn the mouse wheel, optionally at a point.",
+		"Turn the mouse wheel.",
 		changesDesk,
 		func(sc *jsonschema.Schema) {
 			s.pointSchema(sc)
@@ -315,12 +315,12 @@ func (s *Server) scrollTool() toolDef {
 type PressKeyArgs struct {
 	Key       string   `json:"key" jsonschema:"e.g. Return, Tab, Escape, BackSpace, Up, F5, a, or ctrl+s"`
 	Repeat    int      `json:"repeat,omitempty" jsonschema:"default 1"`
-	Modifiers []string `json:"modifiers,omitempty" jsonschema:"keys held, e.g. [\"shift\"]"`
+	Modifiers []string `json:"modifiers,omitempty"`
 }
 
 func (s *Server) pressKeyTool() toolDef {
 	return newTool(s, GroupInput, "gui_press_key", "Press a key",
-		"Press and release a key, optionally repeated and with modifiers held. Dangerous combinations are blocked.",
+		"Press and release a key; dangerous combinations are blocked.",
 		changesDesk, func(sc *jsonschema.Schema) { between(sc, "repeat", 1, action.MaxKeyRepeat) },
 		func(ctx context.Context, c *call, in PressKeyArgs) (*mcp.CallToolResult, error) {
 			if in.Repeat < 0 || in.Repeat > action.MaxKeyRepeat {

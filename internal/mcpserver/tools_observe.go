@@ -60,7 +60,7 @@ type ScreenshotArgs struct {
 
 func (s *Server) screenshotTool() toolDef {
 	return newTool(s, GroupObserve, "gui_screenshot", "Screenshot",
-		"Capture a display: the image, frame_id, display, image_width, image_height and scale (image pixels per screen pixel). Later points are pixels of this image.",
+		"Capture a display: the image, its frame_id, size and scale (image pixels per screen pixel). Later points are pixels of this image.",
 		readOnly,
 		func(sc *jsonschema.Schema) {
 			between(sc, "max_long_edge", 64, 4096)
@@ -124,7 +124,7 @@ type CursorArgs struct {
 
 func (s *Server) cursorPositionTool() toolDef {
 	return newTool(s, GroupObserve, "gui_cursor_position", "Pointer position",
-		"The pointer position: x, y in the display's latest image (in_image); global_x, global_y in screen pixels.",
+		"The pointer position in the display's latest image (x, y) and in screen pixels (global_x, global_y).",
 		readOnly, nil,
 		func(ctx context.Context, c *call, in CursorArgs) (*mcp.CallToolResult, error) {
 			g, err := s.input.CursorPosition(ctx)
