@@ -24,7 +24,19 @@ func TestBenchSoakReportsBothServers(t *testing.T) {
 		t.Fatalf("bench soak: %v\n%s", err, stderr.String())
 	}
 	var r struct {
-		N       int `json:"n"`
+		N            int `json:"n"`
+		Backpressure struct {
+			Sent     int `json:"calls_sent"`
+			Answered int `json:"calls_answered"`
+		} `json:"stdout_backpressure"`
+		Fleet struct {
+			Rounds        int `json:"rounds"`
+			PerSession    int `json:"calls_per_session_round"`
+			Calls         int `json:"calls"`
+			ClipboardsOwn int `json:"clipboards_read_back_own"`
+			OtherSeen     int `json:"reads_showing_the_other_session"`
+			XAfter        int `json:"x_servers_after_every_session_ended"`
+		} `json:"fleet"`
 		Servers map[string]struct {
 			Calls   int            `json:"calls"`
 			Errors  map[string]int `json:"tool_errors_by_tool"`
@@ -38,6 +50,14 @@ func TestBenchSoakReportsBothServers(t *testing.T) {
 	}
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("bench soak output is not JSON: %v\n%s", err, out)
+	}
+	// A short soak keeps its fixed cases short too: 200 held screenshots,
+	// 20 calls per fleet session and round.
+	if bp := r.Backpressure; bp.Sent != 200 || bp.Answered != bp.Sent {
+		t.Errorf("backpressure: %d calls sent, %d answered; want 200 and every one answered", bp.Sent, bp.Answered)
+	}
+	if f := r.Fleet; f.Rounds != 3 || f.PerSession != 20 || f.Calls != 2*20*3 || f.ClipboardsOwn != 2*3 || f.OtherSeen != 0 || f.XAfter != 0 {
+		t.Errorf("fleet: %+v; want 3 rounds of 2x20 calls, every clipboard its session's own, nothing of the other session seen, no X server left", f)
 	}
 	for _, name := range []string{"stdio", "http"} {
 		s, ok := r.Servers[name]

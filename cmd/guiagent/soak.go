@@ -125,14 +125,16 @@ func cmdSoak(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	out := map[string]any{"n": *n, "elapsed_s": time.Since(start).Seconds(), "servers": map[string]any{}}
-	fmt.Fprintf(stderr, "soak: stdout backpressure: %d screenshot calls, answers unread for %v\n", backpressureCalls, backpressureHold)
-	bp, err := soakBackpressure(ctx, servers[0])
+	calls, hold := backpressureShape(*n)
+	fmt.Fprintf(stderr, "soak: stdout backpressure: %d screenshot calls, answers unread for %v\n", calls, hold)
+	bp, err := soakBackpressure(ctx, servers[0], calls, hold)
 	if err != nil {
 		return err
 	}
 	out["stdout_backpressure"] = bp
-	fmt.Fprintf(stderr, "soak: fleet: %d rounds of two sessions on private desktops, %d calls each\n", fleetRounds, fleetSessionCalls)
-	fl, err := soakFleet(ctx, self, stderr)
+	perSession := fleetSessionCalls(*n)
+	fmt.Fprintf(stderr, "soak: fleet: %d rounds of two sessions on private desktops, %d calls each\n", fleetRounds, perSession)
+	fl, err := soakFleet(ctx, self, perSession, stderr)
 	if err != nil {
 		return err
 	}

@@ -10,13 +10,15 @@ import (
 	"time"
 )
 
-// backpressureCalls and backpressureHold shape the stdout-backpressure case:
+// backpressureShape is the stdout-backpressure case for a soak of n calls:
 // that many screenshot calls are sent while the client reads none of the
-// answers for that long.
-const (
-	backpressureCalls = 2000
-	backpressureHold  = 8 * time.Second
-)
+// answers for that long. A full soak sends 2000 and holds them 8 s; a short
+// one (the e2e test's -n 60) sends 200 and holds them 2 s, which is still
+// six times the server's 32 calls in flight.
+func backpressureShape(n int) (calls int, hold time.Duration) {
+	calls = min(2000, max(200, n/5))
+	return calls, min(8*time.Second, max(2*time.Second, time.Duration(calls)*4*time.Millisecond))
+}
 
 // backpressureResult is what the case measured: the server's resident memory
 // before the flood, after holding the answers unread, and once they were
@@ -35,7 +37,7 @@ type backpressureResult struct {
 // reading its stdout, then reads every answer. A server without backpressure
 // keeps reading calls and buffering screenshots (about 100 MB/s); with it,
 // its memory stays flat while its answers go unread.
-func soakBackpressure(ctx context.Context, s *soakServer) (backpressureResult, error) {
+func soakBackpressure(ctx context.Context, s *soakServer, calls int, hold time.Duration) (backpressureResult, error) {
 	c, ok := s.client.(*stdioClient)
 	if !ok {
 		return backpressureResult{}, fmt.Errorf("the backpressure case needs the stdio server")
@@ -47,7 +49,7 @@ func soakBackpressure(ctx context.Context, s *soakServer) (backpressureResult, e
 	var taken int64
 	go func() {
 		n := 0
-		for ; n < backpressureCalls; n++ {
+		for ; n < calls; n++ {
 			c.nextID++
 			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": "tools/call",
 				"params": map[string]any{"name": "gui_screenshot", "arguments": map[string]any{"format": "png"}}})
@@ -59,12 +61,12 @@ func soakBackpressure(ctx context.Context, s *soakServer) (backpressureResult, e
 		sent <- n
 	}()
 	select {
-	case <-time.After(backpressureHold):
+	case <-time.After(hold):
 	case <-ctx.Done():
 		return r, ctx.Err()
 	}
 	r.RSSHeldKB, r.SentWhileHeld = rssKB(s.cmd.Process.Pid), int(taken)
-	for r.Answered < backpressureCalls {
+	for r.Answered < calls {
 		line, err := c.out.ReadBytes('\n')
 		if err != nil {
 			return r, fmt.Errorf("reading the held answers: %w", err)

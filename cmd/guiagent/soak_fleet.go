@@ -19,9 +19,12 @@ import (
 // The fleet case: a server with a private desktop per session, two sessions
 // at a time making the soak's calls, opened and closed for fleetRounds rounds.
 const (
-	fleetRounds       = 3
-	fleetSessionCalls = 150 // per session and round
+	fleetRounds = 3
 )
+
+// fleetSessionCalls is the calls per session and round for a soak of n
+// calls: 150 in a full soak, 20 in a short one.
+func fleetSessionCalls(n int) int { return min(150, max(20, n/60)) }
 
 // fleetResult is what the fleet case measured: the calls and tool errors,
 // whether each session read back its own clipboard and saw nothing of the
@@ -45,8 +48,8 @@ type fleetResult struct {
 
 // soakFleet starts `guiagent serve --http --desktop-per-session` and runs
 // fleetRounds rounds of two sessions.
-func soakFleet(ctx context.Context, self string, stderr io.Writer) (fleetResult, error) {
-	r := fleetResult{Rounds: fleetRounds, CallsPerSession: fleetSessionCalls, ToolErrors: map[string]int{}, FirstErrors: map[string]string{}}
+func soakFleet(ctx context.Context, self string, perSession int, stderr io.Writer) (fleetResult, error) {
+	r := fleetResult{Rounds: fleetRounds, CallsPerSession: perSession, ToolErrors: map[string]int{}, FirstErrors: map[string]string{}}
 	state, err := os.MkdirTemp("", "guiagent-soak-fleet-")
 	if err != nil {
 		return r, err
@@ -69,12 +72,15 @@ func soakFleet(ctx context.Context, self string, stderr io.Writer) (fleetResult,
 		return r, err
 	}
 	for round := range fleetRounds {
+		t0 := time.Now()
 		if err := fleetRound(ctx, srv, "http://"+addr+"/mcp", token, round, &r); err != nil {
 			return r, err
 		}
+		t1 := time.Now()
 		if r.DesktopsAfter = waitXServers(srv.cmd.Process.Pid, 0, 15*time.Second); r.DesktopsAfter != 0 {
 			return r, fmt.Errorf("round %d: %d private X servers still run 15 s after both sessions ended", round+1, r.DesktopsAfter)
 		}
+		fmt.Fprintf(stderr, "soak: fleet round %d: sessions %.1f s, their desktops gone %.1f s later\n", round+1, t1.Sub(t0).Seconds(), time.Since(t1).Seconds())
 		rss := rssKB(srv.cmd.Process.Pid)
 		if round == 0 {
 			r.RSSAfterFirstKB = rss
@@ -97,7 +103,7 @@ func fleetRound(ctx context.Context, srv *soakServer, url, token string, round i
 		defer cs[i].close()
 	}
 	r.DesktopsDuring = countXServers(srv.cmd.Process.Pid)
-	for i := range 2 * fleetSessionCalls {
+	for i := range 2 * r.CallsPerSession {
 		c := soakCalls[(i/2)%len(soakCalls)]
 		res, err := cs[i%2].request(ctx, "tools/call", map[string]any{"name": c.tool, "arguments": c.args})
 		if err != nil {
