@@ -47,8 +47,8 @@ type DisplayInfo struct {
 }
 
 // startWayland starts the compositor, the fixture and guiagent; model, when
-// set, is the provider of gui_execute_task.
-func startWayland(t testing.TB, model *modelServer) *wlDesk {
+// set, is the provider of gui_execute_task; extra are more KEY=value settings.
+func startWayland(t testing.TB, model *modelServer, extra ...string) *wlDesk {
 	t.Helper()
 	s := swaytest.Start(t)
 	app := s.StartApp(t)
@@ -70,7 +70,7 @@ func startWayland(t testing.TB, model *modelServer) *wlDesk {
 		env = append(env, "GUI_AGENT_PROVIDER=openai", "GUI_AGENT_MODEL="+testModel,
 			"GUI_AGENT_BASE_URL="+model.URL, "GUI_AGENT_API_KEY=sk-e2e-wayland")
 	}
-	cmd := s.Command(bin, []string{"serve", "--backend", "wayland"}, env...)
+	cmd := s.Command(bin, []string{"serve", "--backend", "wayland"}, append(env, extra...)...)
 	d := &wlDesk{s: s, app: app, stderr: &syncBuffer{}}
 	cmd.Stderr = d.stderr
 	t.Cleanup(func() {
