@@ -18,11 +18,12 @@ import (
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
 )
 
-// BenchmarkShoot1080 measures capture + scale to 1280 wide + JPEG q75 (the
-// imaging pipeline, as BenchmarkShootXvfb1080 does for X11) of sway's
-// 1920x1080 output (HEADLESS-2: 1920x1080 device pixels at scale 2) through
-// screencopy, and beside it, in the same run, the same pipeline on a
-// 1920x1080 Xvfb through the x11 backend and `grim -o HEADLESS-2` writing the
+// BenchmarkShoot1080 measures capture + scale + JPEG q75 (the imaging
+// pipeline, max long edge 1280) of sway's 1920x1080 output (HEADLESS-2:
+// 1920x1080 device pixels at scale 2, so the screenshot is its logical
+// 960x540, the capture halved) through screencopy, and beside it, in the
+// same run, the same work on a 1920x1080 Xvfb through the x11 backend (a
+// 1920x1080 capture halved to 960x540) and `grim -o HEADLESS-2` writing the
 // whole output (grim has no JPEG here: raw PPM, and PNG at level 1).
 //
 // The Wayland capture is split in three: the compositor's answer with the
@@ -67,9 +68,17 @@ func BenchmarkShoot1080(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	xr, err := imaging.Bench(ctx, xb, xds[0], o, 20)
+	// The same work on X11: a 1920x1080 capture halved to the Wayland
+	// shot's image size (the logical 960x540 of the scale-2 output, which a
+	// screenshot never exceeds).
+	ox := o
+	ox.MaxLongEdge = apart.size.W
+	xr, err := imaging.Bench(ctx, xb, xds[0], ox, 20)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if xr.Width != apart.size.W || xr.Height != apart.size.H {
+		b.Fatalf("the X11 shot is %dx%d, the Wayland one %v", xr.Width, xr.Height, apart.size)
 	}
 
 	grimPPM := timeGrim(b, s, "-t", "ppm")
@@ -85,8 +94,11 @@ func BenchmarkShoot1080(b *testing.B) {
 	b.ReportMetric(apart.total/xr.TotalMS, "ratio-x11")
 }
 
-// split is the medians of shots' parts, in ms.
-type split struct{ offer, frame, convert, scaleEncode, total float64 }
+// split is the medians of shots' parts, in ms, and their image size.
+type split struct {
+	offer, frame, convert, scaleEncode, total float64
+	size                                      geom.Size
+}
 
 func (sp split) report(b *testing.B, prefix string) {
 	b.ReportMetric(sp.offer, prefix+"offer-ms")
@@ -102,6 +114,7 @@ func shootSplit(b *testing.B, be *wayland.Backend, d geom.Display, o imaging.Opt
 	b.Helper()
 	p := imaging.NewPipeline()
 	var parts [5][]float64
+	var size geom.Size
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	for range 20 {
 		time.Sleep(gap)
@@ -111,13 +124,14 @@ func shootSplit(b *testing.B, be *wayland.Backend, d geom.Display, o imaging.Opt
 			b.Fatal(err)
 		}
 		total := time.Since(t0)
+		size = shot.Frame.ImageSize()
 		offer, frame, convert := be.LastCaptureTiming()
 		for i, v := range []time.Duration{offer, frame, convert, shot.Timing.Scale + shot.Timing.Encode, total} {
 			parts[i] = append(parts[i], ms(v))
 		}
 	}
 	med := func(v []float64) float64 { sort.Float64s(v); return v[len(v)/2] }
-	return split{med(parts[0]), med(parts[1]), med(parts[2]), med(parts[3]), med(parts[4])}
+	return split{med(parts[0]), med(parts[1]), med(parts[2]), med(parts[3]), med(parts[4]), size}
 }
 
 // timeGrim returns the median time of 10 runs of grim -o HEADLESS-2 with args.
