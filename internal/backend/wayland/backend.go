@@ -112,8 +112,9 @@ type Backend struct {
 
 	outs outputs
 
-	capMu sync.Mutex
-	cap   *capBuffer
+	capMu   sync.Mutex
+	cap     *capBuffer
+	capTime captureTiming // of the latest capture
 
 	ptrMu  sync.Mutex
 	ptr    uint32

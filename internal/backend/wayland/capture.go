@@ -62,6 +62,15 @@ func (b *Backend) newCapBuffer(f frameFormat) (*capBuffer, error) {
 	return c, nil
 }
 
+// captureTiming is where the time of one capture went: the compositor's
+// answer with the buffer's format (Offer: from the request to buffer_done),
+// the compositor's frame (Frame: from our copy request to ready, the wait
+// for its next repaint and its copy into our buffer), and ours (Convert: its
+// pixels into RGBA).
+type captureTiming struct {
+	Offer, Frame, Convert time.Duration
+}
+
 // frameFormat is a screencopy frame's shm buffer format.
 type frameFormat struct {
 	format       uint32
@@ -119,6 +128,8 @@ func (b *Backend) copyFrame(ctx context.Context, p place, local geom.Rect, dst *
 		default:
 		}
 	}
+	t0 := time.Now()
+	var tCopy time.Time
 	if err := b.c.send(mgr, 1, newObj{h: h, out: &frame}, int32(0), p.id, int32(local.X), int32(local.Y), int32(local.W), int32(local.H)); err != nil {
 		return nil, err
 	}
@@ -148,6 +159,7 @@ func (b *Backend) copyFrame(ctx context.Context, p place, local geom.Rect, dst *
 				f, have = ev.f, true
 			}
 			if !v3 && have && !copied {
+				tCopy = time.Now()
 				if err := b.startCopy(frame, f); err != nil {
 					return nil, err
 				}
@@ -158,6 +170,7 @@ func (b *Backend) copyFrame(ctx context.Context, p place, local geom.Rect, dst *
 				return nil, fmt.Errorf("wayland capture: %s offers output %s in no shared-memory format guiagent reads (want xrgb8888, argb8888, xbgr8888 or abgr8888)", b.compositor, p.name)
 			}
 			if !copied {
+				tCopy = time.Now()
 				if err := b.startCopy(frame, f); err != nil {
 					return nil, err
 				}
@@ -166,8 +179,10 @@ func (b *Backend) copyFrame(ctx context.Context, p place, local geom.Rect, dst *
 		case 1:
 			f.yInvert = ev.f.yInvert
 		case 2: // ready
+			tReady := time.Now()
 			img := desktop.ReuseRGBA(dst, f.w, f.h)
 			convert(img, b.cap.mem.data, f)
+			b.capTime = captureTiming{Offer: tCopy.Sub(t0), Frame: tReady.Sub(tCopy), Convert: time.Since(tReady)}
 			return img, nil
 		case 3:
 			return nil, fmt.Errorf("wayland capture: %s failed to copy output %s (region %v): the output may be off or gone", b.compositor, p.name, local)

@@ -3,7 +3,6 @@
 package wayland_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"image"
@@ -111,53 +110,10 @@ func grimPixel(t testing.TB, s *swaytest.Sway, x, y int) color.RGBA {
 	return img.RGBAAt(img.Rect.Min.X, img.Rect.Min.Y)
 }
 
-// grimImage runs grim with args (writing binary PPM to stdout, the fastest
-// of its formats) and decodes it.
+// grimImage is grim's image with args (swaytest.Sway.Grim).
 func grimImage(t testing.TB, s *swaytest.Sway, args ...string) *image.RGBA {
 	t.Helper()
-	out := s.Run(t, nil, "grim", append(append([]string{"-t", "ppm"}, args...), "-")...)
-	img, err := decodePPM(out)
-	if err != nil {
-		t.Fatalf("decode grim's PPM: %v", err)
-	}
-	return img
-}
-
-// decodePPM decodes a binary (P6) PPM of 8-bit samples.
-func decodePPM(b []byte) (*image.RGBA, error) {
-	var w, h, maxv int
-	var rest []byte
-	fields, i := 0, 0
-	vals := [3]*int{&w, &h, &maxv}
-	if !bytes.HasPrefix(b, []byte("P6")) {
-		return nil, fmt.Errorf("not a P6 PPM")
-	}
-	i = 2
-	for fields < 3 {
-		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
-			i++
-		}
-		j := i
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		if j == i {
-			return nil, fmt.Errorf("bad PPM header")
-		}
-		fmt.Sscan(string(b[i:j]), vals[fields])
-		fields++
-		i = j
-	}
-	rest = b[i+1:]
-	if maxv != 255 || len(rest) < w*h*3 {
-		return nil, fmt.Errorf("PPM %dx%d max %d with %d bytes of pixels", w, h, maxv, len(rest))
-	}
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for k := range w * h {
-		copy(img.Pix[4*k:], rest[3*k:3*k+3])
-		img.Pix[4*k+3] = 255
-	}
-	return img, nil
+	return s.Grim(t, args...)
 }
 
 // received converts a fixture event to the suite's form.

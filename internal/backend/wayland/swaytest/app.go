@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -86,7 +85,6 @@ func (s *Sway) StartApp(t testing.TB) *App {
 	}
 	ef.Close()
 	t.Cleanup(func() {
-		exec.Command("cp", stderr, "/tmp/wlprobe/fixture.log").Run()
 		_ = in.Close()
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()

@@ -1,0 +1,62 @@
+//go:build linux
+
+package swaytest
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"testing"
+)
+
+// Grim runs grim with args (writing binary PPM to stdout, the fastest of its
+// formats) and decodes its image: the oracle of what the compositor shows.
+// grim leaves the cursor out, as the backend's captures do.
+func (s *Sway) Grim(t testing.TB, args ...string) *image.RGBA {
+	t.Helper()
+	out := s.Run(t, nil, "grim", append(append([]string{"-t", "ppm"}, args...), "-")...)
+	img, err := DecodePPM(out)
+	if err != nil {
+		t.Fatalf("decode grim's PPM: %v", err)
+	}
+	return img
+}
+
+// DecodePPM decodes a binary (P6) PPM of 8-bit samples.
+func DecodePPM(b []byte) (*image.RGBA, error) {
+	var w, h, maxv int
+	vals := [3]*int{&w, &h, &maxv}
+	if !bytes.HasPrefix(b, []byte("P6")) {
+		return nil, fmt.Errorf("not a P6 PPM")
+	}
+	i := 2
+	for fields := 0; fields < 3; fields++ {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j == i {
+			return nil, fmt.Errorf("bad PPM header")
+		}
+		if _, err := fmt.Sscan(string(b[i:j]), vals[fields]); err != nil {
+			return nil, fmt.Errorf("bad PPM header: %v", err)
+		}
+		i = j
+	}
+	if i >= len(b) {
+		return nil, fmt.Errorf("PPM header without pixels")
+	}
+	rest := b[i+1:]
+	if maxv != 255 || len(rest) < w*h*3 {
+		return nil, fmt.Errorf("PPM %dx%d max %d with %d bytes of pixels", w, h, maxv, len(rest))
+	}
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for k := range w * h {
+		copy(img.Pix[4*k:], rest[3*k:3*k+3])
+		img.Pix[4*k+3] = 255
+	}
+	return img, nil
+}
