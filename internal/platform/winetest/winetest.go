@@ -1,7 +1,8 @@
 // Package winetest runs Windows builds of the project under Wine for tests:
 // it builds the stand-in bcryptprimitives.dll that Wine 8.0 lacks (the Go
-// runtime imports ProcessPrng from it), creates a Wine prefix in the test's
-// temporary directory and starts Windows programs in it on a given X display.
+// runtime imports ProcessPrng from it), gives each test a Wine prefix in its
+// temporary directory (a copy of a template made once per machine) and
+// starts Windows programs in it on a given X display.
 //
 // Missing tools fail the test (they never skip it): CI installs them with
 // apt-get install wine wine64 gcc-mingw-w64-x86-64.
@@ -9,6 +10,7 @@ package winetest
 
 import (
 	"context"
+	"crypto/sha256"
 	_ "embed"
 	"fmt"
 	"os"
@@ -58,25 +60,65 @@ type Prefix struct {
 	tmp string
 }
 
-// NewPrefix builds the stand-in DLL, creates a prefix under t.TempDir() and
-// stops the prefix's Wine processes when the test ends. It takes about 20 s.
+// NewPrefix gives the test a prefix of its own under t.TempDir(), copied
+// from a template made once per machine (see template), and stops the
+// prefix's Wine processes when the test ends. Making the template takes
+// about 20 s; a copy takes about a second.
 func NewPrefix(t testing.TB) *Prefix {
 	t.Helper()
 	Require(t)
+	tmpl := template(t)
 	dir := t.TempDir()
-	dll := BuildDLL(t, dir)
 	p := &Prefix{Dir: filepath.Join(dir, "prefix"), tmp: filepath.Join(dir, "tmp")}
 	if err := os.Mkdir(p.tmp, 0o700); err != nil {
 		t.Fatalf("winetest: %v", err)
 	}
+	if out, err := exec.Command("cp", "-a", tmpl, p.Dir).CombinedOutput(); err != nil {
+		t.Fatalf("winetest: copy the template prefix %s: %v\n%s", tmpl, err, out)
+	}
 	t.Cleanup(func() { p.Stop(t) })
+	return p
+}
+
+// template returns the template prefix, making it when this machine has
+// none yet for this Wine and this stand-in DLL. Test processes of several
+// packages share it (a lock file keeps them from making it twice at once),
+// and it is renamed into place only when complete. It lives in the system's
+// temporary directory, named after the user, the Wine version and the DLL's
+// source, so an upgraded Wine gets a new one.
+func template(t testing.TB) string {
+	t.Helper()
+	version, err := exec.Command("wine", "--version").Output()
+	if err != nil {
+		t.Fatalf("winetest: wine --version: %v", err)
+	}
+	sum := sha256.Sum256(append(append(version, 0), prngSource...))
+	final := filepath.Join(os.TempDir(), fmt.Sprintf("guiagent-winetest-%d-%x", os.Getuid(), sum[:6]))
+	unlock, err := lockFile(final + ".lock")
+	if err != nil {
+		t.Fatalf("winetest: %v", err)
+	}
+	defer unlock()
+	if _, err := os.Stat(filepath.Join(final, "system.reg")); err == nil {
+		return final
+	}
+	work, err := os.MkdirTemp(os.TempDir(), filepath.Base(final)+"-making-")
+	if err != nil {
+		t.Fatalf("winetest: %v", err)
+	}
+	defer os.RemoveAll(work)
+	p := &Prefix{Dir: filepath.Join(work, "prefix"), tmp: filepath.Join(work, "tmp")}
+	if err := os.Mkdir(p.tmp, 0o700); err != nil {
+		t.Fatalf("winetest: %v", err)
+	}
+	defer p.Stop(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// wineboot -i creates the prefix; mscoree and mshtml are disabled so that
 	// it does not offer to download Mono and Gecko (tests have no internet).
 	p.run(t, ctx, "", "wineboot", "-i")
 	sys32 := filepath.Join(p.Dir, "drive_c", "windows", "system32")
-	b, err := os.ReadFile(dll)
+	b, err := os.ReadFile(BuildDLL(t, work))
 	if err == nil {
 		err = os.WriteFile(filepath.Join(sys32, "bcryptprimitives.dll"), b, 0o644)
 	}
@@ -84,7 +126,12 @@ func NewPrefix(t testing.TB) *Prefix {
 		t.Fatalf("winetest: install the stand-in DLL in %s: %v", sys32, err)
 	}
 	p.Reg(t, `HKCU\Software\Wine`, "Version", "REG_SZ", "win10")
-	return p
+	p.Stop(t)           // the wineserver writes the registry out
+	os.RemoveAll(final) // an incomplete one (no system.reg)
+	if err := os.Rename(p.Dir, final); err != nil {
+		t.Fatalf("winetest: %v", err)
+	}
+	return final
 }
 
 // BuildDLL compiles the stand-in bcryptprimitives.dll into dir and returns its path.
