@@ -151,12 +151,7 @@ func TestDebianPackageScript(t *testing.T) {
 // one serves on a private virtual display behind the token.
 func TestDockerCommandAsTheContainerRunsIt(t *testing.T) {
 	testenv.NeedX(t)
-	static := filepath.Join(t.TempDir(), "guiagent")
-	build := exec.Command("go", "build", "-trimpath", "-o", static, "github.com/guiagent/guiagent/cmd/guiagent")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 build: %v\n%s", err, out)
-	}
+	static := binary // TestMain builds it as the Dockerfile does: CGO_ENABLED=0, -trimpath
 	f, err := elf.Open(static)
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "guiagent")
-	build := exec.Command("go", "build", "-o", binary, "github.com/guiagent/guiagent/cmd/guiagent")
+	// Built as the Dockerfile builds it, static and with -trimpath: the
+	// container test runs this very binary, and cmd/guiagent's --version
+	// test, building the same way from a clone, reuses its compiled packages
+	// (with -trimpath the clone's path is not part of them).
+	build := exec.Command("go", "build", "-trimpath", "-o", binary, "github.com/guiagent/guiagent/cmd/guiagent")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "building guiagent failed: %v\n", err)
