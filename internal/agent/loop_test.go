@@ -437,6 +437,28 @@ func TestHumanTakeoverBetweenSteps(t *testing.T) {
 	}
 }
 
+// TestHumanOverrideOffWhereThePointerIsNotSeen: on a backend that only
+// echoes guiagent's own pointer moves (Wayland, the portal, VNC), the run
+// says that human-override detection is off and why, instead of watching a
+// position that can never show a person's move.
+func TestHumanOverrideOffWhereThePointerIsNotSeen(t *testing.T) {
+	d := newDesk(t)
+	d.fb.EchoPointer(true)
+	script := newScript(geom.ProfileFor("gpt-4o"), reply(act(click(100, 100))), done("ok"))
+	res := d.runner(d.opts(script)).Run(context.Background(), Task{Task: "x"}, nil)
+	statusOf(t, res, Completed)
+	found := false
+	for _, w := range res.Warnings {
+		found = found || strings.Contains(w, "human-override detection is off") && strings.Contains(w, "shows guiagent no pointer position")
+	}
+	if !found {
+		t.Errorf("warnings %q do not say that human-override detection is off", res.Warnings)
+	}
+	if desktop.NewInput(d.fb).ObservesPointer() {
+		t.Error("the echoing backend's input claims to observe the pointer")
+	}
+}
+
 func TestHumanTakeoverDuringWait(t *testing.T) {
 	d := newDesk(t)
 	// A wait far longer than the task may take: only the takeover can end it

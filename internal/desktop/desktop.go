@@ -131,6 +131,15 @@ type InputReadiness interface {
 	InputReady(ctx context.Context) error
 }
 
+// PointerEcho is implemented by backends whose CursorPosition can only
+// echo where guiagent last put the pointer, because the platform shows them
+// no pointer position (Wayland, the desktop portal, VNC). EchoesPointer
+// reports whether that is so: nothing read from such a position can tell
+// that someone else moved the pointer, so human-override detection is off.
+type PointerEcho interface {
+	EchoesPointer() bool
+}
+
 // Capabilities describes what a backend offers, for status and doctor output.
 type Capabilities struct {
 	Capture   bool              `json:"capture"`

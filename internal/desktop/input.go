@@ -405,6 +405,17 @@ func (in *Input) Type(ctx context.Context, text string) error {
 	})
 }
 
+// ObservesPointer reports whether CursorPosition sees the real pointer,
+// wherever anyone moved it, rather than echoing guiagent's own moves
+// (PointerEcho).
+func (in *Input) ObservesPointer() bool {
+	if in.ptr == nil {
+		return false
+	}
+	e, ok := in.ptr.(PointerEcho)
+	return !ok || !e.EchoesPointer()
+}
+
 // CursorPosition returns the pointer's global position.
 func (in *Input) CursorPosition(ctx context.Context) (geom.GlobalPoint, error) {
 	if in.ptr == nil {

@@ -240,3 +240,7 @@ func (b *Backend) TypeText(ctx context.Context, text string) error {
 	}
 	return nil
 }
+
+// EchoesPointer implements desktop.PointerEcho: CursorPosition is where
+// guiagent last put the pointer; the platform shows no other.
+func (b *Backend) EchoesPointer() bool { return true }

@@ -253,3 +253,7 @@ func keyKeysym(k desktop.Key) (uint32, error) {
 	}
 	return 0, fmt.Errorf("vnc: unknown key %q: use a name like Return, ctrl, F5 or a single character", string(k))
 }
+
+// EchoesPointer implements desktop.PointerEcho: CursorPosition is where
+// guiagent last put the pointer; the platform shows no other.
+func (b *Backend) EchoesPointer() bool { return true }

@@ -215,3 +215,7 @@ func (b *Backend) releaseButtons() error {
 func (b *Backend) releaseAll() error {
 	return errors.Join(b.releaseButtons(), b.releaseKeys())
 }
+
+// EchoesPointer implements desktop.PointerEcho: CursorPosition is where
+// guiagent last put the pointer; the platform shows no other.
+func (b *Backend) EchoesPointer() bool { return true }

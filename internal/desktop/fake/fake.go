@@ -138,6 +138,7 @@ type Backend struct {
 	fails     map[string][]failure
 	hook      func(Event)
 	closed    bool
+	echo      bool          // EchoesPointer
 	changed   chan struct{} // closed and replaced whenever an event is recorded
 	captures  int
 }
@@ -485,6 +486,21 @@ func (b *Backend) CursorPosition(ctx context.Context) (geom.GlobalPoint, error) 
 		return geom.GlobalPoint{}, err
 	}
 	return b.cursor, nil
+}
+
+// EchoPointer makes the backend a PointerEcho that echoes (on) or observes
+// (off, the default) the pointer.
+func (b *Backend) EchoPointer(on bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.echo = on
+}
+
+// EchoesPointer implements desktop.PointerEcho.
+func (b *Backend) EchoesPointer() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.echo
 }
 
 // SetCursor moves the pointer as a human would: the position changes but no
