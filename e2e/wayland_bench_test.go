@@ -44,7 +44,7 @@ func BenchmarkClickRoundTrip(b *testing.B) {
 	x := clickTimes(b, mustDial(b, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, client{name: "e2e-bench-x11"}, logs), 300, 300)
 
 	for b.Loop() {
-		callTB(b, d.cs, "gui_click", map[string]any{"x": o.X + 300, "y": o.Y + 300, "space": "screen"})
+		call(b, d.cs, "gui_click", map[string]any{"x": o.X + 300, "y": o.Y + 300, "space": "screen"})
 	}
 	b.ReportMetric(percentile(wl, 50), "wl-median-ms")
 	b.ReportMetric(percentile(wl, 90), "wl-p90-ms")
@@ -61,7 +61,7 @@ func clickTimes(b *testing.B, cs *mcp.ClientSession, x, y int) []float64 {
 	b.Helper()
 	ctx := context.Background()
 	for range 10 { // warm up
-		callTB(b, cs, "gui_click", map[string]any{"x": x, "y": y, "space": "screen"})
+		call(b, cs, "gui_click", map[string]any{"x": x, "y": y, "space": "screen"})
 	}
 	ts := make([]float64, 0, clickSamples)
 	for i := range clickSamples {

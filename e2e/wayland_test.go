@@ -80,7 +80,7 @@ func startWayland(t testing.TB, model *modelServer, extra ...string) *wlDesk {
 	})
 	d.cs = mustDial(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, client{name: "e2e-wayland"}, d.stderr)
 	var ds struct{ Displays []DisplayInfo }
-	if err := json.Unmarshal([]byte(textOf(callTB(t, d.cs, "gui_list_displays", nil))), &ds); err != nil {
+	if err := json.Unmarshal([]byte(textOf(call(t, d.cs, "gui_list_displays", nil))), &ds); err != nil {
 		t.Fatal(err)
 	}
 	d.displays = map[string]DisplayInfo{}
@@ -96,28 +96,13 @@ func startWayland(t testing.TB, model *modelServer, extra ...string) *wlDesk {
 	return d
 }
 
-// callTB is call for tests and benchmarks.
-func callTB(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if res.IsError {
-		t.Fatalf("%s(%v) failed: %s", name, args, textOf(res))
-	}
-	return res
-}
-
 // moveTo puts the pointer at output-local logical (x, y) of output, through
 // the tool. Headless sway 1.7 repaints only the output the cursor is on, so
 // a test moves it to the output it draws on.
 func (d *wlDesk) moveTo(t *testing.T, output string, x, y int) {
 	t.Helper()
 	di := d.displays[output]
-	callTB(t, d.cs, "gui_move", map[string]any{"x": di.X + x, "y": di.Y + y, "space": "screen"})
+	call(t, d.cs, "gui_move", map[string]any{"x": di.X + x, "y": di.Y + y, "space": "screen"})
 }
 
 // fill paints a rectangle on output's window and waits until grim sees it.
@@ -139,7 +124,7 @@ func (d *wlDesk) fill(t *testing.T, output string, x, y, w, h int, c color.RGBA)
 // metadata and image, decoded.
 func (d *wlDesk) shot(t *testing.T, tool string, args map[string]any) (shotInfo, *image.RGBA) {
 	t.Helper()
-	res := callTB(t, d.cs, tool, args)
+	res := call(t, d.cs, tool, args)
 	var info shotInfo
 	var img *image.RGBA
 	for _, c := range res.Content {
@@ -292,7 +277,7 @@ func (d *wlDesk) testClick(t *testing.T) {
 	}
 	bb := d.app.Where[swaytest.Output2].ButtonBox
 	x, y := float64(bb.X+bb.W/2)*info.Scale, float64(bb.Y+bb.H/2-top)*info.Scale
-	res := callTB(t, d.cs, "gui_click", map[string]any{"x": x, "y": y, "frame_id": info.FrameID})
+	res := call(t, d.cs, "gui_click", map[string]any{"x": x, "y": y, "frame_id": info.FrameID})
 	e, ok := d.app.Wait(5*time.Second, func(e swaytest.Event) bool { return e.Ev == "clicked" })
 	if !ok {
 		t.Fatalf("gui_click at image (%v,%v) of %s (%q): the button at %+v reported no click; events: %v",
@@ -313,8 +298,8 @@ func (d *wlDesk) testType(t *testing.T) {
 	d.app.Reset(t)
 	info, _ := d.shot(t, "gui_screenshot", map[string]any{"display": d.displays[swaytest.Output2].ID})
 	eb := d.app.Where[swaytest.Output2].EntryBox
-	callTB(t, d.cs, "gui_click", map[string]any{"x": float64(eb.X+eb.W/2) * info.Scale, "y": float64(eb.Y+eb.H/2) * info.Scale, "frame_id": info.FrameID})
-	callTB(t, d.cs, "gui_type", map[string]any{"text": text})
+	call(t, d.cs, "gui_click", map[string]any{"x": float64(eb.X+eb.W/2) * info.Scale, "y": float64(eb.Y+eb.H/2) * info.Scale, "frame_id": info.FrameID})
+	call(t, d.cs, "gui_type", map[string]any{"text": text})
 	var got string
 	waitFor(5*time.Second, func() bool {
 		if s, ok := swaytest.Text(d.app.Take(), swaytest.Output2); ok {
@@ -332,13 +317,13 @@ func (d *wlDesk) testType(t *testing.T) {
 
 func (d *wlDesk) testClipboard(t *testing.T) {
 	const ours = "guiagent → wl-paste ✓"
-	callTB(t, d.cs, "gui_clipboard", map[string]any{"action": "set", "text": ours})
+	call(t, d.cs, "gui_clipboard", map[string]any{"action": "set", "text": ours})
 	if got := string(d.s.Run(t, nil, "wl-paste", "-n")); got != ours {
 		t.Errorf("gui_clipboard set %q; wl-paste reads %q", ours, got)
 	}
 	const theirs = "wl-copy → guiagent 界面"
 	d.s.RunDetached(t, []byte(theirs), "wl-copy")
-	if got := textOf(callTB(t, d.cs, "gui_clipboard", map[string]any{"action": "get"})); got != theirs {
+	if got := textOf(call(t, d.cs, "gui_clipboard", map[string]any{"action": "get"})); got != theirs {
 		t.Errorf("wl-copy set %q; gui_clipboard get reads %q", theirs, got)
 	}
 }
@@ -402,7 +387,7 @@ func (d *wlDesk) testCancel(t *testing.T, model *modelServer) {
 	}
 	// Still working: a click arrives whole.
 	d.app.Take()
-	callTB(t, d.cs, "gui_click", map[string]any{"x": 200, "y": 200, "space": "screen"})
+	call(t, d.cs, "gui_click", map[string]any{"x": 200, "y": 200, "space": "screen"})
 	if _, ok := d.app.Wait(5*time.Second, func(e swaytest.Event) bool { return e.Ev == "button_up" }); !ok {
 		t.Errorf("a click after the cancel did not arrive")
 	}
