@@ -296,7 +296,7 @@ func (c *Client) apps(ctx context.Context, conn *dbus.Conn) ([]*app, error) {
 	// Only applications not seen before are asked for their names (one
 	// that hangs would otherwise cost a call timeout on every snapshot).
 	named := map[string]bool{}
-	err = pipeline(ctx, len(ask), 32, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
+	err = pipeline(ctx, peer{}, len(ask), 32, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
 		return ask[i].p.call(ctx, rootPath, ifaceProps, "Get", ifAccessible, "Name")
 	}, func(i int, call *dbus.Call) error {
 		if !replyOK(call) {

@@ -67,6 +67,20 @@ func (p peer) call(ctx context.Context, path dbus.ObjectPath, iface, member stri
 	return p.conn.SendWithContext(ctx, msg, make(chan *dbus.Call, 1))
 }
 
+// hold and release bracket a burst of calls: on a peer-to-peer
+// connection they go out in one write (direct.hold).
+func (p peer) hold() {
+	if p.d != nil {
+		p.d.hold()
+	}
+}
+
+func (p peer) release() {
+	if p.d != nil {
+		p.d.release()
+	}
+}
+
 // callsSent counts the calls the package has sent (the benchmarks report
 // calls per snapshot).
 var callsSent atomic.Int64
@@ -96,11 +110,11 @@ func (p peer) do(ctx context.Context, timeout time.Duration, path dbus.ObjectPat
 	return c, wait(ctx, c, timeout)
 }
 
-// pipeline issues n calls with up to inflight of them outstanding and hands
-// each reply to done in order. It stops at the first call that takes longer
+// pipeline issues n calls to p with up to inflight of them outstanding and
+// hands each reply to done in order. It stops at the first call that takes longer
 // than timeout (errHung) or when ctx ends; the calls still out are cancelled.
 // done's error stops it too.
-func pipeline(ctx context.Context, n, inflight int, timeout time.Duration,
+func pipeline(ctx context.Context, p peer, n, inflight int, timeout time.Duration,
 	issue func(ctx context.Context, i int) *dbus.Call, done func(i int, c *dbus.Call) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -109,9 +123,11 @@ func pipeline(ctx context.Context, n, inflight int, timeout time.Duration,
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for i := 0; i < n; i++ {
+		p.hold()
 		for ; next < n && next < i+inflight; next++ {
 			calls[next] = issue(ctx, next)
 		}
+		p.release()
 		t.Reset(timeout)
 		select {
 		case <-calls[i].Done:
@@ -173,12 +189,12 @@ func storeErr(what string, err error) error {
 	return fmt.Errorf("atspi: decode %s: %w", what, err)
 }
 
-// stream issues the calls of a queue that its replies may extend, with up
+// stream issues the calls of a queue to p that its replies may extend, with up
 // to inflight outstanding, and hands each reply to done in queue order;
 // done may push further jobs (they go out as soon as there is room, with no
 // wait for the queue to drain). A job whose issue returns nil makes no call
 // and is handed to done in its turn. It stops as pipeline does.
-func stream[J any](ctx context.Context, inflight int, timeout time.Duration, queue []J,
+func stream[J any](ctx context.Context, p peer, inflight int, timeout time.Duration, queue []J,
 	issue func(ctx context.Context, j *J) *dbus.Call, done func(j *J, c *dbus.Call, push func(J)) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -187,9 +203,11 @@ func stream[J any](ctx context.Context, inflight int, timeout time.Duration, que
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for head := 0; head < len(queue); head++ {
+		p.hold()
 		for len(calls) < len(queue) && len(calls) < head+inflight {
 			calls = append(calls, issue(ctx, &queue[len(calls)]))
 		}
+		p.release()
 		c := calls[head]
 		if c != nil {
 			t.Reset(timeout)

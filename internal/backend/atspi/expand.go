@@ -76,7 +76,7 @@ func (c *Client) readChildren(ctx context.Context, t *tree, n *node, lo, hi int)
 	}
 	chunk := make([]*node, 0, hi-lo)
 	p := t.a.p
-	err := stream(ctx, inflight, c.o.CallTimeout, queue, func(ctx context.Context, j *cjob) *dbus.Call {
+	err := stream(ctx, p, inflight, c.o.CallTimeout, queue, func(ctx context.Context, j *cjob) *dbus.Call {
 		switch j.kind {
 		case -1:
 			return p.call(ctx, n.path, ifAccessible, "GetChildAtIndex", int32(j.index))
@@ -127,7 +127,7 @@ func (c *Client) firstInView(ctx context.Context, p peer, n *node, total int) in
 	}
 	const probes = 6
 	refs := make([]ref, 0, probes)
-	_ = pipeline(ctx, probes, probes, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
+	_ = pipeline(ctx, p, probes, probes, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
 		x, y := n.box.X+n.box.W/2, n.box.Y+int32(i+1)*n.box.H/(2*probes)
 		return p.call(ctx, n.path, ifaceComp, "GetAccessibleAtPoint", x, y, uint32(0))
 	}, func(i int, call *dbus.Call) error {
@@ -138,7 +138,7 @@ func (c *Client) firstInView(ctx context.Context, p peer, n *node, total int) in
 		return nil
 	})
 	best := -1
-	_ = pipeline(ctx, len(refs), probes, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
+	_ = pipeline(ctx, p, len(refs), probes, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
 		return p.call(ctx, refs[i].Path, ifAccessible, "GetIndexInParent")
 	}, func(i int, call *dbus.Call) error {
 		var idx int32

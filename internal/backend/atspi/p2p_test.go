@@ -29,6 +29,11 @@ func TestFastReply(t *testing.T) {
 		{dbus.MakeVariant(uint32(3))},
 		{dbus.MakeVariant(false)},
 		{dbus.MakeVariant(0.25)},
+		{map[string]dbus.Variant{"Name": dbus.MakeVariant("Row 3"), "ChildCount": dbus.MakeVariant(int32(4)),
+			"Parent": dbus.MakeVariant(ref{Name: ":1.42", Path: "/org/a11y/atspi/accessible/7"}), "Locale": dbus.MakeVariant("")}},
+		{map[string]dbus.Variant{}},
+		{[]relation{{Type: relationLabelledBy, Targets: []ref{{":1.2", "/org/a11y/atspi/accessible/9"}, {":1.2", "/a"}}}, {Type: 3}}},
+		{[]relation{}},
 	}
 	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
 		for _, body := range bodies {
@@ -70,12 +75,12 @@ func TestFastReply(t *testing.T) {
 	msg := &dbus.Message{Type: dbus.TypeMethodReply, Headers: map[dbus.HeaderField]dbus.Variant{
 		dbus.FieldReplySerial: dbus.MakeVariant(uint32(1)),
 		dbus.FieldSignature:   dbus.MakeVariant(dbus.SignatureOf(map[string]dbus.Variant{})),
-	}, Body: []any{map[string]dbus.Variant{"Name": dbus.MakeVariant("x")}}}
+	}, Body: []any{map[string]dbus.Variant{"Name": dbus.MakeVariant("x"), "Attrs": dbus.MakeVariant([]string{"a"})}}}
 	if err := msg.EncodeTo(&buf, binary.LittleEndian); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := fastReply(buf.Bytes(), binary.LittleEndian); ok {
-		t.Errorf("fastReply decoded an a{sv} reply, which it leaves to godbus")
+		t.Errorf("fastReply decoded an a{sv} reply holding an array, which it leaves to godbus")
 	}
 	buf.Reset()
 	msg.Headers[dbus.FieldSignature] = dbus.MakeVariant(dbus.SignatureOf(dbus.Variant{}))
@@ -86,6 +91,12 @@ func TestFastReply(t *testing.T) {
 	if _, ok := fastReply(buf.Bytes(), binary.LittleEndian); ok {
 		t.Errorf("fastReply decoded a variant holding an array, which it leaves to godbus")
 	}
+}
+
+// relation is one entry of a GetRelationSet reply.
+type relation struct {
+	Type    uint32
+	Targets []ref
 }
 
 // TestEncodeCall encodes the walk's calls and has godbus decode them.

@@ -269,7 +269,7 @@ func (w *walker) window(ctx context.Context, t *tree, win *node) error {
 			w.extraJobs(before, push)
 		}
 	}
-	err := stream(ctx, inflight, w.c.o.CallTimeout, queue, func(ctx context.Context, j *job) *dbus.Call {
+	err := stream(ctx, t.a.p, inflight, w.c.o.CallTimeout, queue, func(ctx context.Context, j *job) *dbus.Call {
 		switch j.kind {
 		case jobBox:
 			if full {

@@ -221,9 +221,11 @@ func (c *Client) walkFrom(ctx context.Context, t *tree, from *node, maxNodes int
 	defer timer.Stop()
 	next := 0
 	for head := 0; head < len(queue); head++ {
+		t.a.p.hold()
 		for ; next < len(queue) && next < head+inflight; next++ {
 			queue[next].call = issue(&queue[next])
 		}
+		t.a.p.release()
 		q := queue[head]
 		timer.Reset(c.o.CallTimeout)
 		select {
@@ -295,7 +297,7 @@ func (c *Client) fetchProps(ctx context.Context, p peer, nodes []*node, withBox 
 	if withBox {
 		per = 4
 	}
-	return pipeline(ctx, len(nodes)*per, inflight, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
+	return pipeline(ctx, p, len(nodes)*per, inflight, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
 		n := nodes[i/per]
 		switch i % per {
 		case 0:
