@@ -308,6 +308,9 @@ func (d *direct) reader(r *bufio.Reader) {
 	var head [16]byte
 	var scratch []byte
 	for {
+		if r.Buffered() == 0 {
+			d.gather()
+		}
 		if _, err := io.ReadFull(r, head[:]); err != nil {
 			d.end(errClosed)
 			return
@@ -373,6 +376,31 @@ func (d *direct) reader(r *bufio.Reader) {
 	}
 }
 
+// gather pauses the reader while many calls are out, so that the replies
+// arriving meanwhile are read and handed over together: each read that
+// finds one reply wakes this process, and its waiting caller, once per
+// reply, and those wake-ups take the processor from the application that
+// answers (see gatherPause).
+func (d *direct) gather() {
+	d.mu.Lock()
+	n := len(d.pending)
+	d.mu.Unlock()
+	if n >= gatherMin {
+		time.Sleep(gatherPause)
+	}
+}
+
+// With gatherMin calls out or more, the reader reads every gatherPause: a
+// walk keeps up to inflight calls out, so the application never waits for
+// it, and a GetExtents takes the application a few hundred microseconds
+// (an X round trip), so a pause gathers a few replies. Measured on
+// BenchmarkWidgetFactory, it halves the CPU time a snapshot costs this
+// process (about 30 ms to 15 ms on a loaded two-core machine).
+const (
+	gatherMin   = 16
+	gatherPause = time.Millisecond
+)
+
 // reply is what a caller needs of a reply message.
 type reply struct {
 	serial  uint32 // the call's
@@ -388,7 +416,7 @@ func firstBody(r reply) any {
 }
 
 // fastReply decodes a reply of one of the signatures most of a walk's
-// replies have (u, i, b, s, au, (iiii), (so), v, a{sv}, a(ua(so)), none) into what godbus
+// replies have (u, i, b, s, au, (iiii), (so), a(so), v, a{sv}, a(ua(so)), none) into what godbus
 // would (godbus's decoder allocates 4 KB for every message, which a walk of
 // hundreds of replies pays for in garbage collection); ok is false for any
 // other, which godbus decodes.
@@ -459,6 +487,8 @@ func fastReply(buf []byte, order binary.ByteOrder) (r reply, ok bool) {
 		r.body = []any{m}
 	case "a(ua(so))":
 		r.body = []any{w.relations()}
+	case "a(so)": // GetChildren
+		r.body = []any{w.refs()}
 	default:
 		return r, false
 	}
@@ -483,6 +513,19 @@ func (w *wire) dict() (map[string]dbus.Variant, bool) {
 	return m, w.ok()
 }
 
+// refs reads an a(so) as godbus decodes it.
+func (w *wire) refs() [][]any {
+	n := int(w.u32())
+	w.align(8)
+	refs := [][]any{}
+	for end := w.pos + n; w.pos < end && w.ok(); {
+		w.align(8)
+		name := w.str()
+		refs = append(refs, []any{name, dbus.ObjectPath(w.str())})
+	}
+	return refs
+}
+
 // relations reads an a(ua(so)) (GetRelationSet) as godbus decodes it.
 func (w *wire) relations() [][]any {
 	n := int(w.u32())
@@ -491,15 +534,7 @@ func (w *wire) relations() [][]any {
 	for stop := w.pos + n; w.pos < stop && w.ok(); {
 		w.align(8)
 		typ := w.u32()
-		nt := int(w.u32())
-		w.align(8)
-		targets := [][]any{}
-		for end := w.pos + nt; w.pos < end && w.ok(); {
-			w.align(8)
-			name := w.str()
-			targets = append(targets, []any{name, dbus.ObjectPath(w.str())})
-		}
-		rels = append(rels, []any{typ, targets})
+		rels = append(rels, []any{typ, w.refs()})
 	}
 	return rels
 }
@@ -566,6 +601,16 @@ func (w *wire) variant() (dbus.Variant, bool) {
 		return dbus.MakeVariant(w.u32()), w.ok()
 	case "b":
 		return dbus.MakeVariant(w.u32() != 0), w.ok()
+	case "a{ss}": // Accessible's Attributes
+		n := int(w.u32())
+		w.align(8)
+		m := map[string]string{}
+		for stop := w.pos + n; w.pos < stop && w.ok(); {
+			w.align(8)
+			k := w.str()
+			m[k] = w.str()
+		}
+		return dbus.MakeVariant(m), w.ok()
 	case "(so)":
 		w.align(8)
 		name := w.str()
