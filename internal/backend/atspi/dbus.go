@@ -123,18 +123,15 @@ func pipeline(ctx context.Context, p peer, n, inflight int, timeout time.Duratio
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for i := 0; i < n; i++ {
-		p.hold()
-		for ; next < n && next < i+inflight; next++ {
-			calls[next] = issue(ctx, next)
+		if i == next || !ready(calls[i]) {
+			p.hold()
+			for ; next < n && next < i+inflight; next++ {
+				calls[next] = issue(ctx, next)
+			}
+			p.release()
 		}
-		p.release()
-		t.Reset(timeout)
-		select {
-		case <-calls[i].Done:
-		case <-t.C:
-			return errHung
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := await(ctx, calls[i], t, timeout); err != nil {
+			return err
 		}
 		if err := done(i, calls[i]); err != nil {
 			return err
@@ -142,6 +139,30 @@ func pipeline(ctx context.Context, p peer, n, inflight int, timeout time.Duratio
 		calls[i] = nil
 	}
 	return nil
+}
+
+// ready reports whether c's reply is in (nil: no call was made). The
+// pipelines top their calls up only before they would wait, so that the
+// calls a batch of replies makes room for go out in one write.
+func ready(c *dbus.Call) bool { return c == nil || len(c.Done) > 0 }
+
+// await waits for c's reply, at most timeout (t is the caller's timer,
+// reset only when there is a wait), and never past ctx.
+func await(ctx context.Context, c *dbus.Call, t *time.Timer, timeout time.Duration) error {
+	select {
+	case <-c.Done:
+		return nil
+	default:
+	}
+	t.Reset(timeout)
+	select {
+	case <-c.Done:
+		return nil
+	case <-t.C:
+		return errHung
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // unknownMethod reports whether err says the object or method does not exist.
@@ -203,20 +224,17 @@ func stream[J any](ctx context.Context, p peer, inflight int, timeout time.Durat
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for head := 0; head < len(queue); head++ {
-		p.hold()
-		for len(calls) < len(queue) && len(calls) < head+inflight {
-			calls = append(calls, issue(ctx, &queue[len(calls)]))
+		if head == len(calls) || !ready(calls[head]) {
+			p.hold()
+			for len(calls) < len(queue) && len(calls) < head+inflight {
+				calls = append(calls, issue(ctx, &queue[len(calls)]))
+			}
+			p.release()
 		}
-		p.release()
 		c := calls[head]
 		if c != nil {
-			t.Reset(timeout)
-			select {
-			case <-c.Done:
-			case <-t.C:
-				return errHung
-			case <-ctx.Done():
-				return ctx.Err()
+			if err := await(ctx, c, t, timeout); err != nil {
+				return err
 			}
 		}
 		if err := done(&queue[head], c, push); err != nil {

@@ -2,6 +2,7 @@ package atspi
 
 import (
 	"context"
+	"errors"
 
 	"github.com/godbus/dbus/v5"
 )
@@ -31,6 +32,12 @@ func (c *Client) expand(ctx context.Context, t *tree, n *node, limit int) ([]*no
 		total = int(count)
 		n.nchild = count
 	}
+	if total <= expandChunk {
+		if kids, ok, err := c.readFew(ctx, t, n, total); ok || err != nil {
+			n.children = kids
+			return kids, err
+		}
+	}
 	from := 0
 	if total > expandChunk {
 		from = c.firstInView(ctx, t.a.p, n, total)
@@ -59,6 +66,38 @@ func (c *Client) expand(ctx context.Context, t *tree, n *node, limit int) ([]*no
 	}
 	n.children = kids
 	return kids, nil
+}
+
+// readFew reads the children of a container with few of them (total at
+// most expandChunk): all their references in one GetChildren, then their
+// name, role, states and box (fetchProps), a call less per child than
+// GetChildAtIndex. ok is false when GetChildren does not list total
+// children (the caller reads them one by one).
+func (c *Client) readFew(ctx context.Context, t *tree, n *node, total int) ([]*node, bool, error) {
+	call, err := t.a.p.do(ctx, c.o.CallTimeout, n.path, ifAccessible, "GetChildren")
+	if err != nil {
+		if errors.Is(err, errHung) || ctx.Err() != nil {
+			return nil, false, err
+		}
+		return nil, false, nil
+	}
+	var refs []ref
+	if call.Store(&refs) != nil || len(refs) != total {
+		return nil, false, nil
+	}
+	kids := make([]*node, 0, total)
+	for i, r := range refs {
+		if r.Path == "/org/a11y/atspi/null" || r.Path == n.path {
+			continue
+		}
+		ch, old := t.nodes[r.Path]
+		if !old {
+			ch = &node{path: r.Path, parent: n.path, index: int32(i)}
+		}
+		t.nodes[r.Path] = ch
+		kids = append(kids, ch)
+	}
+	return kids, true, c.fetchProps(ctx, t.a.p, kids, true)
 }
 
 // readChildren reads n's children lo to hi-1, and their name, role, states

@@ -221,19 +221,16 @@ func (c *Client) walkFrom(ctx context.Context, t *tree, from *node, maxNodes int
 	defer timer.Stop()
 	next := 0
 	for head := 0; head < len(queue); head++ {
-		t.a.p.hold()
-		for ; next < len(queue) && next < head+inflight; next++ {
-			queue[next].call = issue(&queue[next])
+		if head == next || !ready(queue[head].call) {
+			t.a.p.hold()
+			for ; next < len(queue) && next < head+inflight; next++ {
+				queue[next].call = issue(&queue[next])
+			}
+			t.a.p.release()
 		}
-		t.a.p.release()
 		q := queue[head]
-		timer.Reset(c.o.CallTimeout)
-		select {
-		case <-q.call.Done:
-		case <-timer.C:
-			return errHung
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := await(ctx, q.call, timer, c.o.CallTimeout); err != nil {
+			return err
 		}
 		queue[head].call = nil
 		if q.call.Err != nil {
