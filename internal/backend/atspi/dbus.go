@@ -81,6 +81,21 @@ func (p peer) release() {
 	}
 }
 
+// forget gives up on calls still waiting for their replies (nil ones and
+// answered ones are skipped).
+func (p peer) forget(calls ...*dbus.Call) {
+	if p.d == nil {
+		return
+	}
+	var out []*dbus.Call
+	for _, c := range calls {
+		if c != nil && !ready(c) {
+			out = append(out, c)
+		}
+	}
+	p.d.forget(out)
+}
+
 // callsSent counts the calls the package has sent (the benchmarks report
 // calls per snapshot).
 var callsSent atomic.Int64
@@ -107,7 +122,11 @@ func (p peer) do(ctx context.Context, timeout time.Duration, path dbus.ObjectPat
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c := p.call(ctx, path, iface, member, args...)
-	return c, wait(ctx, c, timeout)
+	err := wait(ctx, c, timeout)
+	if err != nil {
+		p.forget(c)
+	}
+	return c, err
 }
 
 // pipeline issues n calls to p with up to inflight of them outstanding and
@@ -122,6 +141,7 @@ func pipeline(ctx context.Context, p peer, n, inflight int, timeout time.Duratio
 	next := 0
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+	defer func() { p.forget(calls...) }() // the calls still out when it stops early
 	for i := 0; i < n; i++ {
 		if i == next || !ready(calls[i]) {
 			p.hold()
@@ -223,6 +243,7 @@ func stream[J any](ctx context.Context, p peer, inflight int, timeout time.Durat
 	push := func(j J) { queue = append(queue, j) }
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+	defer func() { p.forget(calls...) }() // the calls still out when it stops early
 	for head := 0; head < len(queue); head++ {
 		if head == len(calls) || !ready(calls[head]) {
 			p.hold()

@@ -186,6 +186,26 @@ func (d *direct) call(path dbus.ObjectPath, iface, member string, args ...any) *
 	return c
 }
 
+// forget drops the calls given up on (timed out, or their walk ended) from
+// those awaiting a reply: their replies, should they come, are dropped, and
+// they no longer count as out (see gather).
+func (d *direct) forget(calls []*dbus.Call) {
+	if len(calls) == 0 {
+		return
+	}
+	gone := make(map[*dbus.Call]bool, len(calls))
+	for _, c := range calls {
+		gone[c] = true
+	}
+	d.mu.Lock()
+	for serial, c := range d.pending {
+		if gone[c] {
+			delete(d.pending, serial)
+		}
+	}
+	d.mu.Unlock()
+}
+
 // hold queues the calls made until release, which writes them at once: a
 // pipeline issues its calls in bursts (its first calls, then more as
 // replies come in), and each write is a system call that may wake the

@@ -220,6 +220,11 @@ func (c *Client) walkFrom(ctx context.Context, t *tree, from *node, maxNodes int
 	timer := time.NewTimer(c.o.CallTimeout)
 	defer timer.Stop()
 	next := 0
+	defer func() { // the calls still out when the walk stops early
+		for _, q := range queue[:next] {
+			t.a.p.forget(q.call)
+		}
+	}()
 	for head := 0; head < len(queue); head++ {
 		if head == next || !ready(queue[head].call) {
 			t.a.p.hold()
