@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -220,6 +221,63 @@ func TestTreeFormSnapshot(t *testing.T) {
 			t.Errorf("Email field reads %q after replace", el.Value)
 		}
 	}
+}
+
+// TestTreeAmbiguousTargetOnGTK: a real GTK window with two buttons named
+// "OK" and no model: gui_click by target fails, listing both buttons with
+// their refs and how to choose, and clicks neither; a click by the ref
+// the error lists for the later button in the tree (the lower one) clicks
+// that button and only it: the window's status, which lists every click,
+// reads "Clicked: lower".
+func TestTreeAmbiguousTargetOnGTK(t *testing.T) {
+	e := startTreeEnv(t, atspi.ModeAuto, 0)
+	atspitest.Start(t, e.display, e.bus, "ready", atspitest.FormApp("--twins")...)
+	r, outline := e.snapshotUntil(t, "No clicks")
+	var buttons []string
+	for _, el := range r.Elements {
+		if el.Role == "button" && el.Name == "OK" {
+			buttons = append(buttons, el.Ref)
+		}
+	}
+	if len(buttons) != 2 {
+		t.Fatalf("the snapshot has %d OK buttons, want 2:\n%s", len(buttons), outline)
+	}
+	msg := fails(t, e.cs, "gui_click", map[string]any{"target": "OK button"}, "ambiguous", "2 elements",
+		"use one's ref", "nothing was done")
+	t.Logf("the ambiguity error: %s", msg)
+	refs := refsIn(msg)
+	if len(refs) != 2 || !strings.Contains(msg, refs[0]+` button "OK"`) || !strings.Contains(msg, refs[1]+` button "OK"`) {
+		t.Fatalf("the error %q does not list the two OK buttons with their refs (found %v)", msg, refs)
+	}
+	second := refs[0]
+	if n0, _ := refNumber(refs[0]); func() bool { n1, _ := refNumber(refs[1]); return n1 > n0 }() {
+		second = refs[1]
+	}
+	msg = ok(t, e.cs, "gui_click", map[string]any{"ref": second})
+	if !strings.Contains(msg, `button "OK"`) {
+		t.Errorf("click by ref %s: %q", second, msg)
+	}
+	// The status lists every click in order: "Clicked: lower" alone says
+	// the ambiguous call clicked nothing and the ref clicked that button.
+	e.snapshotUntil(t, "Clicked: lower")
+	time.Sleep(300 * time.Millisecond) // a click still on its way would show now
+	after, outline := e.snapshotUntil(t, "Clicked: lower")
+	for _, el := range after.Elements {
+		if strings.HasPrefix(el.Name, "Clicked") && el.Name != "Clicked: lower" {
+			t.Errorf("status %q, want only the lower button clicked once:\n%s", el.Name, outline)
+		}
+	}
+}
+
+// refsIn returns the element refs (e12) a message names, in order, once each.
+func refsIn(msg string) []string {
+	var refs []string
+	for _, f := range strings.FieldsFunc(msg, func(r rune) bool { return r == ' ' || r == ';' || r == ':' || r == ',' }) {
+		if _, isRef := refNumber(f); isRef && !slices.Contains(refs, f) {
+			refs = append(refs, f)
+		}
+	}
+	return refs
 }
 
 // pyatspiBoxes runs the AT-SPI tests' oracle on the window: the boxes (x,

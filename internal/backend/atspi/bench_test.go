@@ -6,6 +6,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +29,9 @@ import (
 // pyatspi_cold_ms and pyatspi_warm_ms (medians), x_pyatspi (the median of
 // the rounds' ratios, pyatspi's cold walk over the round's snapshot: both
 // under the same load), x_pyatspi_warm (pyatspi_warm_ms over median_ms),
-// calls (D-Bus calls per snapshot), elements (returned) and
+// calls (D-Bus calls per snapshot), cpu_ms (the median of the CPU time
+// this process spent per snapshot: it competes with the application's),
+// elements (returned) and
 // pyatspi_elements (of pyatspi's objects, those a snapshot returns: with a
 // box on screen, not a nameless container or text).
 func BenchmarkWidgetFactory(b *testing.B) {
@@ -40,19 +43,20 @@ func BenchmarkWidgetFactory(b *testing.B) {
 			first := s.waitFor(b, q, "the widget factory", func(s *desktop.ElementSnapshot) bool { return len(s.Elements) > 100 })
 			r := rounds(b, s, q, first.Window)
 			warm := runOracle(b, s, first.Window, 5)
-			var took []time.Duration
+			var took, cpu []time.Duration
 			var calls int64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				c0 := atspi.CallsSent()
+				c0, cpu0 := atspi.CallsSent(), cpuTime(b)
 				snap, err := s.c.Elements(context.Background(), q)
 				if err != nil {
 					b.Fatal(err)
 				}
 				calls += atspi.CallsSent() - c0
-				took = append(took, snap.Took)
+				took, cpu = append(took, snap.Took), append(cpu, cpuTime(b)-cpu0)
 			}
 			b.StopTimer()
+			b.ReportMetric(ms(median(cpu)), "cpu_ms")
 			warmMS := medianF(warm.Seconds[1:]) * 1000
 			b.ReportMetric(ms(median(took)), "median_ms")
 			b.ReportMetric(ms(median(r.ours)), "round_ms")
@@ -203,3 +207,12 @@ func medianF(f []float64) float64 {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// cpuTime is the CPU time this process has used so far.
+func cpuTime(b testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -67,6 +67,35 @@ func (p peer) call(ctx context.Context, path dbus.ObjectPath, iface, member stri
 	return p.conn.SendWithContext(ctx, msg, make(chan *dbus.Call, 1))
 }
 
+// hold and release bracket a burst of calls: on a peer-to-peer
+// connection they go out in one write (direct.hold).
+func (p peer) hold() {
+	if p.d != nil {
+		p.d.hold()
+	}
+}
+
+func (p peer) release() {
+	if p.d != nil {
+		p.d.release()
+	}
+}
+
+// forget gives up on calls still waiting for their replies (nil ones and
+// answered ones are skipped).
+func (p peer) forget(calls ...*dbus.Call) {
+	if p.d == nil {
+		return
+	}
+	var out []*dbus.Call
+	for _, c := range calls {
+		if c != nil && !ready(c) {
+			out = append(out, c)
+		}
+	}
+	p.d.forget(out)
+}
+
 // callsSent counts the calls the package has sent (the benchmarks report
 // calls per snapshot).
 var callsSent atomic.Int64
@@ -93,14 +122,18 @@ func (p peer) do(ctx context.Context, timeout time.Duration, path dbus.ObjectPat
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c := p.call(ctx, path, iface, member, args...)
-	return c, wait(ctx, c, timeout)
+	err := wait(ctx, c, timeout)
+	if err != nil {
+		p.forget(c)
+	}
+	return c, err
 }
 
-// pipeline issues n calls with up to inflight of them outstanding and hands
-// each reply to done in order. It stops at the first call that takes longer
+// pipeline issues n calls to p with up to inflight of them outstanding and
+// hands each reply to done in order. It stops at the first call that takes longer
 // than timeout (errHung) or when ctx ends; the calls still out are cancelled.
 // done's error stops it too.
-func pipeline(ctx context.Context, n, inflight int, timeout time.Duration,
+func pipeline(ctx context.Context, p peer, n, inflight int, timeout time.Duration,
 	issue func(ctx context.Context, i int) *dbus.Call, done func(i int, c *dbus.Call) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -108,17 +141,17 @@ func pipeline(ctx context.Context, n, inflight int, timeout time.Duration,
 	next := 0
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+	defer func() { p.forget(calls...) }() // the calls still out when it stops early
 	for i := 0; i < n; i++ {
-		for ; next < n && next < i+inflight; next++ {
-			calls[next] = issue(ctx, next)
+		if i == next || !ready(calls[i]) {
+			p.hold()
+			for ; next < n && next < i+inflight; next++ {
+				calls[next] = issue(ctx, next)
+			}
+			p.release()
 		}
-		t.Reset(timeout)
-		select {
-		case <-calls[i].Done:
-		case <-t.C:
-			return errHung
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := await(ctx, calls[i], t, timeout); err != nil {
+			return err
 		}
 		if err := done(i, calls[i]); err != nil {
 			return err
@@ -126,6 +159,30 @@ func pipeline(ctx context.Context, n, inflight int, timeout time.Duration,
 		calls[i] = nil
 	}
 	return nil
+}
+
+// ready reports whether c's reply is in (nil: no call was made). The
+// pipelines top their calls up only before they would wait, so that the
+// calls a batch of replies makes room for go out in one write.
+func ready(c *dbus.Call) bool { return c == nil || len(c.Done) > 0 }
+
+// await waits for c's reply, at most timeout (t is the caller's timer,
+// reset only when there is a wait), and never past ctx.
+func await(ctx context.Context, c *dbus.Call, t *time.Timer, timeout time.Duration) error {
+	select {
+	case <-c.Done:
+		return nil
+	default:
+	}
+	t.Reset(timeout)
+	select {
+	case <-c.Done:
+		return nil
+	case <-t.C:
+		return errHung
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // unknownMethod reports whether err says the object or method does not exist.
@@ -173,12 +230,12 @@ func storeErr(what string, err error) error {
 	return fmt.Errorf("atspi: decode %s: %w", what, err)
 }
 
-// stream issues the calls of a queue that its replies may extend, with up
+// stream issues the calls of a queue to p that its replies may extend, with up
 // to inflight outstanding, and hands each reply to done in queue order;
 // done may push further jobs (they go out as soon as there is room, with no
 // wait for the queue to drain). A job whose issue returns nil makes no call
 // and is handed to done in its turn. It stops as pipeline does.
-func stream[J any](ctx context.Context, inflight int, timeout time.Duration, queue []J,
+func stream[J any](ctx context.Context, p peer, inflight int, timeout time.Duration, queue []J,
 	issue func(ctx context.Context, j *J) *dbus.Call, done func(j *J, c *dbus.Call, push func(J)) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -186,19 +243,19 @@ func stream[J any](ctx context.Context, inflight int, timeout time.Duration, que
 	push := func(j J) { queue = append(queue, j) }
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+	defer func() { p.forget(calls...) }() // the calls still out when it stops early
 	for head := 0; head < len(queue); head++ {
-		for len(calls) < len(queue) && len(calls) < head+inflight {
-			calls = append(calls, issue(ctx, &queue[len(calls)]))
+		if head == len(calls) || !ready(calls[head]) {
+			p.hold()
+			for len(calls) < len(queue) && len(calls) < head+inflight {
+				calls = append(calls, issue(ctx, &queue[len(calls)]))
+			}
+			p.release()
 		}
 		c := calls[head]
 		if c != nil {
-			t.Reset(timeout)
-			select {
-			case <-c.Done:
-			case <-t.C:
-				return errHung
-			case <-ctx.Done():
-				return ctx.Err()
+			if err := await(ctx, c, t, timeout); err != nil {
+				return err
 			}
 		}
 		if err := done(&queue[head], c, push); err != nil {

@@ -70,7 +70,7 @@ func Check(ctx context.Context, o Options) Report {
 	}
 	r.Reachable = true
 	r.Apps = make([]AppReport, len(apps))
-	err = pipeline(ctx, len(apps), 32, o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
+	err = pipeline(ctx, peer{}, len(apps), 32, o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
 		r.Apps[i].Name = apps[i].name
 		return apps[i].p.call(ctx, rootPath, ifaceProps, "Get", ifAccessible, "ChildCount")
 	}, func(i int, call *dbus.Call) error {

@@ -2,6 +2,7 @@ package atspi
 
 import (
 	"context"
+	"errors"
 
 	"github.com/godbus/dbus/v5"
 )
@@ -30,6 +31,12 @@ func (c *Client) expand(ctx context.Context, t *tree, n *node, limit int) ([]*no
 		count, _ := v.Value().(int32)
 		total = int(count)
 		n.nchild = count
+	}
+	if total <= expandChunk {
+		if kids, ok, err := c.readFew(ctx, t, n, total); ok || err != nil {
+			n.children = kids
+			return kids, err
+		}
 	}
 	from := 0
 	if total > expandChunk {
@@ -61,6 +68,38 @@ func (c *Client) expand(ctx context.Context, t *tree, n *node, limit int) ([]*no
 	return kids, nil
 }
 
+// readFew reads the children of a container with few of them (total at
+// most expandChunk): all their references in one GetChildren, then their
+// name, role, states and box (fetchProps), a call less per child than
+// GetChildAtIndex. ok is false when GetChildren does not list total
+// children (the caller reads them one by one).
+func (c *Client) readFew(ctx context.Context, t *tree, n *node, total int) ([]*node, bool, error) {
+	call, err := t.a.p.do(ctx, c.o.CallTimeout, n.path, ifAccessible, "GetChildren")
+	if err != nil {
+		if errors.Is(err, errHung) || ctx.Err() != nil {
+			return nil, false, err
+		}
+		return nil, false, nil
+	}
+	var refs []ref
+	if call.Store(&refs) != nil || len(refs) != total {
+		return nil, false, nil
+	}
+	kids := make([]*node, 0, total)
+	for i, r := range refs {
+		if r.Path == "/org/a11y/atspi/null" || r.Path == n.path {
+			continue
+		}
+		ch, old := t.nodes[r.Path]
+		if !old {
+			ch = &node{path: r.Path, parent: n.path, index: int32(i)}
+		}
+		t.nodes[r.Path] = ch
+		kids = append(kids, ch)
+	}
+	return kids, true, c.fetchProps(ctx, t.a.p, kids, true)
+}
+
 // readChildren reads n's children lo to hi-1, and their name, role, states
 // and box, in one stream: each child's calls go out as soon as its
 // reference arrives.
@@ -76,7 +115,7 @@ func (c *Client) readChildren(ctx context.Context, t *tree, n *node, lo, hi int)
 	}
 	chunk := make([]*node, 0, hi-lo)
 	p := t.a.p
-	err := stream(ctx, inflight, c.o.CallTimeout, queue, func(ctx context.Context, j *cjob) *dbus.Call {
+	err := stream(ctx, p, inflight, c.o.CallTimeout, queue, func(ctx context.Context, j *cjob) *dbus.Call {
 		switch j.kind {
 		case -1:
 			return p.call(ctx, n.path, ifAccessible, "GetChildAtIndex", int32(j.index))
@@ -127,7 +166,7 @@ func (c *Client) firstInView(ctx context.Context, p peer, n *node, total int) in
 	}
 	const probes = 6
 	refs := make([]ref, 0, probes)
-	_ = pipeline(ctx, probes, probes, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
+	_ = pipeline(ctx, p, probes, probes, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
 		x, y := n.box.X+n.box.W/2, n.box.Y+int32(i+1)*n.box.H/(2*probes)
 		return p.call(ctx, n.path, ifaceComp, "GetAccessibleAtPoint", x, y, uint32(0))
 	}, func(i int, call *dbus.Call) error {
@@ -138,7 +177,7 @@ func (c *Client) firstInView(ctx context.Context, p peer, n *node, total int) in
 		return nil
 	})
 	best := -1
-	_ = pipeline(ctx, len(refs), probes, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
+	_ = pipeline(ctx, p, len(refs), probes, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
 		return p.call(ctx, refs[i].Path, ifAccessible, "GetIndexInParent")
 	}, func(i int, call *dbus.Call) error {
 		var idx int32

@@ -110,6 +110,20 @@ func (w *walker) applyExtra(t *tree, j *job, call *dbus.Call, push func(job)) {
 // labelledBy returns the first labelled-by target of a GetRelationSet reply
 // (a(ua(so))).
 func labelledBy(call *dbus.Call) (dbus.ObjectPath, bool) {
+	if rels, ok := call.Body[0].([][]any); ok { // as decoded (fastReply, godbus)
+		for _, r := range rels {
+			if len(r) != 2 {
+				continue
+			}
+			typ, _ := r[0].(uint32)
+			targets, _ := r[1].([][]any)
+			if typ == relationLabelledBy && len(targets) > 0 && len(targets[0]) == 2 {
+				p, ok := targets[0][1].(dbus.ObjectPath)
+				return p, ok
+			}
+		}
+		return "", false
+	}
 	var rels []struct {
 		Type    uint32
 		Targets []ref

@@ -1,10 +1,16 @@
 package atspi
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
+	"io"
+	"net"
+	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/godbus/dbus/v5"
 )
@@ -29,6 +35,14 @@ func TestFastReply(t *testing.T) {
 		{dbus.MakeVariant(uint32(3))},
 		{dbus.MakeVariant(false)},
 		{dbus.MakeVariant(0.25)},
+		{map[string]dbus.Variant{"Name": dbus.MakeVariant("Row 3"), "ChildCount": dbus.MakeVariant(int32(4)),
+			"Parent": dbus.MakeVariant(ref{Name: ":1.42", Path: "/org/a11y/atspi/accessible/7"}), "Locale": dbus.MakeVariant(""),
+			"Attributes": dbus.MakeVariant(map[string]string{"toolkit": "gtk", "x": ""})}},
+		{[]ref{{":1.2", "/org/a11y/atspi/accessible/9"}, {":1.2", "/a"}}},
+		{[]ref{}},
+		{map[string]dbus.Variant{}},
+		{[]relation{{Type: relationLabelledBy, Targets: []ref{{":1.2", "/org/a11y/atspi/accessible/9"}, {":1.2", "/a"}}}, {Type: 3}}},
+		{[]relation{}},
 	}
 	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
 		for _, body := range bodies {
@@ -70,12 +84,12 @@ func TestFastReply(t *testing.T) {
 	msg := &dbus.Message{Type: dbus.TypeMethodReply, Headers: map[dbus.HeaderField]dbus.Variant{
 		dbus.FieldReplySerial: dbus.MakeVariant(uint32(1)),
 		dbus.FieldSignature:   dbus.MakeVariant(dbus.SignatureOf(map[string]dbus.Variant{})),
-	}, Body: []any{map[string]dbus.Variant{"Name": dbus.MakeVariant("x")}}}
+	}, Body: []any{map[string]dbus.Variant{"Name": dbus.MakeVariant("x"), "Attrs": dbus.MakeVariant([]string{"a"})}}}
 	if err := msg.EncodeTo(&buf, binary.LittleEndian); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := fastReply(buf.Bytes(), binary.LittleEndian); ok {
-		t.Errorf("fastReply decoded an a{sv} reply, which it leaves to godbus")
+		t.Errorf("fastReply decoded an a{sv} reply holding an array, which it leaves to godbus")
 	}
 	buf.Reset()
 	msg.Headers[dbus.FieldSignature] = dbus.MakeVariant(dbus.SignatureOf(dbus.Variant{}))
@@ -86,6 +100,12 @@ func TestFastReply(t *testing.T) {
 	if _, ok := fastReply(buf.Bytes(), binary.LittleEndian); ok {
 		t.Errorf("fastReply decoded a variant holding an array, which it leaves to godbus")
 	}
+}
+
+// relation is one entry of a GetRelationSet reply.
+type relation struct {
+	Type    uint32
+	Targets []ref
 }
 
 // TestEncodeCall encodes the walk's calls and has godbus decode them.
@@ -148,5 +168,110 @@ func TestRawItems(t *testing.T) {
 	}
 	if _, ok := (rawItems{wire{b: b[:len(b)-3], order: binary.LittleEndian, pos: raw.w.pos}}).items(); ok {
 		t.Errorf("a reply cut short decoded")
+	}
+}
+
+// fakePeer is an application's peer-to-peer server that answers GetRole
+// with 7 and never answers Hang; got receives every call it reads.
+func fakePeer(t *testing.T) (addr string, got chan *dbus.Message) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "peer")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	got = make(chan *dbus.Message, 100)
+	go func() {
+		nc, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		r := bufio.NewReader(nc)
+		if _, err := r.ReadString('\n'); err != nil { // \0AUTH EXTERNAL ...
+			return
+		}
+		_, _ = io.WriteString(nc, "OK 0123456789abcdef0123456789abcdef\r\n")
+		if _, err := r.ReadString('\n'); err != nil { // BEGIN
+			return
+		}
+		for {
+			msg, err := dbus.DecodeMessage(r)
+			if err != nil {
+				return
+			}
+			got <- msg
+			if member, _ := msg.Headers[dbus.FieldMember].Value().(string); member != "GetRole" {
+				continue
+			}
+			rep := &dbus.Message{Type: dbus.TypeMethodReply, Headers: map[dbus.HeaderField]dbus.Variant{
+				dbus.FieldReplySerial: dbus.MakeVariant(msg.Serial()),
+				dbus.FieldSignature:   dbus.MakeVariant(dbus.SignatureOf(uint32(0))),
+			}, Body: []any{uint32(7)}}
+			var buf bytes.Buffer
+			if err := rep.EncodeTo(&buf, binary.LittleEndian); err != nil {
+				return
+			}
+			b := buf.Bytes()
+			binary.LittleEndian.PutUint32(b[8:12], 1)
+			if _, err := nc.Write(b); err != nil {
+				return
+			}
+		}
+	}()
+	return "unix:path=" + path, got
+}
+
+// TestDirectHoldAndForget: calls made while held reach the application
+// only once released, all of them, and are answered; calls given up on no
+// longer count as out.
+func TestDirectHoldAndForget(t *testing.T) {
+	addr, got := fakePeer(t)
+	d, err := dialDirect(addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.hold()
+	var calls []*dbus.Call
+	for range 3 {
+		calls = append(calls, d.call(rootPath, ifAccessible, "GetRole"))
+	}
+	select {
+	case m := <-got:
+		t.Fatalf("a held call reached the application: %v", m)
+	case <-time.After(100 * time.Millisecond):
+	}
+	d.release()
+	for i, c := range calls {
+		select {
+		case <-c.Done:
+			if r, ok := replyUint32(c); !ok || r != 7 {
+				t.Errorf("call %d: reply %v, %v (err %v), want 7", i, r, ok, c.Err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("call %d was not answered after release", i)
+		}
+	}
+	var hung []*dbus.Call
+	for range 20 {
+		hung = append(hung, d.call(rootPath, ifAccessible, "Hang"))
+	}
+	d.mu.Lock()
+	out := len(d.pending)
+	d.mu.Unlock()
+	if out != 20 {
+		t.Fatalf("%d calls out, want the 20 unanswered", out)
+	}
+	peer{d: d}.forget(hung...)
+	d.mu.Lock()
+	out = len(d.pending)
+	d.mu.Unlock()
+	if out != 0 {
+		t.Errorf("%d calls still out after forget, want 0", out)
+	}
+	if c := d.call(rootPath, ifAccessible, "GetRole"); wait(context.Background(), c, 5*time.Second) != nil {
+		t.Errorf("a call after forget: %v", c.Err)
 	}
 }

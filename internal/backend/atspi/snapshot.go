@@ -253,7 +253,7 @@ func (w *walker) window(ctx context.Context, t *tree, win *node) error {
 	}
 	var queue []job
 	for i, cd := range cands {
-		if (cd.keep || cd.clipper) && !cd.n.boxKnown && (cd.n.ifaces&ifComponent != 0 || cd.n.ifaces == 0) {
+		if (cd.keep || cd.clipper) && !cd.n.boxKnown && (cd.n.ifaces&ifComponent != 0 || cd.n.ifaces == 0) && !w.echo(cands, i) {
 			queue = append(queue, job{kind: jobBox, cand: i})
 		}
 	}
@@ -269,7 +269,7 @@ func (w *walker) window(ctx context.Context, t *tree, win *node) error {
 			w.extraJobs(before, push)
 		}
 	}
-	err := stream(ctx, inflight, w.c.o.CallTimeout, queue, func(ctx context.Context, j *job) *dbus.Call {
+	err := stream(ctx, t.a.p, inflight, w.c.o.CallTimeout, queue, func(ctx context.Context, j *job) *dbus.Call {
 		switch j.kind {
 		case jobBox:
 			if full {
@@ -300,6 +300,26 @@ func (w *walker) window(ctx context.Context, t *tree, win *node) error {
 		return errFull
 	}
 	return nil
+}
+
+// echo reports whether candidate i is a text that says what its nearest
+// kept ancestor says (a link's or a heading's text), one that has a box:
+// decide leaves it out when that ancestor is returned, and it lies inside
+// that ancestor, so its
+// box (an X round trip in a GTK application) is not asked for; without one
+// it is not returned either.
+func (w *walker) echo(cands []cand, i int) bool {
+	cd := cands[i]
+	if cd.role != desktop.RoleText || w.q.Generic || cd.clipper {
+		return false
+	}
+	for p := cd.parent; p >= 0; p = cands[p].parent {
+		if a := cands[p]; a.keep {
+			boxed := a.n.boxKnown || a.n.ifaces&ifComponent != 0 || a.n.ifaces == 0
+			return boxed && a.n.name == cd.n.name
+		}
+	}
+	return false
 }
 
 // collect appends n and its showing descendants to cands in tree order.

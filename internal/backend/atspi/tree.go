@@ -220,18 +220,22 @@ func (c *Client) walkFrom(ctx context.Context, t *tree, from *node, maxNodes int
 	timer := time.NewTimer(c.o.CallTimeout)
 	defer timer.Stop()
 	next := 0
+	defer func() { // the calls still out when the walk stops early
+		for _, q := range queue[:next] {
+			t.a.p.forget(q.call)
+		}
+	}()
 	for head := 0; head < len(queue); head++ {
-		for ; next < len(queue) && next < head+inflight; next++ {
-			queue[next].call = issue(&queue[next])
+		if head == next || !ready(queue[head].call) {
+			t.a.p.hold()
+			for ; next < len(queue) && next < head+inflight; next++ {
+				queue[next].call = issue(&queue[next])
+			}
+			t.a.p.release()
 		}
 		q := queue[head]
-		timer.Reset(c.o.CallTimeout)
-		select {
-		case <-q.call.Done:
-		case <-timer.C:
-			return errHung
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := await(ctx, q.call, timer, c.o.CallTimeout); err != nil {
+			return err
 		}
 		queue[head].call = nil
 		if q.call.Err != nil {
@@ -295,7 +299,7 @@ func (c *Client) fetchProps(ctx context.Context, p peer, nodes []*node, withBox 
 	if withBox {
 		per = 4
 	}
-	return pipeline(ctx, len(nodes)*per, inflight, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
+	return pipeline(ctx, p, len(nodes)*per, inflight, c.o.CallTimeout, func(ctx context.Context, i int) *dbus.Call {
 		n := nodes[i/per]
 		switch i % per {
 		case 0:

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The AT-SPI tests' GTK 3 application.
 
-form.py [--rows N [--listbox]] [--title T]
+form.py [--rows N [--listbox] | --twins] [--title T]
 
 Without --rows it shows a form: labelled entries (a GtkLabel left of each,
 one with mnemonic-widget so AT-SPI has a labelled-by relation, one without, so
@@ -11,6 +11,9 @@ list of N rows instead (the 20000-row test) and a "Ping" button whose label
 counts its clicks, so a test can tell the application still answers. The
 list is a GtkTreeView (whose rows AT-SPI creates on demand), or with
 --listbox a GtkListBox of N labels (every row a widget, all in the tree).
+With --twins it shows two buttons of the same name, "OK", one under an
+"Upper" heading and one under "Lower", and a status label that says which
+were clicked ("No clicks", then "Clicked: lower", "Clicked: lower upper"...).
 
 It prints "ready" on stdout once its window is mapped.
 """
@@ -84,18 +87,39 @@ def rows(win, n, listbox):
     box.pack_start(scroll, True, True, 0)
 
 
+def twins(win):
+    box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=8, margin=16)
+    win.add(box)
+    status = Gtk.Label(label="No clicks")
+    clicked = []
+
+    def click(_, which):
+        clicked.append(which)
+        status.set_label("Clicked: " + " ".join(clicked))
+
+    for which in ("upper", "lower"):
+        box.pack_start(Gtk.Label(label=which.capitalize(), xalign=0), False, False, 0)
+        ok = Gtk.Button(label="OK")
+        ok.connect("clicked", click, which)
+        box.pack_start(ok, False, False, 0)
+    box.pack_start(status, False, False, 0)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=0)
     ap.add_argument("--listbox", action="store_true")
+    ap.add_argument("--twins", action="store_true")
     ap.add_argument("--title", default="")
     a = ap.parse_args()
-    win = Gtk.Window(title=a.title or ("Rows" if a.rows else "Form"))
+    win = Gtk.Window(title=a.title or ("Rows" if a.rows else "Twins" if a.twins else "Form"))
     win.set_default_size(480, 600 if a.rows else 420)
     win.move(40, 30)
     win.connect("destroy", Gtk.main_quit)
     if a.rows:
         rows(win, a.rows, a.listbox)
+    elif a.twins:
+        twins(win)
     else:
         form(win)
 
