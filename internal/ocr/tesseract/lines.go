@@ -1,0 +1,162 @@
+package tesseract
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"hash/maphash"
+	"image"
+	"slices"
+	"sync"
+
+	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/ocr"
+	"github.com/guiagent/guiagent/internal/ocr/regions"
+)
+
+// readPrepared finds the region's lines and reads each line's prepared
+// crop on its own: one text line to Tesseract (psm 7), no page layout to
+// analyse. The lines go out in batches, the costliest first, to whichever
+// process is free, each batch prepared while the ones before it are read;
+// a crop identical to one already sent (the same label twice) is read once.
+func (e *Engine) readPrepared(ctx context.Context, img image.Image, region geom.ImageRect) ([]ocr.Line, error) {
+	g := regions.Luma(img, region)
+	lay := regions.Find(g, e.o.Regions)
+	batches := planBatches(lay.Lines, e.o.Workers)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r := &lineRead{sheets: make([]regions.Sheet, len(lay.Lines)), first: make([]int, len(lay.Lines)),
+		rows: make([][][]string, len(lay.Lines)), seen: map[uint64][]int{}}
+	work := make(chan []int, len(batches)) // indices of the sheets to read
+	go func() {
+		defer close(work)
+		for _, b := range batches {
+			if todo := r.prepare(g, lay, b, e.o.Regions); len(todo) > 0 {
+				select {
+				case work <- todo:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	var errs []error
+	var wg sync.WaitGroup
+	for range min(e.o.Workers, len(batches)) {
+		wg.Go(func() {
+			for todo := range work {
+				if err := r.read(ctx, e, todo); err != nil {
+					r.mu.Lock()
+					errs = append(errs, err)
+					r.mu.Unlock()
+					cancel()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil { // the caller's context ended before all was read
+		return nil, err
+	}
+	var lines []ocr.Line
+	for i, sh := range r.sheets {
+		if sh.Image != nil {
+			lines = append(lines, e.sheetLines(sh, r.rows[r.first[i]], region)...)
+		}
+	}
+	return lines, nil
+}
+
+// lineRead is one readPrepared's lines: each line's sheet (nil Image: no
+// contrast), the first line with the same crop, and the rows read of it.
+type lineRead struct {
+	sheets []regions.Sheet
+	first  []int
+	seen   map[uint64][]int // lines by their crop's hash
+	mu     sync.Mutex
+	rows   [][][]string
+}
+
+var cropSeed = maphash.MakeSeed()
+
+// prepare prepares the lines of batch b and returns those to read: the
+// ones whose crop is not the same as an earlier line's.
+func (r *lineRead) prepare(g *image.Gray, lay regions.Layout, b []int, o regions.Options) []int {
+	var todo []int
+	for _, i := range b {
+		sh, ok := regions.PrepareLine(g, lay, i, o)
+		if !ok {
+			continue
+		}
+		r.sheets[i], r.first[i] = sh, i
+		h := maphash.Bytes(cropSeed, sh.Image.Pix) ^ uint64(sh.Image.Rect.Dx())<<32
+		dup := false
+		for _, j := range r.seen[h] {
+			if o := r.sheets[j].Image; o.Rect == sh.Image.Rect && bytes.Equal(o.Pix, sh.Image.Pix) {
+				r.first[i], dup = j, true
+				break
+			}
+		}
+		if !dup {
+			r.seen[h] = append(r.seen[h], i)
+			todo = append(todo, i)
+		}
+	}
+	return todo
+}
+
+// read reads the sheets of lines todo with one process.
+func (r *lineRead) read(ctx context.Context, e *Engine, todo []int) error {
+	imgs := make([]image.Image, len(todo))
+	for k, i := range todo {
+		imgs[k] = r.sheets[i].Image
+	}
+	pages, err := e.recognize(ctx, imgs)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, i := range todo {
+		r.rows[i] = pages[k]
+	}
+	return nil
+}
+
+// planBatches orders the lines by their cost to read, the costliest first,
+// and cuts them into batches for workers processes: each batch about half
+// of what remains shared among the workers, so that the first batches are
+// large (few round trips) and the last small (the processes end together).
+func planBatches(lines []geom.ImageRect, workers int) [][]int {
+	// Tesseract scales each line to a fixed height: its cost is the line's
+	// length in heights, and some for the line itself.
+	cost := func(r geom.ImageRect) float64 { return float64(r.W)/float64(max(r.H, 1)) + 4 }
+	order := make([]int, len(lines))
+	remaining := 0.0
+	for i, l := range lines {
+		order[i] = i
+		remaining += cost(l)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cost(lines[b]), cost(lines[a])) })
+	var batches [][]int
+	for start := 0; start < len(order); {
+		want := max(remaining/float64(2*workers), minBatchCost)
+		end, c := start, 0.0
+		for end < len(order) && (end == start || c < want) {
+			c += cost(lines[order[end]])
+			end++
+		}
+		batches = append(batches, order[start:end])
+		remaining -= c
+		start = end
+	}
+	return batches
+}
+
+// minBatchCost is the least cost of a batch (see planBatches): a few short
+// lines, below which a round trip costs more than it balances.
+const minBatchCost = 40
