@@ -20,8 +20,11 @@ import (
 // Options configures an Engine. The zero value reads English with the
 // tesseract on PATH.
 type Options struct {
-	// Binary is the program; "" = DefaultBinary, found on PATH.
+	// Binary is the program, a path or a name on PATH; "" = DefaultBinary.
 	Binary string
+	// BinaryVar names the setting Binary came from (GUI_AGENT_OCR_TESSERACT),
+	// for the error that says it does not name Tesseract.
+	BinaryVar string
 	// Langs are the languages to read (GUI_AGENT_OCR_LANGS); nil = ocr.DefaultLangs.
 	Langs []string
 	// Workers is how many tesseract processes read at once; 0 = the number
@@ -68,7 +71,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	if o.MinConf == 0 {
 		o.MinConf = 30
 	}
-	info, err := Probe(ctx, o.Binary)
+	info, err := ProbeNamed(ctx, o.Binary, o.BinaryVar)
 	if err != nil {
 		return nil, err
 	}
