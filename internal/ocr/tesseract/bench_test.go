@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,19 +34,77 @@ func benchScreen(b *testing.B) (*image.RGBA, []widget) {
 	}
 	ws := s.startForm(b, 1120, 20)
 	ws = append(ws, s.startForm(b, 1500, 20)...)
+	s.startText(b, textWindow{x: 1120, y: 460, w: 790, h: 600, words: 14})
+	return s.shoot(b), ws
+}
+
+// textWindow is a window of testdata/text.tcl: where, and its lines' words.
+type textWindow struct{ x, y, w, h, words, seed int }
+
+// startText runs testdata/text.tcl on the screen and returns the lines it
+// shows wholly, as it wrote them.
+func (s *screen) startText(b *testing.B, w textWindow) []string {
+	b.Helper()
 	script, _ := filepath.Abs("testdata/text.tcl")
-	cmd := exec.Command("wish", script, "1120", "460", "790", "600")
+	cmd := exec.Command("wish", script, fmt.Sprint(w.x), fmt.Sprint(w.y), fmt.Sprint(w.w), fmt.Sprint(w.h), fmt.Sprint(w.words), fmt.Sprint(w.seed))
 	cmd.Env = append(cmd.Environ(), "DISPLAY="+s.display)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	if sc := bufio.NewScanner(out); !sc.Scan() || sc.Text() != "ready" {
+	sc := bufio.NewScanner(out)
+	var visible int
+	if !sc.Scan() {
 		b.Fatal("the text window did not get ready")
 	}
+	if _, err := fmt.Sscanf(sc.Text(), "ready %d", &visible); err != nil {
+		b.Fatalf("the text window printed %q, want ready and its visible lines", sc.Text())
+	}
 	time.Sleep(300 * time.Millisecond)
-	return s.shoot(b), ws
+	words := strings.Fields(`the screen shows a form with fields and buttons and a list of items that a person reads
+	    quickly while an agent finds each label by its words alone without asking a model where it is`)
+	var lines []string
+	for i := 1; i <= visible; i++ {
+		line := fmt.Sprintf("Line %d:", i)
+		for k := range w.words {
+			line += " " + words[(i*7+k*3+w.seed)%len(words)]
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// denseScreen is a 1920x1080 screen full of text: four text windows of
+// lines of 22 words (32 of them in view in each), each with other words. It
+// returns the lines each shows wholly.
+func denseScreen(b *testing.B) (*image.RGBA, [][]string) {
+	b.Helper()
+	s := startScreen(b, 1920, 1080)
+	var texts [][]string
+	for i, at := range []image.Point{{0, 0}, {960, 0}, {0, 540}, {960, 540}} {
+		texts = append(texts, s.startText(b, textWindow{x: at.X, y: at.Y, w: 960, h: 540, words: 22, seed: 5 * i}))
+	}
+	return s.shoot(b), texts
+}
+
+// linesRight counts the lines of texts that p reads exactly, each a line
+// of its own.
+func linesRight(p ocr.Page, texts [][]string) (right, all int) {
+	read := map[string]int{}
+	for _, l := range p.Lines {
+		read[l.Text]++
+	}
+	for _, t := range texts {
+		for _, l := range t {
+			all++
+			if read[l] > 0 {
+				read[l]--
+				right++
+			}
+		}
+	}
+	return right, all
 }
 
 // timeReads reads region of img n times with e and returns the durations.
@@ -127,6 +186,34 @@ func BenchmarkReadRegion400x200(b *testing.B) {
 	b.ReportMetric(ms(median(pd)), "engine-median-ms")
 	b.ReportMetric(ms(median(rd)), "raw-median-ms")
 	b.ReportMetric(float64(len(pp.Lines)), "engine-lines")
+}
+
+// BenchmarkReadDenseScreen1080 reads a 1920x1080 screen full of text (four
+// text windows, 128 lines of 22 words in view) with the engine and, in
+// the same run, with Tesseract alone, and reports the medians and how many
+// of the lines each read exactly.
+func BenchmarkReadDenseScreen1080(b *testing.B) {
+	img, texts := denseScreen(b)
+	prepared, raw := newEngine(b, Options{}), newEngine(b, Options{Raw: true})
+	timeReads(b, prepared, img, geom.ImageRect{}, 1)
+	timeReads(b, raw, img, geom.ImageRect{}, 1)
+	var pd, rd []time.Duration
+	var pp, rp ocr.Page
+	for b.Loop() {
+		var d []time.Duration
+		d, pp = timeReads(b, prepared, img, geom.ImageRect{}, 1)
+		pd = append(pd, d...)
+		d, rp = timeReads(b, raw, img, geom.ImageRect{}, 1)
+		rd = append(rd, d...)
+	}
+	right, all := linesRight(pp, texts)
+	rawRight, _ := linesRight(rp, texts)
+	b.ReportMetric(ms(median(pd)), "engine-median-ms")
+	b.ReportMetric(ms(median(rd)), "raw-median-ms")
+	b.ReportMetric(float64(median(pd))/float64(median(rd)), "engine/raw")
+	b.ReportMetric(float64(right), "engine-lines-right")
+	b.ReportMetric(float64(rawRight), "raw-lines-right")
+	b.ReportMetric(float64(all), "lines")
 }
 
 // BenchmarkFindCached is a find on a frame already read: the Reader's cache.
