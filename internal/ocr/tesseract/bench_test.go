@@ -2,12 +2,16 @@ package tesseract
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"image"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,14 +117,61 @@ func timeReads(b *testing.B, e ocr.Engine, img image.Image, region geom.ImageRec
 	var ds []time.Duration
 	var p ocr.Page
 	for range n {
+		c0 := processCPU(e)
 		t0 := time.Now()
 		var err error
 		if p, err = e.Read(context.Background(), img, region); err != nil {
 			b.Fatal(err)
 		}
 		ds = append(ds, time.Since(t0))
+		if c := processCPU(e); c0 > 0 { // not the read that started the processes
+			cpu[e] = append(cpu[e], c-c0)
+		}
 	}
 	return ds, p
+}
+
+// cpu holds the CPU time tesseract's processes spent on each read timed, by
+// engine (Linux only): less swayed by other work on the machine than the
+// wall time, it says what a read costs on an idle one (about half of it
+// with two processes).
+var cpu = map[ocr.Engine][]time.Duration{}
+
+// processCPU is the CPU time e's tesseract processes have used (user and
+// system), read from /proc; 0 where there is none.
+func processCPU(e ocr.Engine) time.Duration {
+	te, ok := e.(*Engine)
+	if !ok || runtime.GOOS != "linux" {
+		return 0
+	}
+	var ss []*server
+	for range te.o.Workers {
+		ss = append(ss, <-te.slots)
+	}
+	var d time.Duration
+	for _, s := range ss {
+		if s == nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+		if i := bytes.LastIndexByte(b, ')'); err == nil && i > 0 {
+			f := strings.Fields(string(b[i+1:]))
+			u, _ := strconv.Atoi(f[11]) // utime and stime, fields 14 and 15 (f[0] is field 3), in 1/100 s
+			k, _ := strconv.Atoi(f[12])
+			d += time.Duration(u+k) * 10 * time.Millisecond
+		}
+	}
+	for _, s := range ss {
+		te.slots <- s
+	}
+	return d
+}
+
+// reportCPU reports the median CPU time of e's reads as name.
+func reportCPU(b *testing.B, e ocr.Engine, name string) {
+	if ds := cpu[e]; len(ds) > 0 {
+		b.ReportMetric(ms(median(ds)), name)
+	}
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -150,6 +201,8 @@ func BenchmarkReadScreen1080(b *testing.B) {
 		d, rp = timeReads(b, raw, img, geom.ImageRect{}, 1)
 		rd = append(rd, d...)
 	}
+	reportCPU(b, prepared, "engine-cpu-ms")
+	reportCPU(b, raw, "raw-cpu-ms")
 	b.ReportMetric(ms(median(pd)), "engine-median-ms")
 	b.ReportMetric(ms(median(rd)), "raw-median-ms")
 	b.ReportMetric(float64(median(pd))/float64(median(rd)), "engine/raw")
@@ -183,6 +236,8 @@ func BenchmarkReadRegion400x200(b *testing.B) {
 		d, _ = timeReads(b, raw, img, region, 1)
 		rd = append(rd, d...)
 	}
+	reportCPU(b, prepared, "engine-cpu-ms")
+	reportCPU(b, raw, "raw-cpu-ms")
 	b.ReportMetric(ms(median(pd)), "engine-median-ms")
 	b.ReportMetric(ms(median(rd)), "raw-median-ms")
 	b.ReportMetric(float64(len(pp.Lines)), "engine-lines")
@@ -208,6 +263,8 @@ func BenchmarkReadDenseScreen1080(b *testing.B) {
 	}
 	right, all := linesRight(pp, texts)
 	rawRight, _ := linesRight(rp, texts)
+	reportCPU(b, prepared, "engine-cpu-ms")
+	reportCPU(b, raw, "raw-cpu-ms")
 	b.ReportMetric(ms(median(pd)), "engine-median-ms")
 	b.ReportMetric(ms(median(rd)), "raw-median-ms")
 	b.ReportMetric(float64(median(pd))/float64(median(rd)), "engine/raw")

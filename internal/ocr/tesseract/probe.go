@@ -9,9 +9,11 @@
 // (stream_filelist) and writing TSV to its standard output, so a read pays
 // for recognition and not for loading the model. A read finds the lines of
 // text first (ocr/regions), binarizes each in its own polarity and scales
-// it up, stacks the crops into one sheet per worker, and maps the words read
-// back to the image's pixels. Options.Raw sends the region as it is instead
-// (what Tesseract alone does with a screenshot; for comparison).
+// it up, sends each line as an image of its own (one text line, psm 7: no
+// page layout analysis) in batches, the costliest lines first, to whichever
+// process is free, reads a crop that repeats another's once, and maps the
+// words read back to the image's pixels. Options.Raw sends the region as it
+// is instead (what Tesseract alone does with a screenshot; for comparison).
 package tesseract
 
 import (
