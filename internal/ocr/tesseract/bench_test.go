@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"image/color"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,9 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/ocr"
 	"github.com/guiagent/guiagent/internal/sampleapp"
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/math/fixed"
 )
 
 // benchScreen is a 1920x1080 screen of the sample app's form, two Tk forms
@@ -185,11 +189,14 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // BenchmarkReadScreen1080 reads a whole 1920x1080 screen with the engine
 // (lines found, prepared and read by two tesseract processes) and, in the
 // same run, with Tesseract alone on the raw screen (Options.Raw), warm
-// processes both. It reports the medians, their ratio, and how many of the
-// Tk forms' labels each read inside their widgets.
+// processes both, the engine with no line cache: every read reads every
+// line. It reports the medians, their ratio, the processes' CPU time per
+// read, and how many of the Tk forms' labels each read inside their
+// widgets; and the median of the engine reading the next frame of the
+// screen, one line of it changed, with its line cache.
 func BenchmarkReadScreen1080(b *testing.B) {
 	img, ws := benchScreen(b)
-	prepared, raw := newEngine(b, Options{}), newEngine(b, Options{Raw: true})
+	prepared, raw := newEngine(b, Options{LineCache: -1}), newEngine(b, Options{Raw: true})
 	timeReads(b, prepared, img, geom.ImageRect{}, 1) // start the processes
 	timeReads(b, raw, img, geom.ImageRect{}, 1)
 	var pd, rd []time.Duration
@@ -211,6 +218,28 @@ func BenchmarkReadScreen1080(b *testing.B) {
 	b.ReportMetric(float64(len(ws)), "labels")
 	b.ReportMetric(float64(len(pp.Lines)), "engine-lines")
 	b.ReportMetric(float64(len(rp.Lines)), "raw-lines")
+	b.ReportMetric(ms(median(nextFrames(b, img, len(pd)))), "engine-next-frame-median-ms")
+}
+
+// nextFrames reads n frames of img with an engine with its line cache, each
+// frame with one line that no frame before had ("frame K" drawn in an empty
+// part of the screen), and returns the durations.
+func nextFrames(b *testing.B, img *image.RGBA, n int) []time.Duration {
+	e := newEngine(b, Options{})
+	timeReads(b, e, img, geom.ImageRect{}, 1)
+	var ds []time.Duration
+	for k := range max(n, 3) {
+		next := image.NewRGBA(img.Rect)
+		copy(next.Pix, img.Pix)
+		d := font.Drawer{Dst: next, Src: image.NewUniform(color.Black), Face: basicfont.Face7x13, Dot: fixed.P(60, 620)}
+		d.DrawString(fmt.Sprintf("frame %d", k+1))
+		t, p := timeReads(b, e, next, geom.ImageRect{}, 1)
+		if !strings.Contains(p.Text(), fmt.Sprintf("frame %d", k+1)) {
+			b.Fatalf("frame %d: the changed line is not read: %s", k+1, p.Text())
+		}
+		ds = append(ds, t...)
+	}
+	return ds
 }
 
 // BenchmarkReadRegion400x200 reads a 400x200 region of the same screen (a
@@ -224,7 +253,7 @@ func BenchmarkReadRegion400x200(b *testing.B) {
 			break
 		}
 	}
-	prepared, raw := newEngine(b, Options{}), newEngine(b, Options{Raw: true})
+	prepared, raw := newEngine(b, Options{LineCache: -1}), newEngine(b, Options{Raw: true})
 	timeReads(b, prepared, img, region, 1)
 	timeReads(b, raw, img, region, 1)
 	var pd, rd []time.Duration
@@ -249,7 +278,7 @@ func BenchmarkReadRegion400x200(b *testing.B) {
 // of the lines each read exactly.
 func BenchmarkReadDenseScreen1080(b *testing.B) {
 	img, texts := denseScreen(b)
-	prepared, raw := newEngine(b, Options{}), newEngine(b, Options{Raw: true})
+	prepared, raw := newEngine(b, Options{LineCache: -1}), newEngine(b, Options{Raw: true})
 	timeReads(b, prepared, img, geom.ImageRect{}, 1)
 	timeReads(b, raw, img, geom.ImageRect{}, 1)
 	var pd, rd []time.Duration

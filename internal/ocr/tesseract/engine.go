@@ -40,6 +40,10 @@ type Options struct {
 	Regions regions.Options
 	// TempDir holds the images handed to tesseract; "" = the system's.
 	TempDir string
+	// LineCache is how many lines' readings the engine remembers by their
+	// prepared pixels, so that a line a later read finds unchanged (the
+	// next frame of a screen) is not read again; 0 = 4096, < 0 = none.
+	LineCache int
 }
 
 // Engine reads text with tesseract processes it keeps running. It
@@ -56,6 +60,7 @@ type Engine struct {
 	mu    sync.Mutex
 	next  int // numbers the servers' image files
 	done  bool
+	lines lineCache
 }
 
 // New checks that tesseract and o's languages are installed (an error
@@ -71,6 +76,9 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	if o.MinConf == 0 {
 		o.MinConf = 30
 	}
+	if o.LineCache == 0 {
+		o.LineCache = 4096
+	}
 	info, err := ProbeNamed(ctx, o.Binary, o.BinaryVar)
 	if err != nil {
 		return nil, err
@@ -79,7 +87,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		return nil, err
 	}
 	langs := strings.Join(o.Langs, "+")
-	e := &Engine{o: o, info: info, slots: make(chan *server, o.Workers)}
+	e := &Engine{o: o, info: info, slots: make(chan *server, o.Workers), lines: lineCache{max: o.LineCache}}
 	e.name = strings.TrimSpace(info.Version + " " + langs)
 	e.id = "tesseract:" + langs
 	// Each prepared image is one line of text, dark on white: a single
@@ -193,6 +201,12 @@ func (e *Engine) Read(ctx context.Context, img image.Image, region geom.ImageRec
 	region, err := ocr.ResolveRegion(ocr.SizeOf(img), region)
 	if err != nil {
 		return ocr.Page{}, err
+	}
+	e.mu.Lock()
+	closed := e.done
+	e.mu.Unlock()
+	if closed { // even a read the line cache has all of
+		return ocr.Page{}, errClosed
 	}
 	page := ocr.Page{Region: region, Engine: e.name}
 	if e.o.Raw {

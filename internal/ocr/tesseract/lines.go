@@ -19,15 +19,17 @@ import (
 // crop on its own: one text line to Tesseract (psm 7), no page layout to
 // analyse. The lines go out in batches, the costliest first, to whichever
 // process is free, each batch prepared while the ones before it are read;
-// a crop identical to one already sent (the same label twice) is read once.
+// a crop identical to one already sent (the same label twice) is read once,
+// and one the engine read before (Options.LineCache) not at all.
 func (e *Engine) readPrepared(ctx context.Context, img image.Image, region geom.ImageRect) ([]ocr.Line, error) {
 	g := regions.Luma(img, region)
 	lay := regions.Find(g, e.o.Regions)
 	batches := planBatches(lay.Lines, e.o.Workers)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &lineRead{sheets: make([]regions.Sheet, len(lay.Lines)), first: make([]int, len(lay.Lines)),
-		rows: make([][][]string, len(lay.Lines)), seen: map[uint64][]int{}}
+	n := len(lay.Lines)
+	r := &lineRead{sheets: make([]regions.Sheet, n), first: make([]int, n), rows: make([][][]string, n),
+		seen: map[uint64][]int{}, keys: make([]cropKey, n), cache: &e.lines}
 	work := make(chan []int, len(batches)) // indices of the sheets to read
 	go func() {
 		defer close(work)
@@ -79,12 +81,24 @@ type lineRead struct {
 	seen   map[uint64][]int // lines by their crop's hash
 	mu     sync.Mutex
 	rows   [][][]string
+	keys   []cropKey
+	cache  *lineCache
 }
 
-var cropSeed = maphash.MakeSeed()
+var cropSeed, cropSeed2 = maphash.MakeSeed(), maphash.MakeSeed()
+
+// cropKey identifies a prepared crop by its size and two hashes of its pixels.
+type cropKey struct {
+	w, h int
+	a, b uint64
+}
+
+func keyOf(g *image.Gray) cropKey {
+	return cropKey{g.Rect.Dx(), g.Rect.Dy(), maphash.Bytes(cropSeed, g.Pix), maphash.Bytes(cropSeed2, g.Pix)}
+}
 
 // prepare prepares the lines of batch b and returns those to read: the
-// ones whose crop is not the same as an earlier line's.
+// ones whose crop is neither the same as an earlier line's nor read before.
 func (r *lineRead) prepare(g *image.Gray, lay regions.Layout, b []int, o regions.Options) []int {
 	var todo []int
 	for _, i := range b {
@@ -93,18 +107,26 @@ func (r *lineRead) prepare(g *image.Gray, lay regions.Layout, b []int, o regions
 			continue
 		}
 		r.sheets[i], r.first[i] = sh, i
-		h := maphash.Bytes(cropSeed, sh.Image.Pix) ^ uint64(sh.Image.Rect.Dx())<<32
+		k := keyOf(sh.Image)
+		r.keys[i] = k
 		dup := false
-		for _, j := range r.seen[h] {
+		for _, j := range r.seen[k.a] {
 			if o := r.sheets[j].Image; o.Rect == sh.Image.Rect && bytes.Equal(o.Pix, sh.Image.Pix) {
 				r.first[i], dup = j, true
 				break
 			}
 		}
-		if !dup {
-			r.seen[h] = append(r.seen[h], i)
-			todo = append(todo, i)
+		if dup {
+			continue
 		}
+		r.seen[k.a] = append(r.seen[k.a], i)
+		if rows, ok := r.cache.get(k); ok {
+			r.mu.Lock()
+			r.rows[i] = rows
+			r.mu.Unlock()
+			continue
+		}
+		todo = append(todo, i)
 	}
 	return todo
 }
@@ -123,8 +145,52 @@ func (r *lineRead) read(ctx context.Context, e *Engine, todo []int) error {
 	defer r.mu.Unlock()
 	for k, i := range todo {
 		r.rows[i] = pages[k]
+		r.cache.put(r.keys[i], pages[k])
 	}
 	return nil
+}
+
+// lineCache remembers the rows read of prepared crops, at most about max
+// of them (two generations of max/2: a crop used again moves to the newer).
+type lineCache struct {
+	max       int
+	mu        sync.Mutex
+	cur, prev map[cropKey][][]string
+	hits      int // crops found, for tests
+}
+
+func (c *lineCache) get(k cropKey) ([][]string, bool) {
+	if c.max <= 0 {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rows, ok := c.cur[k]
+	if !ok {
+		if rows, ok = c.prev[k]; ok {
+			c.add(k, rows)
+		}
+	}
+	if ok {
+		c.hits++
+	}
+	return rows, ok
+}
+
+func (c *lineCache) put(k cropKey, rows [][]string) {
+	if c.max <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.add(k, rows)
+}
+
+func (c *lineCache) add(k cropKey, rows [][]string) {
+	if c.cur == nil || len(c.cur) >= max(c.max/2, 1) {
+		c.prev, c.cur = c.cur, map[cropKey][][]string{}
+	}
+	c.cur[k] = rows
 }
 
 // planBatches orders the lines by their cost to read, the costliest first,

@@ -192,3 +192,53 @@ func TestNamedProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestLineCacheReadsOnlyChangedLines: the next frame of a screen with one
+// label changed reads as an engine without the cache reads it, the other
+// labels taken from the cache; with LineCache < 0 nothing is remembered.
+func TestLineCacheReadsOnlyChangedLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs tesseract")
+	}
+	frame := func(third string) *image.RGBA {
+		img := image.NewRGBA(image.Rect(0, 0, 400, 200))
+		for i := range img.Pix {
+			img.Pix[i] = 0xec
+		}
+		label(img, 40, 30, "Continue", color.RGBA{255, 255, 255, 255}, color.RGBA{0x15, 0x65, 0xc0, 255})
+		label(img, 40, 90, "Cancel", color.RGBA{0, 0, 0, 255}, color.RGBA{0xd9, 0xd9, 0xd9, 255})
+		label(img, 40, 150, third, color.RGBA{255, 255, 255, 255}, color.RGBA{0xc6, 0x28, 0x28, 255})
+		return img
+	}
+	cached, err := New(context.Background(), Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cached.Close()
+	plain, err := New(context.Background(), Options{Workers: 1, LineCache: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	read := func(e *Engine, img image.Image) ocr.Page {
+		p, err := e.Read(context.Background(), img, geom.ImageRect{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first := read(cached, frame("Delete"))
+	if got := first.Text(); got != "Continue\nCancel\nDelete" || cached.lines.hits != 0 {
+		t.Fatalf("first frame: %q, %d lines from the cache; want the three labels read", got, cached.lines.hits)
+	}
+	next := frame("Remove")
+	got, want := read(cached, next), read(plain, next)
+	if got.Text() != "Continue\nCancel\nRemove" || !slices.EqualFunc(got.Lines, want.Lines, func(a, b ocr.Line) bool {
+		return a.Text == b.Text && a.Box == b.Box && a.Conf == b.Conf
+	}) {
+		t.Errorf("next frame with the cache %+v, without %+v", got.Lines, want.Lines)
+	}
+	if cached.lines.hits != 2 || plain.lines.hits != 0 {
+		t.Errorf("lines from the cache: %d with it, %d without; want the 2 unchanged ones, and none", cached.lines.hits, plain.lines.hits)
+	}
+}
