@@ -30,11 +30,12 @@ type Options struct {
 	// MinHeight and MaxHeight bound a line's height in image pixels;
 	// defaults 6 and 120.
 	MinHeight, MaxHeight int
-	// TargetHeight is the height, in sheet pixels, each line is scaled to
-	// (never down); default 24, about a 12 pixel x-height. Tesseract scales
-	// each line to its network's height (36) itself: more costs time in its
-	// outline finding and gains nothing; less loses the case of small
-	// capitals and the colons of small labels.
+	// TargetHeight is the height, in sheet pixels, each line of at most half
+	// of it is scaled to (never down); a taller line is scaled to 5/6 of it.
+	// Default 24 (so 20 for lines over 12 pixels). Tesseract scales each
+	// line to its network's height (36) itself: more costs time in its
+	// outline finding and gains nothing; less loses the case of capitals
+	// and the colons of small labels.
 	TargetHeight int
 	// MaxScale bounds the scaling up; default 4.
 	MaxScale float64

@@ -47,8 +47,19 @@ func prepareCrop(g *image.Gray, lay Layout, i int, o Options) (crop, bool) {
 	if !ok {
 		return crop{}, false
 	}
-	s := min(o.MaxScale, max(1, float64(o.TargetHeight)/float64(l.H)))
+	s := min(o.MaxScale, max(1, float64(targetHeight(l.H, o))/float64(l.H)))
 	return crop{scale(norm, s), Placement{Line: l, Crop: c, Scale: s, Inverted: inverted}}, true
+}
+
+// targetHeight is the height a line h pixels high is scaled to: o's
+// TargetHeight for small text, of at most half of it, whose colons and
+// capitals need the room; 5/6 of it for taller text, which reads as well
+// and costs Tesseract less.
+func targetHeight(h int, o Options) int {
+	if h <= o.TargetHeight/2 {
+		return o.TargetHeight
+	}
+	return o.TargetHeight * 5 / 6
 }
 
 // PrepareLine prepares line i of lay (from Find on g) alone: its crop with

@@ -120,8 +120,12 @@ func TestFindLinesOnColouredAndDarkGrounds(t *testing.T) {
 		if pl.Inverted != l.inverted {
 			t.Errorf("%s: inverted %v, want %v (light text on a dark ground is inverted)", l.text, pl.Inverted, l.inverted)
 		}
-		if th := (Options{}).WithDefaults().TargetHeight; math.Abs(float64(line.H)*pl.Scale-float64(th)) > 0.5 {
-			t.Errorf("%s: a line %d pixels high scaled by %.2f, want small text scaled up to %d pixels", l.text, line.H, pl.Scale, th)
+		th := 24 // small text, up to 12 pixels high
+		if line.H > 12 {
+			th = 20
+		}
+		if math.Abs(float64(line.H)*pl.Scale-float64(th)) > 0.5 {
+			t.Errorf("%s: a line %d pixels high scaled by %.2f, want it scaled up to %d pixels", l.text, line.H, pl.Scale, th)
 		}
 		dark, light := 0, 0
 		for y := pl.Dst.Min.Y; y < pl.Dst.Max.Y; y++ {
@@ -230,5 +234,21 @@ func TestLumaOfASubRegion(t *testing.T) {
 	draw.Draw(nrgba, nrgba.Bounds(), image.NewUniform(color.NRGBA{0, 0, 255, 255}), image.Point{}, draw.Src)
 	if v := Luma(nrgba, geom.ImageRect{W: 4, H: 4}).GrayAt(1, 1).Y; v < 28 || v > 30 {
 		t.Errorf("blue NRGBA luma %d, want 29", v)
+	}
+}
+
+// TestTargetHeight: small text (up to 12 pixels with the defaults) is
+// scaled to 24 pixels, taller text to 20, and a line never down.
+func TestTargetHeight(t *testing.T) {
+	o := Options{}.WithDefaults()
+	for h, want := range map[int]float64{8: 3, 10: 2.4, 12: 2, 13: 20.0 / 13, 15: 20.0 / 15, 20: 1, 30: 1} {
+		c := newCanvas(200, 60)
+		c.fill(geom.ImageRect{X: 20, Y: 10, W: 100, H: h}, black) // a bar h pixels high stands for a line
+		g := Luma(c.img, geom.ImageRect{W: 200, H: 60})
+		lay := Layout{Lines: []geom.ImageRect{{X: 20, Y: 10, W: 100, H: h}}}
+		sh, ok := PrepareLine(g, lay, 0, o)
+		if !ok || math.Abs(sh.Places[0].Scale-want) > 1e-9 {
+			t.Errorf("a line %d pixels high: scale %v (%v), want %.3f", h, sh.Places, ok, want)
+		}
 	}
 }
