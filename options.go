@@ -68,6 +68,10 @@ type Options struct {
 	// OCRLangs are the Tesseract languages of model-free text finding
 	// (GUI_AGENT_OCR_LANGS; default eng).
 	OCRLangs []string
+	// OCRTesseract is the Tesseract program, a path or a name on PATH, for
+	// one installed outside PATH (GUI_AGENT_OCR_TESSERACT; default tesseract
+	// on PATH).
+	OCRTesseract string
 	// Backend is the desktop backend (--backend, GUI_AGENT_BACKEND): "" or
 	// "auto" picks from the session (WAYLAND_DISPLAY, XDG_SESSION_TYPE,
 	// XDG_CURRENT_DESKTOP, DISPLAY); Linux: "x11", "wayland" (wlroots

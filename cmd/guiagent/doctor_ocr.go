@@ -10,16 +10,26 @@ import (
 )
 
 // checkOCR says whether Tesseract, which finds text on the screen without a
-// model, is installed, and whether it has the languages of
-// GUI_AGENT_OCR_LANGS. Both are optional: without them only text finding is
-// missing.
+// model, is installed (on PATH, or where GUI_AGENT_OCR_TESSERACT says), and
+// whether it has the languages of GUI_AGENT_OCR_LANGS. Both are optional:
+// without them only text finding is missing.
 func checkOCR(ctx context.Context, c config.Config, add func(level, name, detail, fix string)) {
-	info, err := tesseract.Probe(ctx, "")
+	knob := config.Var("OCRTesseract")
+	info, err := tesseract.ProbeNamed(ctx, c.OCRTesseract, knob)
 	if err != nil {
+		if c.OCRTesseract != "" {
+			add("warn", "OCR", "text is found on the screen without a model by Tesseract, which does not run: "+err.Error(),
+				"set "+knob+" to the path of the tesseract program, or unset it to use tesseract from PATH ("+tesseract.InstallHint()+")")
+			return
+		}
 		add("warn", "OCR", "text is found on the screen without a model by Tesseract, which is not installed: "+err.Error(), tesseract.InstallHint())
 		return
 	}
-	detail := fmt.Sprintf("%s at %s, languages %s (installed: %s)", info.Version, info.Path, strings.Join(c.OCRLangs, "+"), strings.Join(info.Langs, ", "))
+	from := "from PATH"
+	if c.OCRTesseract != "" {
+		from = "from " + knob
+	}
+	detail := fmt.Sprintf("%s at %s (%s), languages %s (installed: %s)", info.Version, info.Path, from, strings.Join(c.OCRLangs, "+"), strings.Join(info.Langs, ", "))
 	if err := tesseract.CheckLangs(c.OCRLangs, info.Langs); err != nil {
 		var fixes []string
 		for _, l := range c.OCRLangs {

@@ -246,12 +246,12 @@ func (a *App) openServer(c config.Config, x Extra) error {
 }
 
 // openOCR starts the OCR engine once, for the server and flows: Tesseract
-// with c.OCRLangs. When it cannot run (not installed, a language missing)
+// with c.OCRLangs, the program c.OCRTesseract names. When it cannot run (not installed, a language missing)
 // a.ocrMissing keeps why, with the install command, and OCR is off.
 func (a *App) openOCR(c config.Config) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	e, err := tesseract.New(ctx, tesseract.Options{Langs: c.OCRLangs})
+	e, err := tesseract.New(ctx, OCROptions(c))
 	if err != nil {
 		a.ocrMissing = err
 		a.log.Info("OCR is off (gui_find_text, gui_read_text and text targets say how to install it)", "why", err)
@@ -259,6 +259,12 @@ func (a *App) openOCR(c config.Config) {
 	}
 	a.closes = append(a.closes, e.Close)
 	a.ocr = ocr.NewReader(e, 0)
+}
+
+// OCROptions are the options of the OCR engine c describes: its languages
+// and program.
+func OCROptions(c config.Config) tesseract.Options {
+	return tesseract.Options{Langs: c.OCRLangs, Binary: c.OCRTesseract, BinaryVar: config.Var("OCRTesseract")}
 }
 
 func shotOptions(c config.Config) imaging.Options {

@@ -79,7 +79,8 @@ type Config struct {
 	ScreenshotAfterAction bool   `json:"screenshot_after_action"`
 
 	// Text finding (OCR, model-free).
-	OCRLangs []string `json:"ocr_langs"` // GUI_AGENT_OCR_LANGS: Tesseract languages, comma or + separated (eng, chi_sim, jpn, kor ...), default eng
+	OCRLangs     []string `json:"ocr_langs"`     // GUI_AGENT_OCR_LANGS: Tesseract languages, comma or + separated (eng, chi_sim, jpn, kor ...), default eng
+	OCRTesseract string   `json:"ocr_tesseract"` // GUI_AGENT_OCR_TESSERACT: the tesseract program, a path or a name on PATH; "" = tesseract on PATH
 
 	// Task loop.
 	MaxSteps      int           `json:"max_steps"`

@@ -291,6 +291,10 @@ func TestOCRLangs(t *testing.T) {
 	if err != nil || !slices.Equal(c.OCRLangs, []string{"eng", "jpn", "chi_sim"}) {
 		t.Errorf("GUI_AGENT_OCR_LANGS=eng+jpn, chi_sim,eng: %v, %v", c.OCRLangs, err)
 	}
+	c, _, err = Load("serve", nil, env(map[string]string{"GUI_AGENT_OCR_TESSERACT": "/opt/tesseract/bin/tesseract"}))
+	if err != nil || c.OCRTesseract != "/opt/tesseract/bin/tesseract" {
+		t.Errorf("GUI_AGENT_OCR_TESSERACT: %q, %v", c.OCRTesseract, err)
+	}
 	for _, bad := range []string{"eng;rm -rf", "+ ,"} {
 		_, _, err = Load("serve", nil, env(map[string]string{"GUI_AGENT_OCR_LANGS": bad}))
 		if err == nil || !strings.Contains(err.Error(), "GUI_AGENT_OCR_LANGS") {

@@ -167,6 +167,8 @@ var Knobs = []Knob{
 	{Name: "OCRLangs", Env: "GUI_AGENT_OCR_LANGS", Kind: KindList, Default: "eng", parseList: ParseOCRLangs,
 		listCheck: func(l []string) error { _, err := ParseOCRLangs(strings.Join(l, "+")); return err },
 		Doc:       "languages of model-free text finding (Tesseract, optional: `apt-get install tesseract-ocr tesseract-ocr-eng`), separated by `+` or commas, e.g. `eng+jpn`; each needs its package (`tesseract-ocr-chi-sim`, `-jpn`, `-kor`); `guiagent doctor` says what is installed"},
+	{Name: "OCRTesseract", Env: "GUI_AGENT_OCR_TESSERACT", Shown: "tesseract on PATH",
+		Doc: "the Tesseract program of text finding, a `path` or a name on PATH, for one installed outside PATH (`C:\\Program Files\\Tesseract-OCR\\tesseract.exe`); `guiagent doctor` shows the one in use"},
 
 	// Task loop.
 	{Name: "MaxSteps", Env: "GUI_AGENT_MAX_STEPS", Kind: KindInt, Min: 1, Max: MaxStepsLimit, Default: itoa(DefaultMaxSteps),

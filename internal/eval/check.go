@@ -160,7 +160,7 @@ func assertByTree(ctx context.Context, s desktop.Screen, text string) (pass bool
 }
 
 func assertByOCR(ctx context.Context, a *app.App, t ocr.Target) (pass bool, detail string, judged bool) {
-	eng, err := tesseract.New(ctx, tesseract.Options{})
+	eng, err := tesseract.New(ctx, app.OCROptions(a.Config()))
 	if err != nil {
 		return false, "", false
 	}

@@ -31,6 +31,12 @@ type textEnv struct {
 
 func startTextEnv(tb testing.TB, scene string, labels map[string]string, withOCR bool) *textEnv {
 	tb.Helper()
+	return startTextEnvWith(tb, scene, labels, withOCR, tesseract.Options{})
+}
+
+// startTextEnvWith is startTextEnv with the OCR engine's options o.
+func startTextEnvWith(tb testing.TB, scene string, labels map[string]string, withOCR bool, o tesseract.Options) *textEnv {
+	tb.Helper()
 	vd := xvfbtest.Start(tb, 1280, 800)
 	be := x11.New(x11.Options{Display: vd.Display, Logger: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -49,11 +55,10 @@ func startTextEnv(tb testing.TB, scene string, labels map[string]string, withOCR
 	}
 	time.Sleep(200 * time.Millisecond)
 	opts := Options{Screen: be, Logger: slog.New(slog.DiscardHandler)}
-	bin := ""
 	if !withOCR {
-		bin = "/nonexistent/tesseract"
+		o.Binary = "/nonexistent/tesseract"
 	}
-	e, err := tesseract.New(ctx, tesseract.Options{Binary: bin})
+	e, err := tesseract.New(ctx, o)
 	switch {
 	case withOCR && err != nil:
 		tb.Fatalf("tesseract: %v (CI installs tesseract-ocr and tesseract-ocr-eng)", err)

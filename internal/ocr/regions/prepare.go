@@ -30,31 +30,65 @@ type Sheet struct {
 // sheetMargin is the white border of a sheet around its crops, in sheet pixels.
 const sheetMargin = 12
 
-// Prepare crops each line of g (lay, from Find) with some padding,
-// binarizes it in its own polarity (a line lighter than its ground is
-// inverted), scales it up to o.TargetHeight and stacks the crops into at
-// most n sheets of about equal area, in the order given. A line without
-// contrast to its ground is left out.
+// crop is one line's prepared crop and where it came from.
+type crop struct {
+	img *image.Gray
+	pl  Placement
+}
+
+// prepareCrop crops line i of lay with some padding, binarizes it in its
+// own polarity and scales it up to o.TargetHeight (o has its defaults).
+func prepareCrop(g *image.Gray, lay Layout, i int, o Options) (crop, bool) {
+	l := lay.Lines[i]
+	bounds := geom.ImageRect{W: g.Rect.Dx(), H: g.Rect.Dy()}
+	pad := min(max(2, l.H/3), 12)
+	c := geom.ImageRect{X: l.X - pad, Y: l.Y - pad, W: l.W + 2*pad, H: l.H + 2*pad}.Intersect(bounds)
+	norm, inverted, ok := normalize(g, c, lay, i)
+	if !ok {
+		return crop{}, false
+	}
+	s := min(o.MaxScale, max(1, float64(targetHeight(l.H, o))/float64(l.H)))
+	return crop{scale(norm, s), Placement{Line: l, Crop: c, Scale: s, Inverted: inverted}}, true
+}
+
+// targetHeight is the height a line h pixels high is scaled to: o's
+// TargetHeight for small text, of at most half of it, whose colons and
+// capitals need the room; 5/6 of it for taller text, which reads as well
+// and costs Tesseract less.
+func targetHeight(h int, o Options) int {
+	if h <= o.TargetHeight/2 {
+		return o.TargetHeight
+	}
+	return o.TargetHeight * 5 / 6
+}
+
+// PrepareLine prepares line i of lay (from Find on g) alone: its crop with
+// some padding, binarized in its own polarity (a line lighter than its
+// ground is inverted) and scaled up to o.TargetHeight, on a sheet of its
+// own with a white margin. ok is false for a line without contrast to its
+// ground.
+func PrepareLine(g *image.Gray, lay Layout, i int, o Options) (sh Sheet, ok bool) {
+	c, ok := prepareCrop(g, lay, i, o.WithDefaults())
+	if !ok {
+		return Sheet{}, false
+	}
+	return stack([]crop{c}, 0), true
+}
+
+// Prepare prepares each line of g (lay, from Find) as PrepareLine does and
+// stacks the crops into at most n sheets of about equal area, in the order
+// given. A line without contrast to its ground is left out.
 func Prepare(g *image.Gray, lay Layout, o Options, n int) []Sheet {
 	o = o.WithDefaults()
-	bounds := geom.ImageRect{W: g.Rect.Dx(), H: g.Rect.Dy()}
-	type crop struct {
-		img *image.Gray
-		pl  Placement
-	}
 	var crops []crop
 	total := 0
-	for i, l := range lay.Lines {
-		pad := min(max(2, l.H/3), 12)
-		c := geom.ImageRect{X: l.X - pad, Y: l.Y - pad, W: l.W + 2*pad, H: l.H + 2*pad}.Intersect(bounds)
-		norm, inverted, ok := normalize(g, c, lay, i)
+	for i := range lay.Lines {
+		c, ok := prepareCrop(g, lay, i, o)
 		if !ok {
 			continue
 		}
-		s := min(o.MaxScale, max(1, float64(o.TargetHeight)/float64(l.H)))
-		img := scale(norm, s)
-		crops = append(crops, crop{img, Placement{Line: l, Crop: c, Scale: s, Inverted: inverted}})
-		total += img.Rect.Dx() * img.Rect.Dy()
+		crops = append(crops, c)
+		total += c.img.Rect.Dx() * c.img.Rect.Dy()
 	}
 	if len(crops) == 0 {
 		return nil
@@ -64,35 +98,40 @@ func Prepare(g *image.Gray, lay Layout, o Options, n int) []Sheet {
 	per := total / n
 	var sheets []Sheet
 	for start := 0; start < len(crops); { // sheets of about equal area: recognition costs by the text's length
-		end, area, h := start, 0, 0
+		end, area := start, 0
 		for end < len(crops) && (end == start || area < per || len(sheets) == n-1) {
 			area += crops[end].img.Rect.Dx() * crops[end].img.Rect.Dy()
-			h += crops[end].img.Rect.Dy()
 			end++
 		}
-		width := 0
-		for _, c := range crops[start:end] {
-			width = max(width, c.img.Rect.Dx())
-		}
-		sh := image.NewGray(image.Rect(0, 0, width+2*sheetMargin, h+(end-start-1)*gap+2*sheetMargin))
-		for i := range sh.Pix {
-			sh.Pix[i] = 255
-		}
-		sheet := Sheet{Image: sh}
-		y := sheetMargin
-		for _, c := range crops[start:end] {
-			dst := image.Rect(sheetMargin, y, sheetMargin+c.img.Rect.Dx(), y+c.img.Rect.Dy())
-			for row := range c.img.Rect.Dy() {
-				copy(sh.Pix[(dst.Min.Y+row)*sh.Stride+dst.Min.X:], c.img.Pix[row*c.img.Stride:row*c.img.Stride+c.img.Rect.Dx()])
-			}
-			c.pl.Dst = dst
-			sheet.Places = append(sheet.Places, c.pl)
-			y = dst.Max.Y + gap
-		}
-		sheets = append(sheets, sheet)
+		sheets = append(sheets, stack(crops[start:end], gap))
 		start = end
 	}
 	return sheets
+}
+
+// stack places crops top to bottom on one white sheet, gap sheet pixels apart.
+func stack(crops []crop, gap int) Sheet {
+	width, h := 0, 0
+	for _, c := range crops {
+		width = max(width, c.img.Rect.Dx())
+		h += c.img.Rect.Dy()
+	}
+	sh := image.NewGray(image.Rect(0, 0, width+2*sheetMargin, h+(len(crops)-1)*gap+2*sheetMargin))
+	for i := range sh.Pix {
+		sh.Pix[i] = 255
+	}
+	sheet := Sheet{Image: sh}
+	y := sheetMargin
+	for _, c := range crops {
+		dst := image.Rect(sheetMargin, y, sheetMargin+c.img.Rect.Dx(), y+c.img.Rect.Dy())
+		for row := range c.img.Rect.Dy() {
+			copy(sh.Pix[(dst.Min.Y+row)*sh.Stride+dst.Min.X:], c.img.Pix[row*c.img.Stride:row*c.img.Stride+c.img.Rect.Dx()])
+		}
+		c.pl.Dst = dst
+		sheet.Places = append(sheet.Places, c.pl)
+		y = dst.Max.Y + gap
+	}
+	return sheet
 }
 
 // Map maps box r of the sheet (a word the recognizer read) back to the

@@ -4,6 +4,8 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/guiagent/guiagent/internal/geom"
@@ -118,8 +120,12 @@ func TestFindLinesOnColouredAndDarkGrounds(t *testing.T) {
 		if pl.Inverted != l.inverted {
 			t.Errorf("%s: inverted %v, want %v (light text on a dark ground is inverted)", l.text, pl.Inverted, l.inverted)
 		}
-		if pl.Scale < 2.5 {
-			t.Errorf("%s: scaled by %.2f, want small text scaled up to about %d pixels", l.text, pl.Scale, Options{}.WithDefaults().TargetHeight)
+		th := 24 // small text, up to 12 pixels high
+		if line.H > 12 {
+			th = 20
+		}
+		if math.Abs(float64(line.H)*pl.Scale-float64(th)) > 0.5 {
+			t.Errorf("%s: a line %d pixels high scaled by %.2f, want it scaled up to %d pixels", l.text, line.H, pl.Scale, th)
 		}
 		dark, light := 0, 0
 		for y := pl.Dst.Min.Y; y < pl.Dst.Max.Y; y++ {
@@ -138,6 +144,28 @@ func TestFindLinesOnColouredAndDarkGrounds(t *testing.T) {
 		// The placement's own box on the sheet maps back to its crop.
 		if _, back, ok := sh.Map(pl.Dst); !ok || back != pl.Crop {
 			t.Errorf("%s: Map(%v) = %v, %v; want its crop %v", l.text, pl.Dst, back, ok, pl.Crop)
+		}
+		// Alone on a sheet of its own the line is prepared the same, and a
+		// word's box on that sheet maps back inside the line's crop.
+		k := slices.Index(lay.Lines, line)
+		one, ok := PrepareLine(g, lay, k, Options{})
+		if !ok || len(one.Places) != 1 {
+			t.Fatalf("%s: PrepareLine gave %+v, %v; want a sheet of one placement", l.text, one.Places, ok)
+		}
+		p1 := one.Places[0]
+		if p1.Line != pl.Line || p1.Crop != pl.Crop || p1.Scale != pl.Scale || p1.Inverted != pl.Inverted || p1.Dst.Size() != pl.Dst.Size() {
+			t.Errorf("%s: alone %+v, on the shared sheet %+v", l.text, p1, *pl)
+		}
+		for y := range p1.Dst.Dy() {
+			for x := range p1.Dst.Dx() {
+				if a, b := one.Image.GrayAt(p1.Dst.Min.X+x, p1.Dst.Min.Y+y), sh.Image.GrayAt(pl.Dst.Min.X+x, pl.Dst.Min.Y+y); a != b {
+					t.Fatalf("%s: pixel (%d,%d) alone %d, on the shared sheet %d", l.text, x, y, a.Y, b.Y)
+				}
+			}
+		}
+		word := image.Rect(p1.Dst.Min.X+2, p1.Dst.Min.Y+1, p1.Dst.Max.X-2, p1.Dst.Max.Y-1)
+		if _, back, ok := one.Map(word); !ok || !back.In(p1.Crop) || back.W < p1.Crop.W-4 {
+			t.Errorf("%s: Map(%v) alone = %v, %v; want inside its crop %v", l.text, word, back, ok, p1.Crop)
 		}
 	}
 }
@@ -206,5 +234,21 @@ func TestLumaOfASubRegion(t *testing.T) {
 	draw.Draw(nrgba, nrgba.Bounds(), image.NewUniform(color.NRGBA{0, 0, 255, 255}), image.Point{}, draw.Src)
 	if v := Luma(nrgba, geom.ImageRect{W: 4, H: 4}).GrayAt(1, 1).Y; v < 28 || v > 30 {
 		t.Errorf("blue NRGBA luma %d, want 29", v)
+	}
+}
+
+// TestTargetHeight: small text (up to 12 pixels with the defaults) is
+// scaled to 24 pixels, taller text to 20, and a line never down.
+func TestTargetHeight(t *testing.T) {
+	o := Options{}.WithDefaults()
+	for h, want := range map[int]float64{8: 3, 10: 2.4, 12: 2, 13: 20.0 / 13, 15: 20.0 / 15, 20: 1, 30: 1} {
+		c := newCanvas(200, 60)
+		c.fill(geom.ImageRect{X: 20, Y: 10, W: 100, H: h}, black) // a bar h pixels high stands for a line
+		g := Luma(c.img, geom.ImageRect{W: 200, H: 60})
+		lay := Layout{Lines: []geom.ImageRect{{X: 20, Y: 10, W: 100, H: h}}}
+		sh, ok := PrepareLine(g, lay, 0, o)
+		if !ok || math.Abs(sh.Places[0].Scale-want) > 1e-9 {
+			t.Errorf("a line %d pixels high: scale %v (%v), want %.3f", h, sh.Places, ok, want)
+		}
 	}
 }

@@ -20,8 +20,11 @@ import (
 // Options configures an Engine. The zero value reads English with the
 // tesseract on PATH.
 type Options struct {
-	// Binary is the program; "" = DefaultBinary, found on PATH.
+	// Binary is the program, a path or a name on PATH; "" = DefaultBinary.
 	Binary string
+	// BinaryVar names the setting Binary came from (GUI_AGENT_OCR_TESSERACT),
+	// for the error that says it does not name Tesseract.
+	BinaryVar string
 	// Langs are the languages to read (GUI_AGENT_OCR_LANGS); nil = ocr.DefaultLangs.
 	Langs []string
 	// Workers is how many tesseract processes read at once; 0 = the number
@@ -37,6 +40,10 @@ type Options struct {
 	Regions regions.Options
 	// TempDir holds the images handed to tesseract; "" = the system's.
 	TempDir string
+	// LineCache is how many lines' readings the engine remembers by their
+	// prepared pixels, so that a line a later read finds unchanged (the
+	// next frame of a screen) is not read again; 0 = 4096, < 0 = none.
+	LineCache int
 }
 
 // Engine reads text with tesseract processes it keeps running. It
@@ -53,6 +60,7 @@ type Engine struct {
 	mu    sync.Mutex
 	next  int // numbers the servers' image files
 	done  bool
+	lines lineCache
 }
 
 // New checks that tesseract and o's languages are installed (an error
@@ -68,7 +76,10 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	if o.MinConf == 0 {
 		o.MinConf = 30
 	}
-	info, err := Probe(ctx, o.Binary)
+	if o.LineCache == 0 {
+		o.LineCache = 4096
+	}
+	info, err := ProbeNamed(ctx, o.Binary, o.BinaryVar)
 	if err != nil {
 		return nil, err
 	}
@@ -76,12 +87,12 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		return nil, err
 	}
 	langs := strings.Join(o.Langs, "+")
-	e := &Engine{o: o, info: info, slots: make(chan *server, o.Workers)}
+	e := &Engine{o: o, info: info, slots: make(chan *server, o.Workers), lines: lineCache{max: o.LineCache}}
 	e.name = strings.TrimSpace(info.Version + " " + langs)
 	e.id = "tesseract:" + langs
-	// The prepared sheets are lines of text of one height, dark on white:
-	// one uniform block (psm 6), no inverted-text check.
-	e.args = []string{"-", "-", "-l", langs, "--psm", "6", "-c", "tessedit_do_invert=0"}
+	// Each prepared image is one line of text, dark on white: a single
+	// text line (psm 7), no inverted-text check.
+	e.args = []string{"-", "-", "-l", langs, "--psm", "7", "-c", "tessedit_do_invert=0"}
 	if o.Raw {
 		e.id += ":raw"
 		e.args = []string{"-", "-", "-l", langs, "--psm", "3"}
@@ -138,10 +149,10 @@ func (e *Engine) Close() error {
 // errClosed is returned by a Read after Close.
 var errClosed = errors.New("the OCR engine is closed")
 
-// recognize writes img to a server's file and returns the rows it read,
-// starting the server when its slot has none. A server whose read failed
-// or was abandoned is stopped; the next read starts a new one.
-func (e *Engine) recognize(ctx context.Context, img image.Image) ([][]string, error) {
+// recognize writes imgs to a server's files and returns the rows it read
+// of each, starting the server when its slot has none. A server whose read
+// failed or was abandoned is stopped; the next read starts a new one.
+func (e *Engine) recognize(ctx context.Context, imgs []image.Image) ([][][]string, error) {
 	var s *server
 	select {
 	case s = <-e.slots:
@@ -163,24 +174,26 @@ func (e *Engine) recognize(ctx context.Context, img image.Image) ([][]string, er
 	}
 	if s == nil {
 		var err error
-		file := filepath.Join(e.dir, "page"+strconv.Itoa(n)+".pnm")
-		if s, err = startServer(e.info.Path, e.args, file, e.sentinel); err != nil {
+		base := filepath.Join(e.dir, "page"+strconv.Itoa(n))
+		if s, err = startServer(e.info.Path, e.args, base, e.sentinel); err != nil {
 			e.slots <- nil
 			return nil, fmt.Errorf("%w: %v", ocr.ErrUnavailable, err)
 		}
 	}
-	if err := writePNM(s.file, img, !e.o.Raw); err != nil {
-		e.slots <- s
-		return nil, err
+	for k, img := range imgs {
+		if err := writePNM(s.file(k), img, !e.o.Raw); err != nil {
+			e.slots <- s
+			return nil, err
+		}
 	}
-	rows, err := s.read(ctx)
+	pages, err := s.read(ctx, len(imgs))
 	if err != nil {
 		s.kill()
 		e.slots <- nil
 		return nil, err
 	}
 	e.slots <- s
-	return rows, nil
+	return pages, nil
 }
 
 // Read recognizes the text in region of img (see ocr.Engine).
@@ -188,6 +201,12 @@ func (e *Engine) Read(ctx context.Context, img image.Image, region geom.ImageRec
 	region, err := ocr.ResolveRegion(ocr.SizeOf(img), region)
 	if err != nil {
 		return ocr.Page{}, err
+	}
+	e.mu.Lock()
+	closed := e.done
+	e.mu.Unlock()
+	if closed { // even a read the line cache has all of
+		return ocr.Page{}, errClosed
 	}
 	page := ocr.Page{Region: region, Engine: e.name}
 	if e.o.Raw {
@@ -200,35 +219,6 @@ func (e *Engine) Read(ctx context.Context, img image.Image, region geom.ImageRec
 	}
 	ocr.SortLines(page.Lines)
 	return page, nil
-}
-
-// readPrepared finds the region's lines, reads their prepared crops (a
-// sheet per worker, at once) and maps the words back.
-func (e *Engine) readPrepared(ctx context.Context, img image.Image, region geom.ImageRect) ([]ocr.Line, error) {
-	g := regions.Luma(img, region)
-	sheets := regions.Prepare(g, regions.Find(g, e.o.Regions), e.o.Regions, e.o.Workers)
-	results := make([][]ocr.Line, len(sheets))
-	errs := make([]error, len(sheets))
-	var wg sync.WaitGroup
-	for i, sh := range sheets {
-		wg.Go(func() {
-			rows, err := e.recognize(ctx, sh.Image)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			results[i] = e.sheetLines(sh, rows, region)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	var lines []ocr.Line
-	for _, ls := range results {
-		lines = append(lines, ls...)
-	}
-	return lines, nil
 }
 
 // sheetLines turns the rows read from sheet sh into lines in the image's
@@ -274,10 +264,11 @@ func (e *Engine) readRaw(ctx context.Context, img image.Image, region geom.Image
 			sub.Set(x, y, img.At(b.Min.X+region.X+x, b.Min.Y+region.Y+y))
 		}
 	}
-	rows, err := e.recognize(ctx, sub)
+	pages, err := e.recognize(ctx, []image.Image{sub})
 	if err != nil {
 		return nil, err
 	}
+	rows := pages[0]
 	groups := map[string][]ocr.Word{}
 	var order []string
 	for _, w := range parseWords(rows) {

@@ -9,9 +9,11 @@
 // (stream_filelist) and writing TSV to its standard output, so a read pays
 // for recognition and not for loading the model. A read finds the lines of
 // text first (ocr/regions), binarizes each in its own polarity and scales
-// it up, stacks the crops into one sheet per worker, and maps the words read
-// back to the image's pixels. Options.Raw sends the region as it is instead
-// (what Tesseract alone does with a screenshot; for comparison).
+// it up, sends each line as an image of its own (one text line, psm 7: no
+// page layout analysis) in batches, the costliest lines first, to whichever
+// process is free, reads a crop that repeats another's once, and maps the
+// words read back to the image's pixels. Options.Raw sends the region as it
+// is instead (what Tesseract alone does with a screenshot; for comparison).
 package tesseract
 
 import (
@@ -47,22 +49,45 @@ type Info struct {
 // A missing program is an error wrapping ocr.ErrUnavailable that says how
 // to install it.
 func Probe(ctx context.Context, binary string) (Info, error) {
+	return ProbeNamed(ctx, binary, "")
+}
+
+// ProbeNamed is Probe of a binary that setting (an environment variable;
+// "" for none) named: when binary is not found or is not Tesseract, the
+// error names the setting and how to fix it rather than how to install
+// Tesseract.
+func ProbeNamed(ctx context.Context, binary, setting string) (Info, error) {
+	named := binary != "" && setting != ""
 	if binary == "" {
 		binary = DefaultBinary
 	}
+	fix := func(problem string, args ...any) error {
+		msg := fmt.Sprintf(problem, args...)
+		if named {
+			return fmt.Errorf("%w: %s=%s: %s: set %s to the path of the tesseract program, or unset it to use tesseract from PATH",
+				ocr.ErrUnavailable, setting, binary, msg, setting)
+		}
+		return fmt.Errorf("%w: %s", ocr.ErrUnavailable, msg)
+	}
 	path, err := exec.LookPath(binary)
 	if err != nil {
-		return Info{}, fmt.Errorf("%w: %s is not installed (%v): %s", ocr.ErrUnavailable, binary, err, InstallHint())
+		if named {
+			return Info{}, fix("no such program (%v)", err)
+		}
+		return Info{}, fix("%s is not installed (%v): %s", binary, err, InstallHint())
 	}
 	info := Info{Path: path}
 	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
 	if err != nil {
-		return info, fmt.Errorf("%w: %s --version failed: %v: %s", ocr.ErrUnavailable, path, err, strings.TrimSpace(string(out)))
+		return info, fix("%s --version failed: %v: %s", path, err, strings.TrimSpace(string(out)))
 	}
 	info.Version, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if !strings.HasPrefix(strings.ToLower(info.Version), "tesseract") {
+		return info, fix("%s is not Tesseract (its --version says %q)", path, info.Version)
+	}
 	out, err = exec.CommandContext(ctx, path, "--list-langs").CombinedOutput()
 	if err != nil {
-		return info, fmt.Errorf("%w: %s --list-langs failed: %v: %s", ocr.ErrUnavailable, path, err, strings.TrimSpace(string(out)))
+		return info, fix("%s --list-langs failed: %v: %s", path, err, strings.TrimSpace(string(out)))
 	}
 	info.Langs = parseLangs(out)
 	return info, nil

@@ -17,29 +17,31 @@ import (
 // server is one running tesseract process that reads image paths from its
 // standard input, one per line (-c stream_filelist=1), and writes each
 // page's TSV to its standard output as soon as the page is done. After each
-// image the server is sent a small blank sentinel image: the sentinel's
-// page row marks the end of the image's rows.
+// batch of images the server is sent a small blank sentinel image: the
+// sentinel's page row marks the end of the batch's rows.
 type server struct {
 	cmd      *exec.Cmd
 	stdin    io.WriteCloser
 	lines    chan string   // standard output, line by line; closed at its end
 	exited   chan struct{} // closed when the process has ended
 	stderr   *tail
-	file     string // the image file this server reads, rewritten for each page
+	base     string // its image files are base-K.pnm, rewritten for each batch
+	files    int    // how many of them there are
 	sentinel string
 	pages    int // pages it has read, the sentinels included
 	waitErr  error
 }
 
 // startServer starts binary with args (which must read a file list from
-// standard input and write TSV to standard output). Its images go to file.
-func startServer(binary string, args []string, file, sentinel string) (*server, error) {
+// standard input and write TSV to standard output). Its images go to files
+// named base-K.pnm.
+func startServer(binary string, args []string, base, sentinel string) (*server, error) {
 	cmd := exec.Command(binary, args...)
 	// One thread per process: the engine runs a process per core itself, and
 	// OpenMP's spinning threads only slow a shared machine down.
 	cmd.Env = append(cmd.Environ(), "OMP_THREAD_LIMIT=1")
 	s := &server{cmd: cmd, lines: make(chan string, 256), exited: make(chan struct{}), stderr: &tail{max: 4096},
-		file: file, sentinel: sentinel}
+		base: base, sentinel: sentinel}
 	cmd.Stderr = s.stderr
 	var err error
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
@@ -67,14 +69,25 @@ func startServer(binary string, args []string, file, sentinel string) (*server, 
 	return s, nil
 }
 
-// read has the server read the image now in s.file and returns the TSV
-// rows of its page (the header line left out).
-func (s *server) read(ctx context.Context) ([][]string, error) {
-	page, sentinel := strconv.Itoa(s.pages+1), strconv.Itoa(s.pages+2)
-	if _, err := io.WriteString(s.stdin, s.file+"\n"+s.sentinel+"\n"); err != nil {
-		return nil, s.failure(fmt.Errorf("send an image to tesseract: %w", err))
+// file is the path of the server's k-th image file.
+func (s *server) file(k int) string {
+	s.files = max(s.files, k+1)
+	return s.base + "-" + strconv.Itoa(k) + ".pnm"
+}
+
+// read has the server read the n images now in its files 0 to n-1 and
+// returns each one's TSV rows (the header lines left out).
+func (s *server) read(ctx context.Context, n int) ([][][]string, error) {
+	var list strings.Builder
+	for k := range n {
+		list.WriteString(s.file(k) + "\n")
 	}
-	var rows [][]string
+	list.WriteString(s.sentinel + "\n")
+	if _, err := io.WriteString(s.stdin, list.String()); err != nil {
+		return nil, s.failure(fmt.Errorf("send images to tesseract: %w", err))
+	}
+	first := s.pages + 1 // tesseract numbers the pages of its whole stream
+	pages := make([][][]string, n)
 	for {
 		select {
 		case <-ctx.Done():
@@ -87,14 +100,16 @@ func (s *server) read(ctx context.Context) ([][]string, error) {
 			if len(f) < 12 || f[0] == "level" {
 				continue
 			}
-			switch f[1] {
-			case page:
-				rows = append(rows, f)
-			case sentinel:
-				if f[0] == "1" {
-					s.pages += 2
-					return rows, nil
-				}
+			p, err := strconv.Atoi(f[1])
+			if err != nil {
+				continue
+			}
+			switch k := p - first; {
+			case k >= 0 && k < n:
+				pages[k] = append(pages[k], f)
+			case k == n && f[0] == "1":
+				s.pages += n + 1
+				return pages, nil
 			}
 		}
 	}
@@ -133,7 +148,7 @@ func (s *server) stop() {
 		s.cmd.Process.Kill()
 		<-s.exited
 	}
-	os.Remove(s.file)
+	s.removeFiles()
 }
 
 // kill ends the process at once (a read was abandoned half way).
@@ -141,7 +156,14 @@ func (s *server) kill() {
 	go drain(s.lines)
 	s.cmd.Process.Kill()
 	<-s.exited
-	os.Remove(s.file)
+	s.removeFiles()
+}
+
+// removeFiles removes the server's image files.
+func (s *server) removeFiles() {
+	for k := range s.files {
+		os.Remove(s.base + "-" + strconv.Itoa(k) + ".pnm")
+	}
 }
 
 // drain reads lines to their end, so the goroutine writing them ends.

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"image"
 	"image/color"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -135,5 +138,107 @@ func TestEngineSurvivesItsProcesses(t *testing.T) {
 	}
 	if _, err := read(); !errors.Is(err, errClosed) {
 		t.Errorf("read after Close: %v", err)
+	}
+}
+
+// TestNamedProgram: a tesseract outside PATH is run when Options.Binary
+// names it; a Binary that is no program, or not Tesseract, is an error
+// wrapping ErrUnavailable that names the setting and the fix.
+func TestNamedProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs tesseract")
+	}
+	real, err := exec.LookPath("tesseract")
+	if err != nil {
+		t.Fatalf("tesseract is not installed: %v", err)
+	}
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "tess-outside-path")
+	if err := os.Symlink(real, outside); err != nil {
+		t.Fatal(err)
+	}
+	notTess := filepath.Join(dir, "not-tesseract")
+	if err := os.WriteFile(notTess, []byte("#!/bin/sh\necho 'hello 1.0'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no tesseract on PATH
+	if _, err := New(context.Background(), Options{}); !errors.Is(err, ocr.ErrUnavailable) || !strings.Contains(err.Error(), "not installed") {
+		t.Fatalf("with no tesseract on PATH: %v, want it not installed", err)
+	}
+	e, err := New(context.Background(), Options{Binary: outside, BinaryVar: "TESS_VAR", Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	img := image.NewRGBA(image.Rect(0, 0, 300, 80))
+	for i := range img.Pix {
+		img.Pix[i] = 0xec
+	}
+	btn := label(img, 40, 30, "Continue", color.RGBA{255, 255, 255, 255}, color.RGBA{0x15, 0x65, 0xc0, 255})
+	if p, err := e.Read(context.Background(), img, geom.ImageRect{}); err != nil || p.Text() != "Continue" || !p.Lines[0].Box.In(btn) {
+		t.Errorf("read with %s: %q %v, want Continue inside %v", outside, p.Text(), err, btn)
+	}
+	if e.Info().Path != outside {
+		t.Errorf("Info().Path = %q, want %q", e.Info().Path, outside)
+	}
+	for bin, want := range map[string]string{
+		filepath.Join(dir, "missing"): "no such program",
+		notTess:                       `is not Tesseract (its --version says "hello 1.0")`,
+	} {
+		_, err := New(context.Background(), Options{Binary: bin, BinaryVar: "TESS_VAR"})
+		if !errors.Is(err, ocr.ErrUnavailable) || !strings.Contains(err.Error(), "TESS_VAR="+bin+": ") || !strings.Contains(err.Error(), want) ||
+			!strings.Contains(err.Error(), "set TESS_VAR to the path of the tesseract program, or unset it") {
+			t.Errorf("Binary %s: %v, want ErrUnavailable naming TESS_VAR, saying %q and the fix", bin, err, want)
+		}
+	}
+}
+
+// TestLineCacheReadsOnlyChangedLines: the next frame of a screen with one
+// label changed reads as an engine without the cache reads it, the other
+// labels taken from the cache; with LineCache < 0 nothing is remembered.
+func TestLineCacheReadsOnlyChangedLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs tesseract")
+	}
+	frame := func(third string) *image.RGBA {
+		img := image.NewRGBA(image.Rect(0, 0, 400, 200))
+		for i := range img.Pix {
+			img.Pix[i] = 0xec
+		}
+		label(img, 40, 30, "Continue", color.RGBA{255, 255, 255, 255}, color.RGBA{0x15, 0x65, 0xc0, 255})
+		label(img, 40, 90, "Cancel", color.RGBA{0, 0, 0, 255}, color.RGBA{0xd9, 0xd9, 0xd9, 255})
+		label(img, 40, 150, third, color.RGBA{255, 255, 255, 255}, color.RGBA{0xc6, 0x28, 0x28, 255})
+		return img
+	}
+	cached, err := New(context.Background(), Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cached.Close()
+	plain, err := New(context.Background(), Options{Workers: 1, LineCache: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	read := func(e *Engine, img image.Image) ocr.Page {
+		p, err := e.Read(context.Background(), img, geom.ImageRect{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first := read(cached, frame("Delete"))
+	if got := first.Text(); got != "Continue\nCancel\nDelete" || cached.lines.hits != 0 {
+		t.Fatalf("first frame: %q, %d lines from the cache; want the three labels read", got, cached.lines.hits)
+	}
+	next := frame("Remove")
+	got, want := read(cached, next), read(plain, next)
+	if got.Text() != "Continue\nCancel\nRemove" || !slices.EqualFunc(got.Lines, want.Lines, func(a, b ocr.Line) bool {
+		return a.Text == b.Text && a.Box == b.Box && a.Conf == b.Conf
+	}) {
+		t.Errorf("next frame with the cache %+v, without %+v", got.Lines, want.Lines)
+	}
+	if cached.lines.hits != 2 || plain.lines.hits != 0 {
+		t.Errorf("lines from the cache: %d with it, %d without; want the 2 unchanged ones, and none", cached.lines.hits, plain.lines.hits)
 	}
 }
