@@ -35,7 +35,8 @@ func startTextEnv(tb testing.TB, scene string, labels map[string]string, withOCR
 }
 
 // startTextEnvWith is startTextEnv with the OCR engine's options o.
-func startTextEnvWith(tb testing.TB, scene string, labels map[string]string, withOCR bool, o tesseract.Options) *textEnv {
+// with, when given, adjusts the server's options (a vision model).
+func startTextEnvWith(tb testing.TB, scene string, labels map[string]string, withOCR bool, o tesseract.Options, with ...func(*Options)) *textEnv {
 	tb.Helper()
 	vd := xvfbtest.Start(tb, 1280, 800)
 	be := x11.New(x11.Options{Display: vd.Display, Logger: slog.New(slog.DiscardHandler)})
@@ -67,6 +68,9 @@ func startTextEnvWith(tb testing.TB, scene string, labels map[string]string, wit
 		opts.OCR = ocr.NewReader(e, 0)
 	default:
 		opts.OCRMissing = err
+	}
+	for _, f := range with {
+		f(&opts)
 	}
 	srv, err := New(opts)
 	if err != nil {
@@ -185,17 +189,4 @@ func TestTextToolsWithoutTesseract(t *testing.T) {
 	e := startTextEnv(t, sampleapp.SceneButtons, colourLabels, false)
 	fails(t, e.cs, "gui_find_text", map[string]any{"text": "BLUE"}, "apt-get install tesseract-ocr")
 	fails(t, e.cs, "gui_read_text", map[string]any{}, "apt-get install tesseract-ocr")
-}
-
-// BenchmarkClickByOCRTarget: gui_click {target: "\"BLUE\""} end to end
-// (capture, OCR of the whole 1280x800 screen, the click), no model. Each
-// iteration's frame is new, so nothing is read from the cache.
-func BenchmarkClickByOCRTarget(b *testing.B) {
-	e := startTextEnv(b, sampleapp.SceneButtons, colourLabels, true)
-	for b.Loop() {
-		res := callTool(b, e.cs, "gui_click", map[string]any{"target": `the first "BLUE"`}) // the app then writes BLUE in its status line too
-		if res.IsError {
-			b.Fatal(text(res))
-		}
-	}
 }
