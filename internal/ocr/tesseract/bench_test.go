@@ -196,18 +196,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // screen, one line of it changed, with its line cache.
 func BenchmarkReadScreen1080(b *testing.B) {
 	img, ws := benchScreen(b)
-	prepared, raw := newEngine(b, Options{LineCache: -1}), newEngine(b, Options{Raw: true})
-	timeReads(b, prepared, img, geom.ImageRect{}, 1) // start the processes
-	timeReads(b, raw, img, geom.ImageRect{}, 1)
-	var pd, rd []time.Duration
-	var pp, rp ocr.Page
-	for b.Loop() {
-		var d []time.Duration
-		d, pp = timeReads(b, prepared, img, geom.ImageRect{}, 1)
-		pd = append(pd, d...)
-		d, rp = timeReads(b, raw, img, geom.ImageRect{}, 1)
-		rd = append(rd, d...)
-	}
+	prepared, raw, pp, rp, pd, rd := readBoth(b, img)
 	reportCPU(b, prepared, "engine-cpu-ms")
 	reportCPU(b, raw, "raw-cpu-ms")
 	b.ReportMetric(ms(median(pd)), "engine-median-ms")
@@ -278,18 +267,7 @@ func BenchmarkReadRegion400x200(b *testing.B) {
 // of the lines each read exactly.
 func BenchmarkReadDenseScreen1080(b *testing.B) {
 	img, texts := denseScreen(b)
-	prepared, raw := newEngine(b, Options{LineCache: -1}), newEngine(b, Options{Raw: true})
-	timeReads(b, prepared, img, geom.ImageRect{}, 1)
-	timeReads(b, raw, img, geom.ImageRect{}, 1)
-	var pd, rd []time.Duration
-	var pp, rp ocr.Page
-	for b.Loop() {
-		var d []time.Duration
-		d, pp = timeReads(b, prepared, img, geom.ImageRect{}, 1)
-		pd = append(pd, d...)
-		d, rp = timeReads(b, raw, img, geom.ImageRect{}, 1)
-		rd = append(rd, d...)
-	}
+	prepared, raw, pp, rp, pd, rd := readBoth(b, img)
 	right, all := linesRight(pp, texts)
 	rawRight, _ := linesRight(rp, texts)
 	reportCPU(b, prepared, "engine-cpu-ms")
@@ -330,4 +308,22 @@ func labelsFound(p ocr.Page, ws []widget) int {
 		}
 	}
 	return n
+}
+
+// readBoth reads the whole of img as b.Loop says with the engine (no line
+// cache) and, in the same run, with Tesseract alone on the raw screen (warm
+// processes both), and returns the two engines, the last pages each read
+// and their durations.
+func readBoth(b *testing.B, img image.Image) (prepared, raw *Engine, pp, rp ocr.Page, pd, rd []time.Duration) {
+	prepared, raw = newEngine(b, Options{LineCache: -1}), newEngine(b, Options{Raw: true})
+	timeReads(b, prepared, img, geom.ImageRect{}, 1) // start the processes
+	timeReads(b, raw, img, geom.ImageRect{}, 1)
+	for b.Loop() {
+		var d []time.Duration
+		d, pp = timeReads(b, prepared, img, geom.ImageRect{}, 1)
+		pd = append(pd, d...)
+		d, rp = timeReads(b, raw, img, geom.ImageRect{}, 1)
+		rd = append(rd, d...)
+	}
+	return prepared, raw, pp, rp, pd, rd
 }
