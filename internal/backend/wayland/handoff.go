@@ -1,16 +1,14 @@
 package wayland
 
 import (
-	"bufio"
 	"context"
 	"encoding/gob"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strings"
 	"time"
+
+	"github.com/guiagent/guiagent/internal/backend/keeper"
 )
 
 // A Wayland selection dies with the client that offers it, so a clipboard
@@ -24,8 +22,6 @@ const (
 	// package keep the clipboard of the compositor at the socket named by
 	// the second argument.
 	keeperArg = "__guiagent_wayland_clipboard_keeper"
-	// keeperStartTimeout bounds the wait for the keeper to hold the clipboard.
-	keeperStartTimeout = 5 * time.Second
 )
 
 func init() {
@@ -51,45 +47,7 @@ func (b *Backend) handOff() error {
 
 // startKeeper runs the keeper with content and returns once it holds the clipboard.
 func (b *Backend) startKeeper(content []mimeData) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find this executable to start a clipboard keeper: %w", err)
-	}
-	cmd := exec.Command(exe, keeperArg, b.socket)
-	cmd.Env = []string{} // the socket path is all it needs: no API keys
-	cmd.Dir = os.TempDir()
-	cmd.SysProcAttr = detached()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start a clipboard keeper: %w", err)
-	}
-	werr := gob.NewEncoder(stdin).Encode(content)
-	stdin.Close()
-	ready := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		ready <- strings.TrimSpace(line)
-	}()
-	select {
-	case line := <-ready:
-		if line == "owned" && werr == nil {
-			go func() { _ = cmd.Wait() }() // reap it if this process outlives it
-			return nil
-		}
-		err = fmt.Errorf("the clipboard keeper failed: %w", errors.Join(werr, errors.New(line)))
-	case <-time.After(keeperStartTimeout):
-		err = fmt.Errorf("the clipboard keeper did not take the clipboard within %v", keeperStartTimeout)
-	}
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
-	return err
+	return keeper.Start([]string{keeperArg, b.socket}, nil, content) // the socket path is all it needs
 }
 
 // runKeeper is the keeper process: it reads the content from r, offers it
@@ -102,7 +60,7 @@ func runKeeper(socket string, r io.Reader, w io.Writer) int {
 		fmt.Fprintln(w, "read the clipboard content:", err)
 		return 1
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), keeperStartTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), keeper.StartTimeout)
 	defer cancel()
 	b, err := connect(ctx, Options{Display: socket})
 	if err != nil {
@@ -122,7 +80,7 @@ func runKeeper(socket string, r io.Reader, w io.Writer) int {
 		fmt.Fprintln(w, err)
 		return 1
 	}
-	fmt.Fprintln(w, "owned")
+	fmt.Fprintln(w, keeper.Owned)
 	if c, ok := w.(io.Closer); ok {
 		c.Close()
 	}

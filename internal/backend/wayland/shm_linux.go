@@ -5,7 +5,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -99,7 +98,3 @@ func peerCommand(s sock) string {
 	}
 	return strings.TrimSpace(string(b))
 }
-
-// detached puts the clipboard keeper in its own session, so that a signal
-// to guiagent's process group (Ctrl+C in a terminal) does not end it.
-func detached() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }

@@ -5,7 +5,6 @@ package wayland
 import (
 	"errors"
 	"os"
-	"syscall"
 )
 
 // errNotLinux: the backend's transport (SCM_RIGHTS, memfd) is Linux's.
@@ -29,5 +28,3 @@ func closeFD(int) {}
 func pipe() (r, w *os.File, err error) { return os.Pipe() }
 
 func peerCommand(sock) string { return "" }
-
-func detached() *syscall.SysProcAttr { return nil }

@@ -1,19 +1,18 @@
 package x11
 
 import (
-	"bufio"
 	"context"
 	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strings"
 	"time"
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
+
+	"github.com/guiagent/guiagent/internal/backend/keeper"
 )
 
 // X selections die with their owner, so a clipboard the backend owns when it
@@ -39,8 +38,6 @@ const (
 	keeperArg = "__guiagent_x11_clipboard_keeper"
 	// saveTimeout bounds the clipboard manager's SAVE_TARGETS.
 	saveTimeout = 5 * time.Second
-	// keeperStartTimeout bounds the wait for the keeper to own the clipboard.
-	keeperStartTimeout = 5 * time.Second
 )
 
 // keptItem is a clipboard target in the keeper's input, named by atom name.
@@ -115,49 +112,11 @@ func (b *Backend) startKeeper(items []clipItem) error {
 	for i, it := range items {
 		kept[i] = keptItem{Target: b.atomName(it.target), Type: b.atomName(it.typ), Format: it.format, Data: it.data}
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find this executable to start a clipboard keeper: %w", err)
-	}
-	cmd := exec.Command(exe, keeperArg, b.DisplayName())
-	// Only what connecting to the display needs: the keeper gets no API keys.
-	cmd.Env = []string{}
+	var env []string // only what connecting to the display needs
 	if b.opts.XAuthority != "" {
-		cmd.Env = append(cmd.Env, "XAUTHORITY="+b.opts.XAuthority)
+		env = append(env, "XAUTHORITY="+b.opts.XAuthority)
 	}
-	cmd.Dir = os.TempDir() // do not keep the caller's directory busy
-	cmd.SysProcAttr = detached()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start a clipboard keeper: %w", err)
-	}
-	werr := gob.NewEncoder(stdin).Encode(kept)
-	stdin.Close()
-	ready := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		ready <- strings.TrimSpace(line)
-	}()
-	select {
-	case line := <-ready:
-		if line == "owned" && werr == nil {
-			go cmd.Wait() // reap it if this process outlives it
-			return nil
-		}
-		err = fmt.Errorf("the clipboard keeper failed: %s", errors.Join(werr, errors.New(line)))
-	case <-time.After(keeperStartTimeout):
-		err = fmt.Errorf("the clipboard keeper did not take the clipboard within %v", keeperStartTimeout)
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	return err
+	return keeper.Start([]string{keeperArg, b.DisplayName()}, env, kept)
 }
 
 // runKeeper is the keeper process: it reads the targets from r, owns the
@@ -190,7 +149,7 @@ func runKeeper(display string, r io.Reader, w io.Writer) int {
 		fmt.Fprintln(w, err)
 		return 1
 	}
-	fmt.Fprintln(w, "owned")
+	fmt.Fprintln(w, keeper.Owned)
 	if c, ok := w.(io.Closer); ok {
 		c.Close()
 	}

@@ -1,9 +1,9 @@
 //go:build unix
 
-package x11
+package keeper
 
 import "syscall"
 
-// detached puts the clipboard keeper in its own session, so that a signal to
+// detached puts the keeper in its own session, so that a signal to
 // guiagent's process group (Ctrl+C in a terminal) does not end it.
 func detached() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package x11
+package keeper
 
 import "syscall"
 
