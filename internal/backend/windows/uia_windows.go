@@ -288,9 +288,10 @@ func (u *uia) resolve(h uiaHandle) (*comObj, error) {
 	return e, nil
 }
 
-// SetText sets the element's value through its ValuePattern and
-// reads it back.
-func (b *Backend) SetText(ctx context.Context, handle, value string) error {
+// withPattern resolves the element handle names afresh on the COM thread
+// and runs f with its pattern id (interface iid, named name), releasing
+// both after; doing says what was attempted when the element lacks it.
+func (b *Backend) withPattern(ctx context.Context, handle string, id uintptr, iid *win.GUID, name, doing string, f func(p *comObj) error) error {
 	if err := b.ready(); err != nil {
 		return err
 	}
@@ -307,11 +308,29 @@ func (b *Backend) SetText(ctx context.Context, handle, value string) error {
 			return err
 		}
 		defer e.release()
-		vp := pattern(e, patternIDValue, &iidValuePattern)
-		if vp == nil {
-			return fmt.Errorf("setting the value of a %s: %w: it has no UI Automation ValuePattern", controlTypeOf(h.ControlType).name, desktop.ErrUnsupported)
+		p := pattern(e, id, iid)
+		if p == nil {
+			return fmt.Errorf("%s a %s: %w: it has no UI Automation %s", doing, controlTypeOf(h.ControlType).name, desktop.ErrUnsupported, name)
 		}
-		defer vp.release()
+		defer p.release()
+		return f(p)
+	})
+}
+
+// currentValue reads ValuePattern.CurrentValue of vp.
+func currentValue(vp *comObj) (string, error) {
+	var got bstr
+	if err := hresult("ValuePattern.CurrentValue", vp.call(4, bstrOut(&got))); err != nil {
+		return "", err
+	}
+	defer freeBSTR(got)
+	return bstrString(got), nil
+}
+
+// SetText sets the element's value through its ValuePattern and
+// reads it back.
+func (b *Backend) SetText(ctx context.Context, handle, value string) error {
+	return b.withPattern(ctx, handle, patternIDValue, &iidValuePattern, "ValuePattern", "setting the value of", func(vp *comObj) error {
 		bs, err := newBSTR(value)
 		if err != nil {
 			return err
@@ -320,12 +339,10 @@ func (b *Backend) SetText(ctx context.Context, handle, value string) error {
 		if err := hresult("ValuePattern.SetValue", vp.call(3, uintptr(unsafe.Pointer(bs)))); err != nil {
 			return err
 		}
-		var got bstr
-		if err := hresult("ValuePattern.CurrentValue", vp.call(4, bstrOut(&got))); err != nil {
+		s, err := currentValue(vp)
+		if err != nil {
 			return err
 		}
-		s := bstrString(got)
-		freeBSTR(got)
 		if s != value {
 			return fmt.Errorf("ValuePattern.SetValue did not take: the element reads %d characters back, not the %d set", len(s), len(value))
 		}
@@ -335,62 +352,18 @@ func (b *Backend) SetText(ctx context.Context, handle, value string) error {
 
 // Text reads the element's value through its ValuePattern.
 func (b *Backend) Text(ctx context.Context, handle string) (string, error) {
-	if err := b.ready(); err != nil {
-		return "", err
-	}
-	if b.opts.NoElements {
-		return "", errElementsOff
-	}
-	h, err := parseUIAHandle(handle)
-	if err != nil {
-		return "", err
-	}
 	var text string
-	err = onCOMThread(ctx, desktop.DefaultBudget, func(ctx context.Context, u *uia) error {
-		e, err := u.resolve(h)
-		if err != nil {
-			return err
-		}
-		defer e.release()
-		vp := pattern(e, patternIDValue, &iidValuePattern)
-		if vp == nil {
-			return fmt.Errorf("reading the value of a %s: %w: it has no UI Automation ValuePattern", controlTypeOf(h.ControlType).name, desktop.ErrUnsupported)
-		}
-		defer vp.release()
-		var got bstr
-		if err := hresult("ValuePattern.CurrentValue", vp.call(4, bstrOut(&got))); err != nil {
-			return err
-		}
-		text = bstrString(got)
-		freeBSTR(got)
-		return nil
+	err := b.withPattern(ctx, handle, patternIDValue, &iidValuePattern, "ValuePattern", "reading the value of", func(vp *comObj) error {
+		var err error
+		text, err = currentValue(vp)
+		return err
 	})
 	return text, err
 }
 
 // Press performs the element's default action through its InvokePattern.
 func (b *Backend) Press(ctx context.Context, handle string) error {
-	if err := b.ready(); err != nil {
-		return err
-	}
-	if b.opts.NoElements {
-		return errElementsOff
-	}
-	h, err := parseUIAHandle(handle)
-	if err != nil {
-		return err
-	}
-	return onCOMThread(ctx, desktop.DefaultBudget, func(ctx context.Context, u *uia) error {
-		e, err := u.resolve(h)
-		if err != nil {
-			return err
-		}
-		defer e.release()
-		ip := pattern(e, patternIDInvoke, &iidInvokePattern)
-		if ip == nil {
-			return fmt.Errorf("invoking a %s: %w: it has no UI Automation InvokePattern", controlTypeOf(h.ControlType).name, desktop.ErrUnsupported)
-		}
-		defer ip.release()
+	return b.withPattern(ctx, handle, patternIDInvoke, &iidInvokePattern, "InvokePattern", "invoking", func(ip *comObj) error {
 		return hresult("InvokePattern.Invoke", ip.call(3))
 	})
 }
