@@ -382,8 +382,9 @@ func (s *axSource) releaseAll(rs []axRef) {
 	}
 }
 
-// SetText sets AXValue and reads it back.
-func (s *axSource) SetText(ctx context.Context, handle, value string) error {
+// withElement resolves the element handle names afresh and runs f with it,
+// releasing it after.
+func (s *axSource) withElement(handle string, f func(e axRef) error) error {
 	h, err := parseAXHandle(handle)
 	if err != nil {
 		return err
@@ -393,43 +394,38 @@ func (s *axSource) SetText(ctx context.Context, handle, value string) error {
 		return err
 	}
 	defer s.ax.Release(e)
-	if err := s.ax.SetValue(e, value); err != nil {
-		return err
-	}
-	got, err := s.ax.Value(e)
-	if err != nil {
-		return err
-	}
-	if got != value {
-		return fmt.Errorf("setting AXValue did not take: the element reads %d characters back, not the %d set", len(got), len(value))
-	}
-	return nil
+	return f(e)
+}
+
+// SetText sets AXValue and reads it back.
+func (s *axSource) SetText(ctx context.Context, handle, value string) error {
+	return s.withElement(handle, func(e axRef) error {
+		if err := s.ax.SetValue(e, value); err != nil {
+			return err
+		}
+		got, err := s.ax.Value(e)
+		if err != nil {
+			return err
+		}
+		if got != value {
+			return fmt.Errorf("setting AXValue did not take: the element reads %d characters back, not the %d set", len(got), len(value))
+		}
+		return nil
+	})
 }
 
 // Text reads AXValue.
 func (s *axSource) Text(ctx context.Context, handle string) (string, error) {
-	h, err := parseAXHandle(handle)
-	if err != nil {
-		return "", err
-	}
-	e, err := s.resolve(h)
-	if err != nil {
-		return "", err
-	}
-	defer s.ax.Release(e)
-	return s.ax.Value(e)
+	var text string
+	err := s.withElement(handle, func(e axRef) error {
+		var err error
+		text, err = s.ax.Value(e)
+		return err
+	})
+	return text, err
 }
 
 // Press performs AXPress.
 func (s *axSource) Press(ctx context.Context, handle string) error {
-	h, err := parseAXHandle(handle)
-	if err != nil {
-		return err
-	}
-	e, err := s.resolve(h)
-	if err != nil {
-		return err
-	}
-	defer s.ax.Release(e)
-	return s.ax.Press(e)
+	return s.withElement(handle, func(e axRef) error { return s.ax.Press(e) })
 }
