@@ -11,6 +11,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -23,6 +24,15 @@ const StartTimeout = 5 * time.Second
 // Owned is the line a keeper prints on its standard output once it holds
 // the clipboard; anything else it prints is why it could not.
 const Owned = "owned"
+
+// RunIfAsked, called from a backend's init, makes this process the keeper
+// when it was started as one (Start with arg first): it runs run with the
+// second argument, the standard input and output, and exits with its code.
+func RunIfAsked(arg string, run func(display string, r io.Reader, w io.Writer) int) {
+	if len(os.Args) == 3 && os.Args[1] == arg {
+		os.Exit(run(os.Args[2], os.Stdin, os.Stdout))
+	}
+}
 
 // Start runs this executable with args and env (only what connecting to the
 // display needs: a keeper gets no API keys), in a session of its own and in

@@ -5,7 +5,6 @@ import (
 	"encoding/gob"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/guiagent/guiagent/internal/backend/keeper"
@@ -24,11 +23,7 @@ const (
 	keeperArg = "__guiagent_wayland_clipboard_keeper"
 )
 
-func init() {
-	if len(os.Args) == 3 && os.Args[1] == keeperArg {
-		os.Exit(runKeeper(os.Args[2], os.Stdin, os.Stdout))
-	}
-}
+func init() { keeper.RunIfAsked(keeperArg, runKeeper) }
 
 // handOff starts a keeper when the clipboard is still ours. Called by Close
 // while the connection still serves.

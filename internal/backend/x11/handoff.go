@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/jezek/xgb"
@@ -47,11 +46,7 @@ type keptItem struct {
 	Data         []byte
 }
 
-func init() {
-	if len(os.Args) == 3 && os.Args[1] == keeperArg {
-		os.Exit(runKeeper(os.Args[2], os.Stdin, os.Stdout))
-	}
-}
+func init() { keeper.RunIfAsked(keeperArg, runKeeper) }
 
 // handOff gives a clipboard the backend owns to the clipboard manager or a
 // keeper, so that it outlives the backend. Called by Close while the event
