@@ -318,14 +318,43 @@ func xvfbRunning(display string) bool {
 // carries a session's Mcp-Session-Id but the SDK's own.
 func checkFleetLogs(t *testing.T, g *guiagent, css []*mcp.ClientSession, recs []string, results []agent.Result) {
 	t.Helper()
-	runSession := map[string]string{}
-	for _, line := range strings.Split(g.stderr.String(), "\n") {
+	// The server logs a run's end before its result goes out, but its stderr
+	// reaches us through a pipe and a copying goroutine: wait (briefly) until
+	// every run's line has arrived.
+	var runSession map[string]string
+	var bad []string
+	waitFor(5*time.Second, func() bool {
+		runSession, bad = finishedRuns(g.stderr.String())
+		for _, r := range results {
+			if _, ok := runSession[r.RunID]; !ok {
+				return false
+			}
+		}
+		return true
+	})
+	for _, line := range bad {
+		t.Errorf("log line is not JSON: %q", line)
+	}
+	for k, r := range results {
+		if got := runSession[r.RunID]; got != recs[k] || got == css[k].ID() {
+			t.Errorf("the log's task finished line of run %s names session %q, want its record id %q", r.RunID, got, recs[k])
+		}
+	}
+}
+
+// finishedRuns maps each run in a JSON log to the session its "task finished"
+// line names, and lists the complete lines that are not JSON (the last line
+// may still be arriving).
+func finishedRuns(log string) (runSession map[string]string, bad []string) {
+	runSession = map[string]string{}
+	log = log[:strings.LastIndex(log, "\n")+1]
+	for _, line := range strings.Split(log, "\n") {
 		if line == "" || strings.HasPrefix(line, "guiagent: ") || strings.HasPrefix(line, "  ") {
 			continue // what serve prints for the person at the terminal
 		}
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Errorf("log line is not JSON: %q", line)
+			bad = append(bad, line)
 			continue
 		}
 		if m["msg"] == "task finished" {
@@ -334,11 +363,7 @@ func checkFleetLogs(t *testing.T, g *guiagent, css []*mcp.ClientSession, recs []
 			runSession[run] = sess
 		}
 	}
-	for k, r := range results {
-		if got := runSession[r.RunID]; got != recs[k] || got == css[k].ID() {
-			t.Errorf("the log's task finished line of run %s names session %q, want its record id %q", r.RunID, got, recs[k])
-		}
-	}
+	return runSession, bad
 }
 
 // checkFleetMetrics: /metrics (with the token) counts the live desktops and
