@@ -177,12 +177,31 @@ func (p *Prefix) Command(ctx context.Context, display, exe string, args ...strin
 	return cmd
 }
 
-// Reg sets a registry value (wine reg add ... /f).
+// Reg sets a registry value (wine reg add ... /f). Once in a full test run
+// on a loaded machine, reg.exe exited 1 without a word (Wine's own debug
+// output is off); it could not be made to happen again alone or under load.
+// So a failure stops the prefix's processes and tries once more with Wine's
+// error channel on, and logs what the first try said: setting up Wine is the
+// harness's work, not what a test checks.
 func (p *Prefix) Reg(t testing.TB, key, name, typ, value string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p.run(t, ctx, "", "wine", "reg", "add", key, "/v", name, "/t", typ, "/d", value, "/f")
+	args := []string{"reg", "add", key, "/v", name, "/t", typ, "/d", value, "/f"}
+	cmd := exec.CommandContext(ctx, "wine", args...)
+	cmd.Env = p.Env("")
+	out, err := RunLogged(cmd)
+	if err == nil {
+		return
+	}
+	p.Stop(t)
+	again := exec.CommandContext(ctx, "wine", args...)
+	again.Env = append(p.Env(""), "WINEDEBUG=err+all")
+	out2, err2 := RunLogged(again)
+	if err2 != nil {
+		t.Fatalf("winetest: wine %s: %v (%q), and again after stopping the prefix: %v\n%s", strings.Join(args, " "), err, out, err2, out2)
+	}
+	t.Logf("winetest: wine %s failed once (%v, %q) and then worked after stopping the prefix", strings.Join(args, " "), err, out)
 }
 
 // SetLogPixels sets the system DPI Wine reports (96 is 100%, 144 is 150%).
