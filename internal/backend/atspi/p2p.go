@@ -477,12 +477,8 @@ func fastReply(buf []byte, order binary.ByteOrder) (r reply, ok bool) {
 	case "s":
 		r.body = []any{w.str()}
 	case "au":
-		n := int(w.u32())
-		w.align(4)
-		v := make([]uint32, 0, n/4)
-		for stop := w.pos + n; w.pos < stop && w.ok(); {
-			v = append(v, w.u32())
-		}
+		v := []uint32{}
+		w.array(4, func() { v = append(v, w.u32()) })
 		r.body = []any{v}
 	case "(iiii)":
 		w.align(8)
@@ -518,45 +514,57 @@ func fastReply(buf []byte, order binary.ByteOrder) (r reply, ok bool) {
 // dict reads an a{sv} (Properties.GetAll) whose values variant reads; ok
 // is false for any other value.
 func (w *wire) dict() (map[string]dbus.Variant, bool) {
-	n := int(w.u32())
-	w.align(8)
 	m := map[string]dbus.Variant{}
-	for stop := w.pos + n; w.pos < stop && w.ok(); {
-		w.align(8)
+	other := false
+	w.array(8, func() {
 		k := w.str()
 		v, ok := w.variant()
 		if !ok {
-			return nil, false
+			other, w.bad = true, true // the rest cannot be read past it
+			return
 		}
 		m[k] = v
+	})
+	if other {
+		return nil, false
 	}
 	return m, w.ok()
 }
 
 // refs reads an a(so) as godbus decodes it.
 func (w *wire) refs() [][]any {
-	n := int(w.u32())
-	w.align(8)
 	refs := [][]any{}
-	for end := w.pos + n; w.pos < end && w.ok(); {
-		w.align(8)
+	w.array(8, func() {
 		name := w.str()
 		refs = append(refs, []any{name, dbus.ObjectPath(w.str())})
-	}
+	})
 	return refs
 }
 
 // relations reads an a(ua(so)) (GetRelationSet) as godbus decodes it.
 func (w *wire) relations() [][]any {
-	n := int(w.u32())
-	w.align(8)
 	rels := [][]any{}
-	for stop := w.pos + n; w.pos < stop && w.ok(); {
-		w.align(8)
+	w.array(8, func() {
 		typ := w.u32()
 		rels = append(rels, []any{typ, w.refs()})
-	}
+	})
 	return rels
+}
+
+// array reads an array: its length in bytes, then elements that each start
+// aligned to a (8 for structs and dict entries, 4 for strings and uint32s;
+// the first one so even when the array is empty), elem reading each, until
+// the array or the message ends. It reports whether the elements ended
+// exactly where the array does.
+func (w *wire) array(a int, elem func()) bool {
+	n := int(w.u32())
+	w.align(a)
+	stop := w.pos + n
+	for w.pos < stop && w.ok() {
+		w.align(a)
+		elem()
+	}
+	return w.ok() && w.pos == stop
 }
 
 // wire reads D-Bus marshalled values; alignment is from the message start.
@@ -622,14 +630,11 @@ func (w *wire) variant() (dbus.Variant, bool) {
 	case "b":
 		return dbus.MakeVariant(w.u32() != 0), w.ok()
 	case "a{ss}": // Accessible's Attributes
-		n := int(w.u32())
-		w.align(8)
 		m := map[string]string{}
-		for stop := w.pos + n; w.pos < stop && w.ok(); {
-			w.align(8)
+		w.array(8, func() {
 			k := w.str()
 			m[k] = w.str()
-		}
+		})
 		return dbus.MakeVariant(m), w.ok()
 	case "(so)":
 		w.align(8)
@@ -670,30 +675,18 @@ type rawItems struct{ w wire }
 // items decodes the reply; ok is false when it is cut short.
 func (r rawItems) items() (items []cacheItem, ok bool) {
 	w := r.w
-	n := int(w.u32())
-	w.align(8)
-	stop := w.pos + n
 	ref := func() ref {
 		w.align(8)
 		name := w.str()
 		return ref{name, dbus.ObjectPath(w.str())}
 	}
-	for w.pos < stop && w.ok() {
-		w.align(8)
+	whole := w.array(8, func() {
 		it := cacheItem{Obj: ref(), App: ref(), Parent: ref()}
 		it.Index, it.Count = int32(w.u32()), int32(w.u32())
-		ns := int(w.u32())
-		w.align(4) // an array's elements start aligned even when empty (strings: 4)
-		for end := w.pos + ns; w.pos < end && w.ok(); {
-			it.Ifaces = append(it.Ifaces, w.str())
-		}
+		w.array(4, func() { it.Ifaces = append(it.Ifaces, w.str()) })
 		it.Name, it.Role, it.Desc = w.str(), w.u32(), w.str()
-		nb := int(w.u32())
-		w.align(4)
-		for end := w.pos + nb; w.pos < end && w.ok(); {
-			it.States = append(it.States, w.u32())
-		}
+		w.array(4, func() { it.States = append(it.States, w.u32()) })
 		items = append(items, it)
-	}
-	return items, w.ok() && w.pos == stop
+	})
+	return items, whole
 }
