@@ -183,6 +183,26 @@ func holdShift(t fakellm.Turn) fakellm.Reply {
 	return fakellm.Reply{Raw: string(b)}
 }
 
+// cancelMidHold cancels a gui_execute_task call (its error comes on
+// callErr) whose model holds input down for 10 s, seen held just now. The
+// call must return, and released report everything up, before the hold
+// would have ended it: within 9 s of the cancel (a tighter bound measures
+// the machine's load, not the release). It returns how long after the
+// cancel it stopped waiting, and whether the input came up.
+func cancelMidHold(t *testing.T, cancel context.CancelFunc, callErr <-chan error, released func() bool) (time.Duration, bool) {
+	t.Helper()
+	cancelled := time.Now()
+	cancel()
+	holdEnds := cancelled.Add(9 * time.Second)
+	select {
+	case <-callErr:
+	case <-time.After(time.Until(holdEnds)):
+		t.Fatalf("gui_execute_task did not return within 9 s of cancelling a 10 s hold")
+	}
+	ok := waitFor(time.Until(holdEnds), released)
+	return time.Since(cancelled).Round(time.Millisecond), ok
+}
+
 // Cancelling gui_execute_task while the agent holds a key down ends the run as
 // cancelled and releases the key, well before the hold would have ended.
 func TestExecuteTaskCancelReleasesKeys(t *testing.T) {
@@ -207,21 +227,11 @@ func TestExecuteTaskCancelReleasesKeys(t *testing.T) {
 			if !waitFor(20*time.Second, func() bool { return len(heldKeys(t, x)) > 0 }) {
 				t.Fatalf("the agent never pressed a key (model calls: %d)", model.Calls())
 			}
-			cancelled := time.Now()
-			cancel()
-			// The hold lasts 10 s from the press (seen just now): the call must
-			// end, and the key come up, before the hold would have ended it.
-			// (A tighter bound measures the machine's load, not the release.)
-			holdEnds := cancelled.Add(9 * time.Second)
-			select {
-			case <-callErr:
-			case <-time.After(time.Until(holdEnds)):
-				t.Fatalf("gui_execute_task did not return within 9 s of cancelling a 10 s hold")
+			took, released := cancelMidHold(t, cancel, callErr, func() bool { return len(heldKeys(t, x)) == 0 })
+			if !released {
+				t.Fatalf("keys %v still down %v after cancelling", heldKeys(t, x), took)
 			}
-			if !waitFor(time.Until(holdEnds), func() bool { return len(heldKeys(t, x)) == 0 }) {
-				t.Fatalf("keys %v still down %v after cancelling", heldKeys(t, x), time.Since(cancelled).Round(time.Millisecond))
-			}
-			t.Logf("key released %v after cancelling", time.Since(cancelled).Round(time.Millisecond))
+			t.Logf("key released %v after cancelling", took)
 
 			// The run is recorded as cancelled.
 			var runDir string
