@@ -21,6 +21,7 @@ import (
 	"github.com/guiagent/guiagent/internal/backend/wayland/swaytest"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/mcpserver"
 )
 
 // wlDesk is a headless sway (two outputs, HEADLESS-2 at scale 2) with the
@@ -31,19 +32,8 @@ type wlDesk struct {
 	app *swaytest.App
 	cs  *mcp.ClientSession
 	// displays are gui_list_displays' answer, by output name.
-	displays map[string]DisplayInfo
+	displays map[string]mcpserver.DisplayInfo
 	stderr   *syncBuffer
-}
-
-// DisplayInfo is one display of gui_list_displays.
-type DisplayInfo struct {
-	ID          string  `json:"id"`
-	Name        string  `json:"name"`
-	X           int     `json:"x"`
-	Y           int     `json:"y"`
-	Width       int     `json:"width"`
-	Height      int     `json:"height"`
-	ScaleFactor float64 `json:"scale_factor"`
 }
 
 // startWayland starts the compositor, the fixture and guiagent; model, when
@@ -79,11 +69,11 @@ func startWayland(t testing.TB, model *modelServer, extra ...string) *wlDesk {
 		}
 	})
 	d.cs = mustDial(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, client{name: "e2e-wayland"}, d.stderr)
-	var ds struct{ Displays []DisplayInfo }
+	var ds struct{ Displays []mcpserver.DisplayInfo }
 	if err := json.Unmarshal([]byte(textOf(call(t, d.cs, "gui_list_displays", nil))), &ds); err != nil {
 		t.Fatal(err)
 	}
-	d.displays = map[string]DisplayInfo{}
+	d.displays = map[string]mcpserver.DisplayInfo{}
 	for _, di := range ds.Displays {
 		d.displays[di.Name] = di
 	}
@@ -364,18 +354,11 @@ func (d *wlDesk) testCancel(t *testing.T, model *modelServer) {
 	}) {
 		t.Fatalf("the task never held the button and shift (model calls %d); the application saw %v", model.Calls(), seen)
 	}
-	cancelled := time.Now()
-	cancel()
-	holdEnds := cancelled.Add(9 * time.Second)
-	select {
-	case <-callErr:
-	case <-time.After(time.Until(holdEnds)):
-		t.Fatalf("gui_execute_task did not return within 9 s of cancelling a 10 s hold")
+	took, released := cancelMidHold(t, cancel, callErr, func() bool { seen = append(seen, d.app.Take()...); return len(held()) == 0 })
+	if !released {
+		t.Fatalf("%v still held %v after cancelling; the application saw %v", held(), took, seen)
 	}
-	if !waitFor(time.Until(holdEnds), func() bool { seen = append(seen, d.app.Take()...); return len(held()) == 0 }) {
-		t.Fatalf("%v still held %v after cancelling; the application saw %v", held(), time.Since(cancelled).Round(time.Millisecond), seen)
-	}
-	t.Logf("released %v after cancelling", time.Since(cancelled).Round(time.Millisecond))
+	t.Logf("released %v after cancelling", took)
 	var st struct {
 		Held []string `json:"held"`
 	}
