@@ -28,10 +28,12 @@ func (ru *run) loopSteps() ending {
 	if ru.display, err = geom.FindDisplay(ds, ru.task.Display); err != nil {
 		return ending{status: Failed, summary: err.Error()}
 	}
-	if !ru.o.DisableHumanOverride && !ru.o.Input.ObservesPointer() {
+	switch {
+	case ru.o.DisableHumanOverride:
+	case !ru.o.Input.ObservesPointer():
 		ru.warnings = append(ru.warnings, "human-override detection is off for this run: this desktop shows guiagent no pointer position "+
 			"(Wayland, the desktop portal and VNC do not), so a person moving the mouse cannot be noticed; stop the task from the dashboard or the kill switch")
-	} else if !ru.o.DisableHumanOverride {
+	default:
 		w := safety.NewOverrideWatcher(ru.o.Input, ru.o.OverrideTolerancePx)
 		if err := w.Arm(ru.ctx); err == nil {
 			ru.watcher = w
