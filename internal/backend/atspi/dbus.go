@@ -130,35 +130,18 @@ func (p peer) do(ctx context.Context, timeout time.Duration, path dbus.ObjectPat
 }
 
 // pipeline issues n calls to p with up to inflight of them outstanding and
-// hands each reply to done in order. It stops at the first call that takes longer
-// than timeout (errHung) or when ctx ends; the calls still out are cancelled.
-// done's error stops it too.
+// hands each reply to done in order: a stream of the jobs 0 to n-1.
 func pipeline(ctx context.Context, p peer, n, inflight int, timeout time.Duration,
 	issue func(ctx context.Context, i int) *dbus.Call, done func(i int, c *dbus.Call) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	calls := make([]*dbus.Call, n)
-	next := 0
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	defer func() { p.forget(calls...) }() // the calls still out when it stops early
-	for i := 0; i < n; i++ {
-		if i == next || !ready(calls[i]) {
-			p.hold()
-			for ; next < n && next < i+inflight; next++ {
-				calls[next] = issue(ctx, next)
-			}
-			p.release()
-		}
-		if err := await(ctx, calls[i], t, timeout); err != nil {
-			return err
-		}
-		if err := done(i, calls[i]); err != nil {
-			return err
-		}
-		calls[i] = nil
+	jobs := make([]int, n)
+	for i := range jobs {
+		jobs[i] = i
 	}
-	return nil
+	return stream(ctx, p, inflight, timeout, jobs, func(ctx context.Context, i *int) *dbus.Call {
+		return issue(ctx, *i)
+	}, func(i *int, c *dbus.Call, _ func(int)) error {
+		return done(*i, c)
+	})
 }
 
 // ready reports whether c's reply is in (nil: no call was made). The
@@ -234,7 +217,9 @@ func storeErr(what string, err error) error {
 // to inflight outstanding, and hands each reply to done in queue order;
 // done may push further jobs (they go out as soon as there is room, with no
 // wait for the queue to drain). A job whose issue returns nil makes no call
-// and is handed to done in its turn. It stops as pipeline does.
+// and is handed to done in its turn. It stops at the first call that takes
+// longer than timeout (errHung) or when ctx ends, the calls still out
+// cancelled and forgotten; done's error stops it too.
 func stream[J any](ctx context.Context, p peer, inflight int, timeout time.Duration, queue []J,
 	issue func(ctx context.Context, j *J) *dbus.Call, done func(j *J, c *dbus.Call, push func(J)) error) error {
 	ctx, cancel := context.WithCancel(ctx)

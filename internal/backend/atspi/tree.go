@@ -190,23 +190,14 @@ func (c *Client) loadWalk(ctx context.Context, a *app, _ int) (*tree, error) {
 // left to expand. Below the application's root only its windows are read
 // (the snapshot walks those it covers).
 func (c *Client) walkFrom(ctx context.Context, t *tree, from *node, maxNodes int) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	from.children = nil
 	type pend struct {
-		call *dbus.Call
 		n    *node
 		kind int // 0 GetAll, 1 GetRole, 2 GetState, 3 GetChildren
 	}
-	queue := []pend{{n: from, kind: 3}}
 	added := 0
-	enqueue := func(n *node) {
-		for k := 0; k < 4; k++ {
-			queue = append(queue, pend{n: n, kind: k})
-		}
-	}
-	issue := func(q *pend) *dbus.Call {
-		p := t.a.p
+	p := t.a.p
+	return stream(ctx, p, inflight, c.o.CallTimeout, []pend{{n: from, kind: 3}}, func(ctx context.Context, q *pend) *dbus.Call {
 		switch q.kind {
 		case 0:
 			return p.call(ctx, q.n.path, ifaceProps, "GetAll", ifAccessible)
@@ -216,70 +207,50 @@ func (c *Client) walkFrom(ctx context.Context, t *tree, from *node, maxNodes int
 			return p.call(ctx, q.n.path, ifAccessible, "GetState")
 		}
 		return p.call(ctx, q.n.path, ifAccessible, "GetChildren")
-	}
-	timer := time.NewTimer(c.o.CallTimeout)
-	defer timer.Stop()
-	next := 0
-	defer func() { // the calls still out when the walk stops early
-		for _, q := range queue[:next] {
-			t.a.p.forget(q.call)
-		}
-	}()
-	for head := 0; head < len(queue); head++ {
-		if head == next || !ready(queue[head].call) {
-			t.a.p.hold()
-			for ; next < len(queue) && next < head+inflight; next++ {
-				queue[next].call = issue(&queue[next])
-			}
-			t.a.p.release()
-		}
-		q := queue[head]
-		if err := await(ctx, q.call, timer, c.o.CallTimeout); err != nil {
-			return err
-		}
-		queue[head].call = nil
-		if q.call.Err != nil {
-			continue
+	}, func(q *pend, call *dbus.Call, push func(pend)) error {
+		if call.Err != nil {
+			return nil
 		}
 		n := q.n
-		switch q.kind {
-		case 0, 1, 2:
-			storeProp(n, q.kind, q.call)
-		case 3:
-			if n != from && (!n.st.has(stateShowing) || n.st.has(stateManagesDescendants) || n.parent == rootPath && t.root == from) {
-				continue // not shown, a list to expand, or a window of a walk that stops at the windows
-			}
-			var refs []ref
-			if q.call.Store(&refs) != nil {
+		if q.kind != 3 {
+			storeProp(n, q.kind, call)
+			return nil
+		}
+		if n != from && (!n.st.has(stateShowing) || n.st.has(stateManagesDescendants) || n.parent == rootPath && t.root == from) {
+			return nil // not shown, a list to expand, or a window of a walk that stops at the windows
+		}
+		var refs []ref
+		if call.Store(&refs) != nil {
+			return nil
+		}
+		n.children = nil
+		for k, r := range refs {
+			if r.Path == "/org/a11y/atspi/null" || r.Path == n.path {
 				continue
 			}
-			n.children = nil
-			for k, r := range refs {
-				if r.Path == "/org/a11y/atspi/null" || r.Path == n.path {
-					continue
-				}
-				if added >= maxNodes {
-					t.truncated = "max_elements"
-					break
-				}
-				ch, seen := t.nodes[r.Path]
-				if seen && t.cached {
-					ch.parent, ch.index = n.path, int32(k)
-					n.children = append(n.children, ch)
-					continue
-				}
-				if !seen {
-					ch = &node{path: r.Path}
-					t.nodes[r.Path] = ch
-				}
-				ch.parent, ch.index, ch.children = n.path, int32(k), nil
+			if added >= maxNodes {
+				t.truncated = "max_elements"
+				break
+			}
+			ch, seen := t.nodes[r.Path]
+			if seen && t.cached {
+				ch.parent, ch.index = n.path, int32(k)
 				n.children = append(n.children, ch)
-				added++
-				enqueue(ch)
+				continue
+			}
+			if !seen {
+				ch = &node{path: r.Path}
+				t.nodes[r.Path] = ch
+			}
+			ch.parent, ch.index, ch.children = n.path, int32(k), nil
+			n.children = append(n.children, ch)
+			added++
+			for kind := range 4 {
+				push(pend{n: ch, kind: kind})
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // truncation names why a walk stopped early for the snapshot's truncated_by.
