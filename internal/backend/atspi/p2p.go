@@ -515,19 +515,15 @@ func fastReply(buf []byte, order binary.ByteOrder) (r reply, ok bool) {
 // is false for any other value.
 func (w *wire) dict() (map[string]dbus.Variant, bool) {
 	m := map[string]dbus.Variant{}
-	other := false
 	w.array(8, func() {
 		k := w.str()
 		v, ok := w.variant()
 		if !ok {
-			other, w.bad = true, true // the rest cannot be read past it
+			w.bad = true // the rest cannot be read past it
 			return
 		}
 		m[k] = v
 	})
-	if other {
-		return nil, false
-	}
 	return m, w.ok()
 }
 
