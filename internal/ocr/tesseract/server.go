@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,7 +27,6 @@ type server struct {
 	exited   chan struct{} // closed when the process has ended
 	stderr   *tail
 	base     string // its image files are base-K.pnm, rewritten for each batch
-	files    int    // how many of them there are
 	sentinel string
 	pages    int // pages it has read, the sentinels included
 	waitErr  error
@@ -71,7 +71,6 @@ func startServer(binary string, args []string, base, sentinel string) (*server, 
 
 // file is the path of the server's k-th image file.
 func (s *server) file(k int) string {
-	s.files = max(s.files, k+1)
 	return s.base + "-" + strconv.Itoa(k) + ".pnm"
 }
 
@@ -159,10 +158,12 @@ func (s *server) kill() {
 	s.removeFiles()
 }
 
-// removeFiles removes the server's image files.
+// removeFiles removes the server's image files (as many as its largest
+// batch had).
 func (s *server) removeFiles() {
-	for k := range s.files {
-		os.Remove(s.base + "-" + strconv.Itoa(k) + ".pnm")
+	files, _ := filepath.Glob(s.base + "-*.pnm")
+	for _, f := range files {
+		os.Remove(f)
 	}
 }
 
