@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -17,12 +18,16 @@ func checkOCR(ctx context.Context, c config.Config, add func(level, name, detail
 	knob := config.Var("OCRTesseract")
 	info, err := tesseract.ProbeNamed(ctx, c.OCRTesseract, knob)
 	if err != nil {
+		why := err.Error() // the fix goes on the row's own line, not twice
+		if pe, ok := errors.AsType[*tesseract.ProbeError](err); ok {
+			why = pe.Problem
+		}
 		if c.OCRTesseract != "" {
-			add("warn", "OCR", "text is found on the screen without a model by Tesseract, which does not run: "+err.Error(),
+			add("warn", "OCR", "text is found on the screen without a model by Tesseract, which does not run: "+why,
 				"set "+knob+" to the path of the tesseract program, or unset it to use tesseract from PATH ("+tesseract.InstallHint()+")")
 			return
 		}
-		add("warn", "OCR", "text is found on the screen without a model by Tesseract, which is not installed: "+err.Error(), tesseract.InstallHint())
+		add("warn", "OCR", "text is found on the screen without a model by Tesseract, which is not installed: "+why, tesseract.InstallHint())
 		return
 	}
 	from := "from PATH"

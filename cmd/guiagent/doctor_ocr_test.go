@@ -40,4 +40,7 @@ func TestDoctorOCRProgram(t *testing.T) {
 	if level != "warn" || !strings.Contains(detail, "GUI_AGENT_OCR_TESSERACT=/nonexistent/bin/tesseract") || !strings.Contains(out, "set GUI_AGENT_OCR_TESSERACT to the path of the tesseract program") {
 		t.Errorf("a bad GUI_AGENT_OCR_TESSERACT: %s %q, want a warning naming the variable and the fix\n%s", level, detail, out)
 	}
+	if n := strings.Count(out, "set GUI_AGENT_OCR_TESSERACT to the path of the tesseract program"); n != 1 {
+		t.Errorf("doctor says the fix %d times, want once (on the row's fix line)\n%s", n, out)
+	}
 }

@@ -61,37 +61,55 @@ func ProbeNamed(ctx context.Context, binary, setting string) (Info, error) {
 	if binary == "" {
 		binary = DefaultBinary
 	}
-	fix := func(problem string, args ...any) error {
-		msg := fmt.Sprintf(problem, args...)
+	fail := func(problem string, args ...any) *ProbeError {
+		pe := &ProbeError{Problem: fmt.Sprintf(problem, args...)}
 		if named {
-			return fmt.Errorf("%w: %s=%s: %s: set %s to the path of the tesseract program, or unset it to use tesseract from PATH",
-				ocr.ErrUnavailable, setting, binary, msg, setting)
+			pe.Problem = setting + "=" + binary + ": " + pe.Problem
+			pe.Fix = "set " + setting + " to the path of the tesseract program, or unset it to use tesseract from PATH"
 		}
-		return fmt.Errorf("%w: %s", ocr.ErrUnavailable, msg)
+		return pe
 	}
 	path, err := exec.LookPath(binary)
 	if err != nil {
 		if named {
-			return Info{}, fix("no such program (%v)", err)
+			return Info{}, fail("no such program (%v)", err)
 		}
-		return Info{}, fix("%s is not installed (%v): %s", binary, err, InstallHint())
+		pe := fail("%s is not installed (%v)", binary, err)
+		pe.Fix = InstallHint()
+		return Info{}, pe
 	}
 	info := Info{Path: path}
 	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
 	if err != nil {
-		return info, fix("%s --version failed: %v: %s", path, err, strings.TrimSpace(string(out)))
+		return info, fail("%s --version failed: %v: %s", path, err, strings.TrimSpace(string(out)))
 	}
 	info.Version, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
 	if !strings.HasPrefix(strings.ToLower(info.Version), "tesseract") {
-		return info, fix("%s is not Tesseract (its --version says %q)", path, info.Version)
+		return info, fail("%s is not Tesseract (its --version says %q)", path, info.Version)
 	}
 	out, err = exec.CommandContext(ctx, path, "--list-langs").CombinedOutput()
 	if err != nil {
-		return info, fix("%s --list-langs failed: %v: %s", path, err, strings.TrimSpace(string(out)))
+		return info, fail("%s --list-langs failed: %v: %s", path, err, strings.TrimSpace(string(out)))
 	}
 	info.Langs = parseLangs(out)
 	return info, nil
 }
+
+// ProbeError is why a probe found no Tesseract it can use: the problem and,
+// when there is one to give, its fix. It wraps ocr.ErrUnavailable; doctor
+// shows the two apart.
+type ProbeError struct {
+	Problem, Fix string
+}
+
+func (e *ProbeError) Error() string {
+	if e.Fix == "" {
+		return ocr.ErrUnavailable.Error() + ": " + e.Problem
+	}
+	return ocr.ErrUnavailable.Error() + ": " + e.Problem + ": " + e.Fix
+}
+
+func (e *ProbeError) Unwrap() error { return ocr.ErrUnavailable }
 
 // parseLangs reads the output of `tesseract --list-langs`: a header line
 // ("List of available languages in ...") and one language per line.
