@@ -18,9 +18,7 @@ import (
 
 // The fleet case: a server with a private desktop per session, two sessions
 // at a time making the soak's calls, opened and closed for fleetRounds rounds.
-const (
-	fleetRounds = 3
-)
+const fleetRounds = 3
 
 // fleetSessionCalls is the calls per session and round for a soak of n
 // calls: 150 in a full soak, 20 in a short one.
