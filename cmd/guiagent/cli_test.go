@@ -218,12 +218,13 @@ func TestVersionNamesTheCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "guiagent")
-	// Static and with -trimpath, as the Dockerfile and the e2e tests build it:
-	// then the clone's path is in none of the compiled packages, and the
-	// build reuses theirs from the cache instead of compiling everything.
-	build := exec.Command("go", "build", "-trimpath", "-buildvcs=true", "-o", bin, "./cmd/guiagent")
+	// Built as go test builds (no -trimpath, cgo as the machine has it): the
+	// dependencies come from the cache, and only this module's packages
+	// compile again, for the clone's path. (A -trimpath or CGO_ENABLED=0
+	// build would compile the whole tree a second time.)
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/guiagent")
 	build.Dir = clone
-	build.Env = append(os.Environ(), "GOFLAGS=", "CGO_ENABLED=0") // a GOFLAGS=-buildvcs=false would drop the commit
+	build.Env = append(os.Environ(), "GOFLAGS=") // a GOFLAGS=-buildvcs=false would drop the commit
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
