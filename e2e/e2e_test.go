@@ -38,10 +38,10 @@ func TestMain(m *testing.M) {
 	}
 	binary = filepath.Join(dir, "guiagent")
 	// Built as go test builds the packages (cgo as the machine has it, no
-	// -trimpath), so the build reuses what the test run compiled and only
-	// links: a static build would compile the whole tree a second time,
-	// minutes on a fresh machine. The Dockerfile's static build is checked
-	// without compiling it (TestDockerBuildIsStatic).
+	// -trimpath), so the build reuses what the test run compiled and
+	// compiles only package main: a static build would compile the whole
+	// tree a second time, minutes on a fresh machine. The Dockerfile's
+	// static build is checked without compiling it (TestDockerBuildIsStatic).
 	build := exec.Command("go", "build", "-o", binary, "github.com/guiagent/guiagent/cmd/guiagent")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

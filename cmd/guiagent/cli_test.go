@@ -220,8 +220,8 @@ func TestVersionNamesTheCommit(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "guiagent")
 	// Built as go test builds (no -trimpath, cgo as the machine has it): the
 	// dependencies come from the cache, and only this module's packages
-	// compile again, for the clone's path. (A -trimpath or CGO_ENABLED=0
-	// build would compile the whole tree a second time.)
+	// compile again, for the clone's path. (A -trimpath build would compile
+	// the whole tree a second time, a CGO_ENABLED=0 one most of it.)
 	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/guiagent")
 	build.Dir = clone
 	build.Env = append(os.Environ(), "GOFLAGS=") // a GOFLAGS=-buildvcs=false would drop the commit
