@@ -41,6 +41,7 @@ func Bus(t testing.TB, display string) string {
 		t.Fatal(err)
 	}
 	cmd.Stderr = io.Discard
+	DieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start dbus-daemon: %v", err)
 	}
@@ -95,6 +96,7 @@ func Start(t testing.TB, display, bus, ready string, argv ...string) *App {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = Env(display, bus)
 	cmd.Stderr = io.Discard
+	DieWithTest(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
