@@ -118,7 +118,7 @@ func (e *treeEnv) startApp(tb testing.TB, argv ...string) (*exec.Cmd, *bytes.Buf
 	cmd.Env = atspitest.Env(e.display, e.bus)
 	out := &bytes.Buffer{}
 	cmd.Stdout = out
-	atspitest.DieWithTest(cmd)
+	testenv.DieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("start %s: %v", argv[0], err)
 	}

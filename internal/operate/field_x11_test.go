@@ -18,6 +18,7 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/operate"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // The type modes on real toolkits: a Tk entry (where ctrl+a moves to the
@@ -119,6 +120,7 @@ func startField(t *testing.T, app fieldApp, display string) <-chan string {
 		t.Fatal(err)
 	}
 	cmd.Stderr = io.Discard
+	testenv.DieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}

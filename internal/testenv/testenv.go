@@ -7,7 +7,8 @@
 //
 // The helpers that start these things (xvfbtest, winetest, browsertest, the
 // e2e harness) call them, and so does any test that has the product start a
-// display itself (a virtual display option). Standard library only.
+// display itself (a virtual display option). DieWithTest ties a program a
+// test starts to the test binary's life. Standard library only.
 package testenv
 
 import "testing"

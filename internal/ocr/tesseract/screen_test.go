@@ -15,6 +15,7 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // screen is a private Xvfb with an x11 backend on it.
@@ -83,6 +84,7 @@ func (s *screen) startForm(tb testing.TB, x, y int) []widget {
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	testenv.DieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}

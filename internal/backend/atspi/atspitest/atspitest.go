@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // Python is the system Python that has the gi and pyatspi modules
@@ -41,7 +43,7 @@ func Bus(t testing.TB, display string) string {
 		t.Fatal(err)
 	}
 	cmd.Stderr = io.Discard
-	DieWithTest(cmd)
+	testenv.DieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start dbus-daemon: %v", err)
 	}
@@ -96,7 +98,7 @@ func Start(t testing.TB, display, bus, ready string, argv ...string) *App {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = Env(display, bus)
 	cmd.Stderr = io.Discard
-	DieWithTest(cmd)
+	testenv.DieWithTest(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

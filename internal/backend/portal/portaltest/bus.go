@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // busConfig is a session bus for this test alone: one listening socket in
@@ -58,6 +60,7 @@ func Bus(t testing.TB, env []string) string {
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	testenv.DieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start dbus-daemon: %v", err)
 	}
