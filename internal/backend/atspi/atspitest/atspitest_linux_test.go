@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,13 +12,20 @@ import (
 )
 
 // TestAppDiesWithTheTest: a test binary that dies without running its
-// cleanups (as on a -timeout panic) leaves no application behind. The
-// child (this test run again) starts a program with Start, prints its
-// pid and exits at once.
+// cleanups (as on a -timeout panic) leaves neither its bus nor its
+// applications behind. The child (this test run again) starts a bus with
+// Bus and a program with Start, prints the pids of its children and exits
+// at once.
 func TestAppDiesWithTheTest(t *testing.T) {
 	if os.Getenv("ATSPITEST_CHILD") == "1" {
-		a := Start(t, ":0", "unix:path=/nonexistent", "", "sleep", "600")
-		os.Stdout.WriteString("pid " + strconv.Itoa(a.Cmd.Process.Pid) + "\n")
+		Start(t, ":0", Bus(t, ":0"), "", "sleep", "600")
+		tasks, _ := filepath.Glob("/proc/self/task/*/children")
+		var pids []string
+		for _, f := range tasks {
+			b, _ := os.ReadFile(f)
+			pids = append(pids, strings.Fields(string(b))...)
+		}
+		os.Stdout.WriteString("pids " + strings.Join(pids, " ") + "\n")
 		os.Exit(3) // no cleanup runs
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestAppDiesWithTheTest$")
@@ -31,17 +39,23 @@ func TestAppDiesWithTheTest(t *testing.T) {
 	}
 	line, _ := bufio.NewReader(out).ReadString('\n')
 	_ = cmd.Wait()
-	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "pid ")))
-	if err != nil {
-		t.Fatalf("the child printed %q, want its program's pid", line)
+	fields := strings.Fields(strings.TrimPrefix(line, "pids "))
+	if len(fields) < 2 {
+		t.Fatalf("the child printed %q, want the pids of its bus and its program", line)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			_ = killPid(pid)
-			t.Fatalf("the program the test started (pid %d) outlived the test binary", pid)
+	for _, f := range fields {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("the child printed %q, want pids", line)
 		}
-		time.Sleep(20 * time.Millisecond)
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				_ = killPid(pid)
+				t.Fatalf("a program the test started (pid %d) outlived the test binary", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
 
