@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guiagent/guiagent/internal/desktop"
 )
 
 // TestAppDiesWithTheTest: a test binary that dies without running its
@@ -49,31 +52,12 @@ func TestAppDiesWithTheTest(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the child printed %q, want pids", line)
 		}
-		for alive(pid) {
+		for desktop.ProcessAlive(pid) {
 			if time.Now().After(deadline) {
-				_ = killPid(pid)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
 				t.Fatalf("a program the test started (pid %d) outlived the test binary", pid)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-}
-
-// alive reports whether pid runs (a zombie, dead but not yet reaped, does not).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
-func killPid(pid int) error {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return err
-	}
-	return p.Kill()
 }
