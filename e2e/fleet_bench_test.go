@@ -52,6 +52,7 @@ func startFleetBench(b *testing.B, maxDesktops int) *fleetBench {
 		"GUI_AGENT_LOG_LEVEL=warn", "GUI_AGENT_DEBUG_IMAGES=false"}
 	logs := &syncBuffer{}
 	cmd.Stderr = logs
+	testenv.DieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/testenv"
 	"github.com/guiagent/guiagent/internal/trace"
 )
 
@@ -144,6 +145,7 @@ func newGuiagent(t *testing.T, c serverConfig) *guiagent {
 func (g *guiagent) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(binary, args...)
 	cmd.Env = g.env
+	testenv.DieWithTest(cmd) // a server over HTTP would outlive a test that panicked
 	return cmd
 }
 

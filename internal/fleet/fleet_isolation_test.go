@@ -13,6 +13,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/hosting"
 	"github.com/guiagent/guiagent/internal/mcpserver"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // readText is the text of resource uri as cs reads it.
@@ -77,7 +78,7 @@ func TestFleetSessionsCannotSeeOrTakeOverEachOther(t *testing.T) {
 			SessionID string `json:"session_id"`
 		}
 	}
-	if !waitUntil(5*time.Second, func() bool {
+	if !testenv.WaitUntil(5*time.Second, func() bool {
 		_ = json.Unmarshal([]byte(readText(t, b, mcpserver.RunsURI)), &runs)
 		return len(runs.Runs) > 0
 	}) {

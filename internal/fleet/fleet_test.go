@@ -22,6 +22,7 @@ import (
 	"github.com/guiagent/guiagent/internal/hosting"
 	"github.com/guiagent/guiagent/internal/mcpserver"
 	"github.com/guiagent/guiagent/internal/safety"
+	"github.com/guiagent/guiagent/internal/testenv"
 	"github.com/guiagent/guiagent/internal/trace"
 )
 
@@ -149,7 +150,7 @@ func TestFleetSessionsHaveTheirOwnDesktops(t *testing.T) {
 	}
 
 	css[0].Close() // DELETE ends the session
-	if !waitUntil(time.Minute, func() bool { return ff.closed.Load() == 1 && len(ff.f.Desktops()) == 1 }) {
+	if !testenv.WaitUntil(time.Minute, func() bool { return ff.closed.Load() == 1 && len(ff.f.Desktops()) == 1 }) {
 		t.Fatalf("after a session ended: %d desktops closed, %d live; want 1 and 1", ff.closed.Load(), len(ff.f.Desktops()))
 	}
 	cs, err := ff.connect(t)
@@ -240,17 +241,6 @@ func fleetDo(t *testing.T, req *http.Request) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
-}
-
-func waitUntil(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
 }
 
 func testLogger(t testing.TB) *slog.Logger {

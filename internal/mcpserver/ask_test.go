@@ -15,6 +15,7 @@ import (
 	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/safety"
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // askingRunner is a TaskRunner whose task asks its question through the
@@ -253,7 +254,7 @@ func TestDashboardAnswersFirst(t *testing.T) {
 			handler := func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 				close(entered)
 				// The person takes a while; the dashboard is quicker.
-				if !waitUntil(time.Minute, func() bool { return len(b.Recent()) == 1 }) {
+				if !testenv.WaitUntil(time.Minute, func() bool { return len(b.Recent()) == 1 }) {
 					t.Error("the dashboard's answer never came")
 				}
 				// Before 2026-07-28 the request is cancelled once the dashboard

@@ -226,15 +226,3 @@ func ops(evs []fake.Event) []string {
 	}
 	return out
 }
-
-// waitUntil polls cond every 20 ms until it holds or d has passed.
-func waitUntil(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
-}

@@ -8,10 +8,15 @@
 // The helpers that start these things (xvfbtest, winetest, browsertest, the
 // e2e harness) call them, and so does any test that has the product start a
 // display itself (a virtual display option). DieWithTest ties a program a
-// test starts to the test binary's life. Standard library only.
+// test starts to the test binary's life; DBusDaemon starts a private bus
+// (the AT-SPI and portal tests); WaitUntil polls a condition. Standard
+// library only.
 package testenv
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // NeedX: the test starts an X server of its own (Xvfb or Xvnc), directly or
 // through the product's virtual display.
@@ -49,4 +54,17 @@ func skipShort(t testing.TB, what string) {
 	if testing.Short() {
 		t.Skipf("needs %s: skipped in the short lane (-short); run go test without -short to include it", what)
 	}
+}
+
+// WaitUntil polls cond every 20 ms until it holds (true) or d has passed
+// (false).
+func WaitUntil(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
 }

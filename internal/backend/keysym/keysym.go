@@ -1,6 +1,8 @@
 // Package keysym maps canonical desktop.Key names and characters to X11
 // keysyms and back. The x11 backend and the RFB protocol of the vnc backend
-// both name keys by keysym.
+// both name keys by keysym, and so do the Wayland keyboard's keymap and the
+// RemoteDesktop portal. EvdevButton gives the Linux input event codes of
+// the mouse buttons, by which the last two name buttons.
 package keysym
 
 import (

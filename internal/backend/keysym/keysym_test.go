@@ -1,6 +1,7 @@
 package keysym
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/guiagent/guiagent/internal/desktop"
@@ -35,5 +36,19 @@ func TestRunesRoundTrip(t *testing.T) {
 		if s, ok := OfRune(r); ok {
 			t.Errorf("OfRune(%U) = %#x, want none for a control character", r, s)
 		}
+	}
+}
+
+// TestEvdevButton: the codes of linux/input-event-codes.h (BTN_LEFT 0x110,
+// BTN_RIGHT 0x111, BTN_MIDDLE 0x112); another button is an error naming the
+// ones there are.
+func TestEvdevButton(t *testing.T) {
+	for b, want := range map[desktop.Button]uint32{desktop.Left: 0x110, desktop.Right: 0x111, desktop.Middle: 0x112} {
+		if got, err := EvdevButton(b); err != nil || got != want {
+			t.Errorf("EvdevButton(%v) = %#x, %v; want %#x", b, got, err, want)
+		}
+	}
+	if _, err := EvdevButton(desktop.Button(9)); err == nil || !strings.Contains(err.Error(), "use left, right or middle") {
+		t.Errorf("EvdevButton(9): %v, want an error naming the buttons", err)
 	}
 }

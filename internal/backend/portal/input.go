@@ -12,13 +12,6 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
-// Linux evdev button codes, which NotifyPointerButton takes.
-const (
-	btnLeft   = 0x110
-	btnRight  = 0x111
-	btnMiddle = 0x112
-)
-
 // Key and button states of the Notify* methods.
 const (
 	released uint32 = 0
@@ -137,15 +130,11 @@ func (b *Backend) CursorPosition(ctx context.Context) (geom.GlobalPoint, error) 
 }
 
 func evdevButton(btn desktop.Button) (int32, error) {
-	switch btn {
-	case desktop.Left:
-		return btnLeft, nil
-	case desktop.Right:
-		return btnRight, nil
-	case desktop.Middle:
-		return btnMiddle, nil
+	code, err := keysym.EvdevButton(btn)
+	if err != nil {
+		return 0, fmt.Errorf("portal input: %w", err)
 	}
-	return 0, fmt.Errorf("portal input: unknown mouse button %d: use left, right or middle", btn)
+	return int32(code), nil
 }
 
 // ButtonDown presses btn (NotifyPointerButton, evdev code, state 1).

@@ -83,6 +83,7 @@ func startXvnc(t testing.TB, w, h int, password string) *xvnc {
 		x.cmd = exec.Command(bin, args...)
 		x.cmd.Stdout, x.cmd.Stderr = x.out, x.out
 		x.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		testenv.DieWithTest(x.cmd)
 		if err := x.cmd.Start(); err != nil {
 			t.Fatalf("start Xvnc: %v", err)
 		}

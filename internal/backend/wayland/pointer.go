@@ -5,15 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/guiagent/guiagent/internal/backend/keysym"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
-)
-
-// Linux input event codes of the mouse buttons.
-const (
-	btnLeft   = 0x110
-	btnRight  = 0x111
-	btnMiddle = 0x112
 )
 
 // cursorPos is where this backend last put the pointer (Wayland lets no
@@ -94,15 +88,11 @@ func (b *Backend) MoveTo(ctx context.Context, p geom.GlobalPoint) error {
 }
 
 func buttonCode(bt desktop.Button) (uint32, error) {
-	switch bt {
-	case desktop.Left:
-		return btnLeft, nil
-	case desktop.Middle:
-		return btnMiddle, nil
-	case desktop.Right:
-		return btnRight, nil
+	code, err := keysym.EvdevButton(bt)
+	if err != nil {
+		return 0, fmt.Errorf("wayland: %w", err)
 	}
-	return 0, fmt.Errorf("wayland: unknown mouse button %d: use left, middle or right", bt)
+	return code, nil
 }
 
 // button sends one button event. Caller holds ptrMu.

@@ -32,38 +32,7 @@ const Python = "/usr/bin/python3"
 // its environment, so it gets the display.
 func Bus(t testing.TB, display string) string {
 	t.Helper()
-	bin, err := exec.LookPath("dbus-daemon")
-	if err != nil {
-		t.Fatalf("dbus-daemon is not installed: apt-get install dbus-x11 at-spi2-core")
-	}
-	cmd := exec.Command(bin, "--session", "--nofork", "--print-address=1", "--nopidfile")
-	cmd.Env = Env(display, "")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	testenv.DieWithTest(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start dbus-daemon: %v", err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- strings.TrimSpace(s)
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case addr := <-line:
-		if addr == "" {
-			t.Fatal("dbus-daemon printed no address")
-		}
-		return addr
-	case <-time.After(10 * time.Second):
-		t.Fatal("dbus-daemon did not print its address within 10 s")
-	}
-	return ""
+	return testenv.DBusDaemon(t, Env(display, ""), "--session")
 }
 
 // Env is the environment of an application on display and bus, with

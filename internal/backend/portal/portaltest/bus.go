@@ -6,15 +6,10 @@
 package portaltest
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/guiagent/guiagent/internal/testenv"
 )
@@ -43,42 +38,10 @@ const busConfig = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Con
 // the test ends. Services it activates inherit env (nil: this process's).
 func Bus(t testing.TB, env []string) string {
 	t.Helper()
-	bin, err := exec.LookPath("dbus-daemon")
-	if err != nil {
-		t.Fatal("dbus-daemon is not installed: apt-get install dbus-daemon")
-	}
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "bus.conf")
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf(busConfig, dir)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--config-file="+conf, "--nofork", "--print-address=1", "--nopidfile")
-	cmd.Env = env
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	testenv.DieWithTest(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start dbus-daemon: %v", err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- strings.TrimSpace(s)
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case addr := <-line:
-		if addr == "" {
-			t.Fatalf("dbus-daemon printed no address: %s", stderr.String())
-		}
-		return addr
-	case <-time.After(10 * time.Second):
-		t.Fatal("dbus-daemon did not print its address within 10 s")
-	}
-	return ""
+	return testenv.DBusDaemon(t, env, "--config-file="+conf)
 }

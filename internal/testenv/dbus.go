@@ -1,0 +1,70 @@
+package testenv
+
+import (
+	"bufio"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// DBusDaemon starts a dbus-daemon of the test's own with args (beside
+// --nofork, --print-address=1 and --nopidfile) in env (nil: this
+// process's) and returns the address it prints. It stops when the test
+// ends, and dies with the test binary.
+func DBusDaemon(t testing.TB, env []string, args ...string) string {
+	t.Helper()
+	bin, err := exec.LookPath("dbus-daemon")
+	if err != nil {
+		t.Fatal("dbus-daemon is not installed: apt-get install dbus-daemon (scripts/debian-packages.sh install ci)")
+	}
+	cmd := exec.Command(bin, append(args, "--nofork", "--print-address=1", "--nopidfile")...)
+	cmd.Env = env
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	DieWithTest(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start dbus-daemon: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(out).ReadString('\n')
+		line <- strings.TrimSpace(s)
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	select {
+	case addr := <-line:
+		if addr == "" {
+			t.Fatalf("dbus-daemon printed no address: %s", stderr)
+		}
+		return addr
+	case <-time.After(10 * time.Second):
+		t.Fatalf("dbus-daemon did not print its address within 10 s: %s", stderr)
+	}
+	return ""
+}
+
+// lockedBuffer is a program's output, read while it may still write.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
