@@ -21,25 +21,9 @@ import (
 	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
 	"github.com/guiagent/guiagent/internal/secret"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
-
-// lockedBuffer collects what concurrent writers send.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // echoingModel is a fake provider that repeats key: a task asking to
 // "provoke" it gets a 401 quoting the key; any other task gets an observation,
@@ -73,10 +57,10 @@ func TestAKeySetAtRunTimeLeaksNowhere(t *testing.T) {
 	dir := t.TempDir()
 	const key = "sk-live-canary-RT-0123456789abcdef"
 	runs := filepath.Join(dir, "runs")
-	var logs lockedBuffer
+	var logs testenv.Buffer
 	a, srv := startFromEnv(t, map[string]string{"HOME": dir, "GUI_AGENT_RUNS_DIR": runs}, &logs)
 	model := echoingModel(t, key)
-	var seen lockedBuffer // everything a client or the dashboard was sent
+	var seen testenv.Buffer // everything a client or the dashboard was sent
 	code, body := call(t, a, srv, "PUT", "/api/settings",
 		`{"provider":"openai","model":"vision-2","base_url":"`+model.URL+`","api_key":"`+key+`","adapter":"generic"}`)
 	seen.Write([]byte(body))

@@ -387,7 +387,7 @@ func TestOptionsBuiltInGoRankAboveTheSettingsFile(t *testing.T) {
 func TestARefusedKeyIsNotLearned(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"HOME": dir, "GUI_AGENT_RUNS_DIR": filepath.Join(dir, "runs"), "GUI_AGENT_ADAPTER": "generic"}
-	var logs lockedBuffer
+	var logs testenv.Buffer
 	a, srv := startFromEnv(t, env, &logs)
 	for _, c := range []struct{ body, want string }{
 		{`{"api_key":"true"}`, "too short"},

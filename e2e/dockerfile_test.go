@@ -221,7 +221,7 @@ func TestDockerCommandAsTheContainerRunsIt(t *testing.T) {
 	defer cancel()
 	cmd = exec.CommandContext(ctx, binary, args...)
 	cmd.Env = append(env, "GUI_AGENT_HTTP_TOKEN="+httpToken)
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -301,7 +301,7 @@ func TestEvalInterruptWritesPartialResults(t *testing.T) {
 	}
 	cmd := exec.Command(binary, "eval", "suite.yaml", "--model", "fake:sample?delay=5s", "--repeat", "3", "--out", "out")
 	cmd.Dir, cmd.Env = dir, serverEnv(t)
-	stderr := &syncBuffer{}
+	stderr := &testenv.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

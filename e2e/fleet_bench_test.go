@@ -50,7 +50,7 @@ func startFleetBench(b *testing.B, maxDesktops int) *fleetBench {
 		"GUI_AGENT_DESKTOP_PER_SESSION=1280x800", "GUI_AGENT_MAX_DESKTOPS=" + strconv.Itoa(maxDesktops),
 		"GUI_AGENT_SESSION_COMMAND=echo \"display=$DISPLAY pid=$$\"; exec " + binary + " sample-app --scene form",
 		"GUI_AGENT_LOG_LEVEL=warn", "GUI_AGENT_DEBUG_IMAGES=false"}
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	cmd.Stderr = logs
 	testenv.DieWithTest(cmd)
 	if err := cmd.Start(); err != nil {

@@ -24,6 +24,8 @@ import (
 	"github.com/guiagent/guiagent/internal/sampleapp"
 	"github.com/guiagent/guiagent/internal/secret"
 	"github.com/guiagent/guiagent/internal/trace"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // authErrorMarker in a task makes the scripted provider refuse the request with
@@ -106,7 +108,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	defer cancel()
 
 	// The live event stream of the dashboard, read while the tasks run.
-	events := &syncBuffer{}
+	events := &testenv.Buffer{}
 	evCtx, stopEvents := context.WithCancel(ctx)
 	evDone := make(chan struct{})
 	go func() {

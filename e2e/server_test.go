@@ -110,11 +110,11 @@ type guiagent struct {
 	// state is $HOME and $XDG_STATE_HOME of the process; runsDir and logFile live in it.
 	state, runsDir, logFile string
 	env                     []string
-	stdout, stderr          *syncBuffer
+	stdout, stderr          *testenv.Buffer
 	// addr is the HTTP listener (serve --http) and token its bearer token.
 	addr, token string
 	// wire collects every byte of every HTTP response the MCP clients received.
-	wire *syncBuffer
+	wire *testenv.Buffer
 
 	cmd  *exec.Cmd
 	done chan error
@@ -124,7 +124,7 @@ func newGuiagent(t *testing.T, c serverConfig) *guiagent {
 	t.Helper()
 	state := t.TempDir()
 	g := &guiagent{state: state, runsDir: filepath.Join(state, "runs"), logFile: filepath.Join(state, "guiagent.log"),
-		stdout: &syncBuffer{}, stderr: &syncBuffer{}, wire: &syncBuffer{}, token: c.httpToken}
+		stdout: &testenv.Buffer{}, stderr: &testenv.Buffer{}, wire: &testenv.Buffer{}, token: c.httpToken}
 	g.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + state, "XDG_STATE_HOME=" + state,
 		"DISPLAY=" + c.display, "GUI_AGENT_LOG_LEVEL=debug", "GUI_AGENT_RUNS_DIR=" + g.runsDir}
 	if c.model != nil {

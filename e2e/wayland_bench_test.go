@@ -14,6 +14,8 @@ import (
 	"github.com/guiagent/guiagent/internal/backend/wayland/swaytest"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
 	"github.com/guiagent/guiagent/internal/sampleapp"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // clickSamples is how many clicks each median of BenchmarkClickRoundTrip is of.
@@ -39,7 +41,7 @@ func BenchmarkClickRoundTrip(b *testing.B) {
 	}
 	defer xapp.Close()
 	cmd := newGuiagentTB(b, append([]string{"DISPLAY=" + vd.Display}, benchEnv...)...).command("serve")
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	cmd.Stderr = logs
 	x := clickTimes(b, mustDial(b, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, client{name: "e2e-bench-x11"}, logs), 300, 300)
 

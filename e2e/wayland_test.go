@@ -22,6 +22,8 @@ import (
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
 	"github.com/guiagent/guiagent/internal/mcpserver"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // wlDesk is a headless sway (two outputs, HEADLESS-2 at scale 2) with the
@@ -33,7 +35,7 @@ type wlDesk struct {
 	cs  *mcp.ClientSession
 	// displays are gui_list_displays' answer, by output name.
 	displays map[string]mcpserver.DisplayInfo
-	stderr   *syncBuffer
+	stderr   *testenv.Buffer
 }
 
 // startWayland starts the compositor, the fixture and guiagent; model, when
@@ -61,7 +63,7 @@ func startWayland(t testing.TB, model *modelServer, extra ...string) *wlDesk {
 			"GUI_AGENT_BASE_URL="+model.URL, "GUI_AGENT_API_KEY=sk-e2e-wayland")
 	}
 	cmd := s.Command(bin, []string{"serve", "--backend", "wayland"}, append(env, extra...)...)
-	d := &wlDesk{s: s, app: app, stderr: &syncBuffer{}}
+	d := &wlDesk{s: s, app: app, stderr: &testenv.Buffer{}}
 	cmd.Stderr = d.stderr
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -8,32 +8,21 @@ import (
 	"errors"
 	"image"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
+	"github.com/guiagent/guiagent/internal/testenv"
 	"github.com/jezek/xgb/xproto"
 )
 
-// syncBuffer is an io.Writer safe to read while the app writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
+// syncBuffer is the app's output, read while it writes.
+type syncBuffer struct{ testenv.Buffer }
 
 func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(s.b.Bytes()))
+	sc := bufio.NewScanner(bytes.NewReader(s.Bytes()))
 	for sc.Scan() {
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -26,7 +25,7 @@ func DBusDaemon(t testing.TB, env []string, args ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &lockedBuffer{}
+	stderr := &Buffer{}
 	cmd.Stderr = stderr
 	DieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
@@ -49,22 +48,4 @@ func DBusDaemon(t testing.TB, env []string, args ...string) string {
 		t.Fatalf("dbus-daemon did not print its address within 10 s: %s", stderr)
 	}
 	return ""
-}
-
-// lockedBuffer is a program's output, read while it may still write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -2,39 +2,26 @@ package web
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/secret"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
-// syncBuffer is a log sink that tests read while handlers write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // questionServer serves a dashboard with broker b; its log goes to the returned buffer.
-func questionServer(t *testing.T, b *ask.Broker) (*httptest.Server, *syncBuffer) {
+func questionServer(t *testing.T, b *ask.Broker) (*httptest.Server, *testenv.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	d := New(Options{Token: token, Questions: b, Scrubber: secret.NewScrubber(canary), Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	srv := httptest.NewServer(d)
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })

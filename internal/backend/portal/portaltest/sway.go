@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/guiagent/guiagent/internal/testenv"
 )
 
 // TestUser runs sway when the tests run as root (sway refuses to run as
@@ -45,7 +47,7 @@ type Sway struct {
 	RuntimeDir string // mode 0700, owned by the user sway runs as
 	Display    string // the socket's name in RuntimeDir, e.g. wayland-1
 	Size       image.Point
-	log        *syncBuffer
+	log        *testenv.Buffer
 }
 
 // StartSway starts sway with one headless output of size showing
@@ -59,7 +61,7 @@ func StartSway(t testing.TB, size image.Point, background image.Image) *Sway {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	s := &Sway{RuntimeDir: dir, Size: size, log: &syncBuffer{}}
+	s := &Sway{RuntimeDir: dir, Size: size, log: &testenv.Buffer{}}
 	bg := filepath.Join(dir, "background.png")
 	writePNG(t, bg, background)
 	conf := filepath.Join(dir, "sway.conf")
@@ -161,8 +163,8 @@ func (s *Sway) grim() (*image.RGBA, error) {
 // Portal is the real xdg-desktop-portal with xdg-desktop-portal-wlr on a
 // private bus, for a Sway.
 type Portal struct {
-	Addr string      // the bus address
-	Log  *syncBuffer // what the portals and PipeWire printed
+	Addr string          // the bus address
+	Log  *testenv.Buffer // what the portals and PipeWire printed
 
 	mu      sync.Mutex
 	dialogs []string // the titles of the Access dialogs answered
@@ -207,7 +209,7 @@ func (s *Sway) StartPortal(t testing.TB, noAccess bool) *Portal {
 		}
 	}
 	env := append(s.Env(), "XDG_CURRENT_DESKTOP=sway", "XDG_SESSION_TYPE=wayland", "XDG_DESKTOP_PORTAL_DIR="+dir, "XDG_DATA_HOME="+t.TempDir())
-	p := &Portal{Addr: Bus(t, env), Log: &syncBuffer{}}
+	p := &Portal{Addr: Bus(t, env), Log: &testenv.Buffer{}}
 	env = append(env, "DBUS_SESSION_BUS_ADDRESS="+p.Addr)
 	p.start(t, env, filepath.Join(s.RuntimeDir, "pipewire-0"), "pipewire")
 	p.start(t, env, "org.freedesktop.impl.portal.desktop.wlr", "/usr/libexec/xdg-desktop-portal-wlr", "-l", "DEBUG")
@@ -330,24 +332,6 @@ func writePNG(t testing.TB, name string, img image.Image) {
 	if err := png.Encode(f, img); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// syncBuffer is a log several processes write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // ImplVersion is the version property of a backend's interface, 0 when it
