@@ -27,7 +27,8 @@ func checkOCR(ctx context.Context, c config.Config, add func(level, name, detail
 				"set "+knob+" to the path of the tesseract program, or unset it to use tesseract from PATH ("+tesseract.InstallHint()+")")
 			return
 		}
-		add("warn", "OCR", "text is found on the screen without a model by Tesseract, which is not installed: "+why, tesseract.InstallHint())
+		// why says what is wrong: not installed, or installed and failing.
+		add("warn", "OCR", "text is found on the screen without a model by Tesseract: "+why, tesseract.InstallHint())
 		return
 	}
 	from := "from PATH"

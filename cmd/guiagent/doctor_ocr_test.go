@@ -44,3 +44,27 @@ func TestDoctorOCRProgram(t *testing.T) {
 		t.Errorf("doctor says the fix %d times, want once (on the row's fix line)\n%s", n, out)
 	}
 }
+
+// TestDoctorOCRMissingOrBroken: with no tesseract on PATH, doctor's OCR row
+// says it is not installed (once) and how to install it; with a tesseract
+// on PATH that fails, it says that the program failed, not that it is
+// missing.
+func TestDoctorOCRMissingOrBroken(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	env := baseEnv(t)
+	_, out, _ := runCmd(t, env, "doctor")
+	level, detail := doctorRow(out, "OCR")
+	if level != "warn" || strings.Count(detail, "not installed") != 1 || !strings.Contains(out, "apt-get install tesseract-ocr") {
+		t.Errorf("no tesseract on PATH: %s %q, want a warning saying once that it is not installed, and the install command\n%s", level, detail, out)
+	}
+	broken := filepath.Join(dir, "tesseract")
+	if err := os.WriteFile(broken, []byte("#!/bin/sh\necho 'error while loading shared libraries' >&2\nexit 127\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ = runCmd(t, env, "doctor")
+	level, detail = doctorRow(out, "OCR")
+	if level != "warn" || !strings.Contains(detail, broken+" --version failed") || !strings.Contains(detail, "error while loading shared libraries") || strings.Contains(detail, "not installed") {
+		t.Errorf("a tesseract on PATH that fails: %s %q, want a warning that it failed and why, not that it is missing\n%s", level, detail, out)
+	}
+}
