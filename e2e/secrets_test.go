@@ -23,9 +23,8 @@ import (
 	"github.com/guiagent/guiagent/internal/llm/scripted"
 	"github.com/guiagent/guiagent/internal/sampleapp"
 	"github.com/guiagent/guiagent/internal/secret"
-	"github.com/guiagent/guiagent/internal/trace"
-
 	"github.com/guiagent/guiagent/internal/testenv"
+	"github.com/guiagent/guiagent/internal/trace"
 )
 
 // authErrorMarker in a task makes the scripted provider refuse the request with

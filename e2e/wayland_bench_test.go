@@ -14,7 +14,6 @@ import (
 	"github.com/guiagent/guiagent/internal/backend/wayland/swaytest"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
 	"github.com/guiagent/guiagent/internal/sampleapp"
-
 	"github.com/guiagent/guiagent/internal/testenv"
 )
 

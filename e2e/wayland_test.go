@@ -22,7 +22,6 @@ import (
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
 	"github.com/guiagent/guiagent/internal/mcpserver"
-
 	"github.com/guiagent/guiagent/internal/testenv"
 )
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ func DBusDaemon(t testing.TB, env []string, args ...string) string {
 	if err != nil {
 		t.Fatal("dbus-daemon is not installed: apt-get install dbus-daemon (scripts/debian-packages.sh install ci)")
 	}
-	cmd := exec.Command(bin, append(args, "--nofork", "--print-address=1", "--nopidfile")...)
+	cmd := exec.Command(bin, slices.Concat(args, []string{"--nofork", "--print-address=1", "--nopidfile"})...)
 	cmd.Env = env
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -9,8 +9,9 @@
 // e2e harness) call them, and so does any test that has the product start a
 // display itself (a virtual display option). DieWithTest ties a program a
 // test starts to the test binary's life; DBusDaemon starts a private bus
-// (the AT-SPI and portal tests); WaitUntil polls a condition. Standard
-// library only.
+// (the AT-SPI and portal tests); WaitUntil polls a condition; Buffer
+// collects a program's output while the test reads it. Standard library
+// only.
 package testenv
 
 import (
