@@ -21,11 +21,12 @@ runtime="xvfb fonts-dejavu-core fonts-wqy-microhei ca-certificates"
 # desktop portal backends a headless sway with swaybg, grim (the oracle),
 # wl-clipboard and foot, cairo for the GTK test application's drawing
 # (python3-gi-cairo), PipeWire (xdg-desktop-portal-wlr will not start
-# without it), xdg-desktop-portal and xdg-desktop-portal-wlr).
+# without it), xdg-desktop-portal and xdg-desktop-portal-wlr); for the
+# Android backend the real adb server between guiagent and the fake device.
 # Wine loads the X extension libraries it uses (XRandR for monitors and DPI,
 # XInput2, ...) at run time, and libwine only recommends them, so they are
 # listed with its fonts.
-ci="$runtime python3-yaml x11-utils x11-xserver-utils xserver-xorg-core xserver-xorg-video-dummy tigervnc-standalone-server tigervnc-tools chromium wine wine64 gcc-mingw-w64-x86-64 libxrandr2 libxi6 libxinerama1 libxcursor1 libxrender1 libxfixes3 libxcomposite1 libxxf86vm1 fonts-wine tesseract-ocr tesseract-ocr-eng tk dbus-daemon dbus-x11 at-spi2-core python3-gi gir1.2-gtk-3.0 gir1.2-atspi-2.0 python3-pyatspi zenity gtk-3-examples sway swaybg grim pipewire-bin xdg-desktop-portal xdg-desktop-portal-wlr wl-clipboard foot python3-gi-cairo"
+ci="$runtime python3-yaml x11-utils x11-xserver-utils xserver-xorg-core xserver-xorg-video-dummy tigervnc-standalone-server tigervnc-tools chromium wine wine64 gcc-mingw-w64-x86-64 libxrandr2 libxi6 libxinerama1 libxcursor1 libxrender1 libxfixes3 libxcomposite1 libxxf86vm1 fonts-wine tesseract-ocr tesseract-ocr-eng tk dbus-daemon dbus-x11 at-spi2-core python3-gi gir1.2-gtk-3.0 gir1.2-atspi-2.0 python3-pyatspi zenity gtk-3-examples sway swaybg grim pipewire-bin xdg-desktop-portal xdg-desktop-portal-wlr wl-clipboard foot python3-gi-cairo adb"
 
 usage() {
 	echo "usage: $0 list|install runtime|ci" >&2

@@ -10,9 +10,7 @@ import (
 	"image/png"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -25,7 +23,7 @@ import (
 
 // TestUser runs sway when the tests run as root (sway refuses to run as
 // root); Sway creates it when it is missing.
-const TestUser = "guiagent-test"
+const TestUser = testenv.TestUser
 
 // NeedSway skips the test in the short lane (go test -short); otherwise the
 // test runs and fails when sway, grim, swaybg or the portals are missing.
@@ -55,7 +53,7 @@ type Sway struct {
 func StartSway(t testing.TB, size image.Point, background image.Image) *Sway {
 	t.Helper()
 	NeedSway(t)
-	cred := credential(t)
+	cred, _, _ := testenv.Unprivileged(t)
 	dir, err := os.MkdirTemp("", "portaltest-sway-")
 	if err != nil {
 		t.Fatal(err)
@@ -87,26 +85,6 @@ func StartSway(t testing.TB, size image.Point, background image.Image) *Sway {
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); _ = cmd.Wait() })
 	s.waitReady(t)
 	return s
-}
-
-// credential is TestUser's, created when missing, or nil when not root.
-func credential(t testing.TB) *syscall.Credential {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	u, err := user.Lookup(TestUser)
-	if err != nil {
-		if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", TestUser).CombinedOutput(); err != nil {
-			t.Fatalf("create the user %s for sway (which refuses root): %v: %s", TestUser, err, out)
-		}
-		if u, err = user.Lookup(TestUser); err != nil {
-			t.Fatal(err)
-		}
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 }
 
 // waitReady waits for the socket and for grim to see the background drawn.

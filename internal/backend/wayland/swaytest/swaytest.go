@@ -6,8 +6,8 @@
 // application (App) that reports what it receives.
 //
 // sway refuses to run as root, so as root (tests here and in CI) it runs as
-// the unprivileged user User, which must exist (.ci/run creates it:
-// useradd --system --no-create-home guiagent-test); as anyone else it runs as
+// the unprivileged user User, created when missing (testenv.Unprivileged:
+// the one place tests create it); as anyone else it runs as
 // that user. The test process connects to the compositor's socket either way.
 package swaytest
 
@@ -18,9 +18,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,7 +29,7 @@ import (
 )
 
 // User is the unprivileged user sway runs as when the tests run as root.
-const User = "guiagent-test"
+const User = testenv.TestUser
 
 // Outputs the compositor has, in its layout.
 const (
@@ -62,21 +60,6 @@ type Sway struct {
 	log     string
 }
 
-// credential returns who sway runs as: User when we are root, else nil (ourselves).
-func credential(t testing.TB) (*syscall.Credential, int, int) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return nil, os.Geteuid(), os.Getegid()
-	}
-	u, err := user.Lookup(User)
-	if err != nil {
-		t.Fatalf("sway refuses to run as root and the test user %q is missing: create it with `useradd --system --no-create-home %s` (.ci/run does): %v", User, User, err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, uid, gid
-}
-
 // Start starts sway with the two outputs and stops it at the end of the test.
 func Start(t testing.TB) *Sway {
 	t.Helper()
@@ -86,7 +69,7 @@ func Start(t testing.TB) *Sway {
 			t.Fatalf("%s is not installed: apt-get install sway (scripts/debian-packages.sh install ci)", p)
 		}
 	}
-	cred, uid, gid := credential(t)
+	cred, uid, gid := testenv.Unprivileged(t)
 	dir, err := os.MkdirTemp("", "guiagent-sway-")
 	if err != nil {
 		t.Fatal(err)
