@@ -44,3 +44,12 @@ type Harness interface {
 	// ResetText empties the text field and forgets events.
 	ResetText(t testing.TB)
 }
+
+// Excepter is implemented by a harness whose backend cannot do some of what
+// the suite checks by its nature (a web page has no clipboard of the
+// desktop's, a phone no mouse buttons): Except maps the suite's test names
+// ("Clipboard", "ModifierClick", ...) to the reason. Those tests are not
+// run, and the reason is logged; every other test must pass.
+type Excepter interface {
+	Except() map[string]string
+}

@@ -47,9 +47,21 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Clipboard", testClipboard},
 		{"CancelMidAction", testCancelMidAction},
 	}
+	var except map[string]string
 	for _, tc := range tests {
+		if reason, ok := except[tc.name]; ok {
+			t.Logf("%s: not run on this backend: %s", tc.name, reason)
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
+			if e, ok := h.(Excepter); ok && except == nil {
+				except = e.Except()
+				if reason, ok := except[tc.name]; ok {
+					t.Logf("not run on this backend: %s", reason)
+					return
+				}
+			}
 			if h == nil || h.Screen() == nil {
 				t.Fatal("newHarness returned no harness or no screen: start the backend before returning")
 			}
