@@ -13,7 +13,7 @@ import (
 type Size struct{ Width, Height int }
 
 // Options configure an Agent. Every field's zero value means what the
-// guiagent command's default means (README lists them), except SettingsFile
+// guiagent command's default means (docs/configuration.md lists them), except SettingsFile
 // (zero: no settings file). LoadOptions fills Options from flags and
 // GUI_AGENT_* variables exactly as the command does.
 type Options struct {

@@ -8,11 +8,11 @@ import (
 	"github.com/guiagent/guiagent/internal/llm"
 )
 
-// TestREADMEModelTablesAreTheRegistry: the README's provider and adapter
+// TestREADMEModelTablesAreTheRegistry: docs/models.md's provider and adapter
 // tables are what the registry holds (llm.RegistryMarkdown), between the
 // registry markers.
 func TestREADMEModelTablesAreTheRegistry(t *testing.T) {
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile("docs/models.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,9 +20,9 @@ func TestREADMEModelTablesAreTheRegistry(t *testing.T) {
 	s := string(b)
 	i, j := strings.Index(s, begin), strings.Index(s, end)
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no %q ... %q section", begin, end)
+		t.Fatalf("docs/models.md has no %q ... %q section", begin, end)
 	}
 	if got, want := s[i+len(begin):j], llm.RegistryMarkdown(); got != want {
-		t.Fatalf("README.md's model tables differ from the registry; replace them with:\n%s", want)
+		t.Fatalf("docs/models.md's model tables differ from the registry; replace them with:\n%s", want)
 	}
 }

@@ -420,19 +420,19 @@ tasks:
 	}
 }
 
-// TestEvalREADMESuiteRunsOffline: the README's suite of three tasks passes
+// TestEvalREADMESuiteRunsOffline: the suite of docs/eval.md of three tasks passes
 // with the scripted model, and eval diff of its results against themselves
 // finds no change.
 func TestEvalREADMESuiteRunsOffline(t *testing.T) {
 	testenv.NeedX(t)
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/eval.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rest, ok := strings.Cut(string(readme), "<!-- eval-suite -->\n```yaml\n")
 	suite, _, ok2 := strings.Cut(rest, "```\n")
 	if !ok || !ok2 {
-		t.Fatal("the README has no <!-- eval-suite --> yaml block")
+		t.Fatal("docs/eval.md has no <!-- eval-suite --> yaml block")
 	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "suite.yaml"), []byte(suite), 0o600); err != nil {

@@ -158,14 +158,14 @@ func TestDoctorSaysTheDisplayFixOnce(t *testing.T) {
 }
 
 // TestHelpSpellsFlagsAsTheREADME: every command's help shows its long flags
-// with two dashes, as the README does, and each default once.
+// with two dashes, as the documentation does, and each default once.
 func TestHelpSpellsFlagsAsTheREADME(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/fleet.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(readme), "--max-desktops") {
-		t.Fatal("the README no longer mentions --max-desktops: pick another flag for this test")
+		t.Fatal("docs/fleet.md no longer mentions --max-desktops: pick another flag for this test")
 	}
 	oneDash := regexp.MustCompile(`(?m)^\s+-[a-z][a-z-]+`)
 	for _, c := range commands {

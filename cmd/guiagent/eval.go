@@ -39,7 +39,7 @@ func evalFlags() *flag.FlagSet {
 	fs.Int("repeat", 1, "runs of each task per model (pass@k and pass^k take k from it)")
 	fs.Int("parallel", 1, "runs at once, each on its own private desktop (refused beyond what the cores and memory hold)")
 	fs.String("out", "", "output `folder` for results.json, summary.html and runs/ (default eval-results/TIMESTAMP; refused when it already holds results)")
-	fs.String("export", "", "`trajectories`: write each run's trajectory as JSONL (README: Trajectory format)")
+	fs.String("export", "", "`trajectories`: write each run's trajectory as JSONL (docs/eval.md: Trajectory format)")
 	fs.Float64("min-pass", 0, "exit 1 when the pass rate over all models is under this `rate` (0 to 1)")
 	return fs
 }

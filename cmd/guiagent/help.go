@@ -30,7 +30,7 @@ func configFlags(name string) func(io.Writer) {
 		if name == "serve" || name == "doctor" {
 			printToolGroups(w)
 		}
-		fmt.Fprintln(w, "\nFlags name their "+config.EnvPrefix+"* environment variable; the README lists every variable.")
+		fmt.Fprintln(w, "\nFlags name their "+config.EnvPrefix+"* environment variable; docs/configuration.md lists every variable.")
 	}
 }
 
@@ -110,7 +110,7 @@ func printUsage(w io.Writer) {
 	}
 	fmt.Fprint(w, "\nWithout a command, guiagent serves MCP over stdio (same as guiagent serve).\n"+
 		"Run 'guiagent COMMAND --help' for a command's flags. Configuration also comes from\n"+
-		config.EnvPrefix+"* environment variables; flags win (see README).\n")
+		config.EnvPrefix+"* environment variables; flags win (see docs/configuration.md).\n")
 }
 
 // printCommandHelp writes one command's usage and flags.

@@ -38,8 +38,8 @@ func (k Knob) ShownDefault() string {
 	return "-"
 }
 
-// MarkdownTable is the README's table of every knob, generated from Knobs
-// (TestREADMEConfigurationTable holds README.md to it).
+// MarkdownTable is docs/configuration.md's table of every knob, generated from Knobs
+// (TestREADMEConfigurationTable holds docs/configuration.md to it).
 func MarkdownTable() string {
 	var b strings.Builder
 	b.WriteString("| variable | flag | default | accepts | meaning |\n| --- | --- | --- | --- | --- |\n")

@@ -41,7 +41,7 @@ const (
 
 // Knob is one configuration value: its Config field, environment variable
 // and flag, what it accepts, its default and a line of documentation. Knobs
-// is the one table of them; loading, flags, validation, the README's table,
+// is the one table of them; loading, flags, validation, docs/configuration.md's table,
 // the public Options mapping and the variable names in errors (Var) all come
 // from it.
 type Knob struct {
@@ -66,7 +66,7 @@ type Knob struct {
 	// empty); Shown replaces it in documentation when the default is
 	// computed (from the session, the model, the machine).
 	Default, Shown string
-	// Doc is a line of documentation: the README's meaning and the flag's
+	// Doc is a line of documentation: the documented meaning and the flag's
 	// usage (its first `quoted` word names the flag's value).
 	Doc string
 
@@ -105,7 +105,7 @@ func backends() []string {
 
 func choices(v ...string) func() []string { return func() []string { return v } }
 
-// Knobs is every configuration knob, in the README's order.
+// Knobs is every configuration knob, in the order of docs/configuration.md.
 var Knobs = []Knob{
 	// Model provider.
 	{Name: "Provider", Env: "GUI_AGENT_PROVIDER", Flag: "provider", Kind: KindChoice, Choices: providers, Fold: true,

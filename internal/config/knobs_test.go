@@ -14,7 +14,7 @@ import (
 	"github.com/guiagent/guiagent/internal/llm"
 )
 
-var update = flag.Bool("update", false, "rewrite README.md's configuration table from Knobs")
+var update = flag.Bool("update", false, "rewrite docs/configuration.md's table from Knobs")
 
 // notKnobs are the Config fields no knob sets, and why.
 var notKnobs = map[string]string{
@@ -227,11 +227,11 @@ func TestSettingsAreTextKnobs(t *testing.T) {
 	}
 }
 
-// TestREADMEConfigurationTable holds README.md's configuration table to
+// TestREADMEConfigurationTable holds docs/configuration.md's table to
 // the one MarkdownTable generates from Knobs; after changing a knob, run
 // `go test ./internal/config -run TestREADMEConfigurationTable -update`.
 func TestREADMEConfigurationTable(t *testing.T) {
-	const path = "../../README.md"
+	const path = "../../docs/configuration.md"
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +252,7 @@ func TestREADMEConfigurationTable(t *testing.T) {
 		return
 	}
 	if got := s[i:j]; got != want {
-		t.Errorf("README.md's configuration table is not the one Knobs generate: run `go test ./internal/config -run TestREADMEConfigurationTable -update` and commit README.md.\n--- README\n%s\n--- generated\n%s", got, want)
+		t.Errorf("docs/configuration.md's table is not the one Knobs generate: run `go test ./internal/config -run TestREADMEConfigurationTable -update` and commit docs/configuration.md.\n--- docs/configuration.md\n%s\n--- generated\n%s", got, want)
 	}
 }
 
