@@ -129,3 +129,21 @@ type Apps interface {
 type Touch interface {
 	DeviceKind() string
 }
+
+// Download is a file a page downloaded into the session's folder.
+type Download struct {
+	Name  string `json:"name"`            // the file's name as the page suggested it
+	Path  string `json:"path,omitempty"`  // where it was saved, once complete
+	URL   string `json:"url"`             // where it came from
+	Bytes int64  `json:"bytes,omitempty"` // its size so far
+	State string `json:"state"`           // inProgress, completed or canceled
+}
+
+// PageEvents is a backend whose pages raise things a call did not ask for
+// (a dialog answered, a download started): TakeEvents returns them, in
+// order, and forgets them, so the result of the call that raised one tells
+// it; Downloads lists the downloads of this session.
+type PageEvents interface {
+	TakeEvents() []string
+	Downloads() []Download
+}

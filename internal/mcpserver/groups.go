@@ -16,10 +16,12 @@ const (
 	GroupClipboard = "clipboard" // read and replace the clipboard
 	GroupTask      = "task"      // gui_execute_task: the agent loop
 	GroupFlows     = "flows"     // recorded flows
+	GroupBrowser   = "browser"   // pages and tabs: only on the browser backend
+	GroupPhone     = "phone"     // apps: only on the phone backends
 )
 
 // groupOrder lists the groups in the order help and errors show them.
-var groupOrder = []string{GroupObserve, GroupInput, GroupClipboard, GroupTask, GroupFlows}
+var groupOrder = []string{GroupObserve, GroupInput, GroupClipboard, GroupTask, GroupFlows, GroupBrowser, GroupPhone}
 
 // toolRow is one tool and the group its definition declares.
 type toolRow struct{ tool, group string }
@@ -116,7 +118,12 @@ func ResolveTools(names []string) ([]string, error) {
 // vision model (gui_locate, gui_query, gui_assert and gui_wait_for), a task
 // runner (gui_execute_task), flows (gui_run_flow) and an element source
 // (gui_snapshot).
-type Serving struct{ Vision, Tasks, Flows, Elements bool }
+type Serving struct {
+	Vision, Tasks, Flows, Elements bool
+	// Pages, Tabs, Uploads and Apps: the backend is a browser
+	// (desktop.Navigator, Tabber, Uploader) or a phone (desktop.Apps).
+	Pages, Tabs, Uploads, Apps bool
+}
 
 // serves reports whether a server with sv can offer tool.
 func (sv Serving) serves(tool string) bool {
@@ -129,6 +136,14 @@ func (sv Serving) serves(tool string) bool {
 		return sv.Flows
 	case tool == "gui_snapshot":
 		return sv.Elements
+	case tool == "gui_navigate":
+		return sv.Pages
+	case tool == "gui_tabs":
+		return sv.Tabs
+	case tool == "gui_upload":
+		return sv.Uploads
+	case tool == "gui_apps":
+		return sv.Apps
 	}
 	return true
 }

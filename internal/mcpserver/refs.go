@@ -156,6 +156,16 @@ func (s *Server) elementPlace(ctx context.Context, e desktop.Element, f geom.Fra
 	if f.Display.Bounds != d.Bounds || f.Display.ScaleFactor() != d.ScaleFactor() {
 		return point{}, fmt.Errorf("%w %s: display %s changed from %v to %v since the snapshot; call gui_snapshot again", ErrStaleRef, e.Ref, d.ID, f.Display.Bounds, d.Bounds)
 	}
+	if rv, ok := desktop.CapabilityOf[desktop.Revealer](s.screen); ok && e.Handle != "" {
+		// A page scrolls: bring the element into view, and act only where
+		// the element itself is (an element covered by another is an error
+		// that names the cover).
+		box, err := rv.Reveal(ctx, e.Handle)
+		if err != nil {
+			return point{}, fmt.Errorf("%s %s %q: %w", e.Ref, e.Role, e.Name, err)
+		}
+		e.Box = box
+	}
 	if e.Box.W <= 0 || e.Box.H <= 0 {
 		return point{}, fmt.Errorf("%s %s %q has no box on the screen to act at; use another element, or coordinates", e.Ref, e.Role, e.Name)
 	}

@@ -25,6 +25,7 @@ const (
 	DisplaysURI    = "gui://displays"
 	RunsURI        = "gui://runs"
 	RunURITemplate = "gui://runs/{id}"
+	DownloadsURI   = "gui://downloads"
 )
 
 // RunStore lists the recorded runs (tasks and MCP sessions) behind gui://runs;
@@ -77,6 +78,10 @@ func (s *Server) addResources() {
 		}
 		return map[string]any{"displays": displayInfos(ds)}, nil
 	})
+	if pe, ok := desktop.CapabilityOf[desktop.PageEvents](s.screen); ok {
+		add(DownloadsURI, "downloads", "The files pages downloaded in this session: name, path, source URL, bytes, state.",
+			func(context.Context) (any, error) { return map[string]any{"downloads": pe.Downloads()}, nil })
+	}
 	if s.opts.Runs == nil {
 		return
 	}

@@ -355,7 +355,8 @@ func (s *Server) registerTools() error {
 	}
 	s.sel, s.tasks = sel, s.opts.Tasks
 	s.vision = visionModel{s.opts.Vision, s.opts.VisionProfile, s.opts.LocateProfile}
-	offered, err := OfferedTools(s.opts.Tools, Serving{Vision: s.opts.Vision != nil, Tasks: s.opts.Tasks != nil, Flows: s.opts.Flows != nil, Elements: s.elements != nil})
+	offered, err := OfferedTools(s.opts.Tools, Serving{Vision: s.opts.Vision != nil, Tasks: s.opts.Tasks != nil, Flows: s.opts.Flows != nil, Elements: s.elements != nil,
+		Pages: has[desktop.Navigator](s.screen), Tabs: has[desktop.Tabber](s.screen), Uploads: has[desktop.Uploader](s.screen), Apps: has[desktop.Apps](s.screen)})
 	if err != nil {
 		return err
 	}

@@ -120,6 +120,9 @@ func newTool[In any](s *Server, group, name, title, desc string, e effect, patch
 				return h(withAsking(ctx, ch, progress), c, in)
 			})
 		}()
+		if err == nil {
+			s.withPageEvents(res)
+		}
 		ms := time.Since(start).Milliseconds()
 		entry := safety.AuditEntry{Time: start, Tool: name, Session: s.recordID(c.ss), Millis: ms}
 		if err != nil {

@@ -31,6 +31,10 @@ const (
 	needsTasks         // a task runner (Options.Tasks, SetTasks)
 	needsFlows         // a flow runner (Options.Flows)
 	needsElements      // an element source (the backend's accessibility tree)
+	needsPages         // a browser: desktop.Navigator
+	needsTabs          // a browser: desktop.Tabber
+	needsUploads       // a browser: desktop.Uploader
+	needsApps          // a phone: desktop.Apps
 )
 
 // catalogue is every tool the server can offer, in the order clients see
@@ -49,6 +53,8 @@ func (s *Server) catalogue() []toolDef {
 		{s.locateTool, needsVision}, {s.queryTool, needsVision}, {s.assertTool, needsVision}, {s.waitForTool, needsVision},
 		{s.executeTaskTool, needsTasks},
 		{s.runFlowTool, needsFlows},
+		{s.navigateTool, needsPages}, {s.tabsTool, needsTabs}, {s.uploadTool, needsUploads},
+		{s.appsTool, needsApps},
 	}
 	out := make([]toolDef, len(defs))
 	for i, d := range defs {
@@ -75,8 +81,22 @@ func (s *Server) offers(n need) bool {
 		return s.opts.Flows != nil
 	case needsElements:
 		return s.elements != nil
+	case needsPages:
+		return has[desktop.Navigator](s.screen)
+	case needsTabs:
+		return has[desktop.Tabber](s.screen)
+	case needsUploads:
+		return has[desktop.Uploader](s.screen)
+	case needsApps:
+		return has[desktop.Apps](s.screen)
 	}
 	return true
+}
+
+// has reports whether the backend has capability T.
+func has[T any](s desktop.Screen) bool {
+	_, ok := desktop.CapabilityOf[T](s)
+	return ok
 }
 
 // Shared argument fields. The concepts they share (spaces, frames) are
