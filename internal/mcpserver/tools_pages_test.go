@@ -214,7 +214,7 @@ func TestNavigateAndTabs(t *testing.T) {
 		t.Errorf("back went to %s", page.url)
 	}
 	for args, want := range map[string]string{
-		`{}`: "needs a url, or an action",
+		`{}`:                                    "needs a url, or an action",
 		`{"url":"http://x","action":"back"}`:    "not both",
 		`{"url":"http://127.0.0.1:9/refused"}`:  "net::ERR_CONNECTION_REFUSED",
 		`{"url":"http://x","timeout_s":100000}`: "timeout_s",
