@@ -347,32 +347,3 @@ func (s *session) call(ctx context.Context, method string, params, res any) erro
 func (s *session) on(method string, fn func(method string, params jsonv2.Value)) func() {
 	return s.c.on(s.sid, method, fn)
 }
-
-// waiter collects the first event of a set of methods that matches.
-type waiter struct {
-	ch  chan string
-	off []func()
-}
-
-// wait starts listening on s for methods; match decides which events count
-// (nil: all). The result names the method seen.
-func (s *session) wait(match func(method string, params jsonv2.Value) bool, methods ...string) *waiter {
-	w := &waiter{ch: make(chan string, 1)}
-	for _, m := range methods {
-		w.off = append(w.off, s.on(m, func(method string, p jsonv2.Value) {
-			if match == nil || match(method, p) {
-				select {
-				case w.ch <- method:
-				default:
-				}
-			}
-		}))
-	}
-	return w
-}
-
-func (w *waiter) stop() {
-	for _, f := range w.off {
-		f()
-	}
-}

@@ -137,15 +137,15 @@ func (h *harness) Fill(t testing.TB, r geom.Rect, c color.RGBA) {
 }
 
 type jsEvent struct {
-	K      string   `json:"k"`
-	X      float64  `json:"x"`
-	Y      float64  `json:"y"`
-	B      int      `json:"b"`
-	DX     float64  `json:"dx"`
-	DY     float64  `json:"dy"`
-	Key    string   `json:"key"`
-	Code   string   `json:"code"`
-	M      []string `json:"m"`
+	K    string   `json:"k"`
+	X    float64  `json:"x"`
+	Y    float64  `json:"y"`
+	B    int      `json:"b"`
+	DX   float64  `json:"dx"`
+	DY   float64  `json:"dy"`
+	Key  string   `json:"key"`
+	Code string   `json:"code"`
+	M    []string `json:"m"`
 }
 
 // keyName maps a DOM key back to desktop's canonical name.
