@@ -113,15 +113,43 @@ func newIntegral(s gray) integral {
 type scorer struct {
 	s, t  gray
 	in    integral  // of s
-	tz    []float32 // zero-mean template
+	tz    []float32 // zero-mean template (zero where the mask leaves a pixel out)
 	tNorm float64   // sqrt(sum tz^2)
 	flat  bool
 	tMean float64
+	// runs are the template's counted pixels as row runs, n their number;
+	// nil runs: every pixel counts (the integral images serve).
+	runs []span
+	n    float64
+	rows rowSums // of s, when runs is set
+}
+
+// span is a run of counted template pixels: row y, columns x0 to x1-1.
+type span struct{ y, x0, x1 int }
+
+// rowSums holds prefix sums along each row of a screen plane, w+1 per row:
+// a masked template's window sums are its runs' row sums.
+type rowSums struct {
+	w          int
+	sum, sumSq []float64
+}
+
+func newRowSums(s gray) rowSums {
+	W := s.w + 1
+	r := rowSums{W, make([]float64, W*s.h), make([]float64, W*s.h)}
+	for y := range s.h {
+		for x := range s.w {
+			v := float64(s.p[y*s.w+x])
+			r.sum[y*W+x+1] = r.sum[y*W+x] + v
+			r.sumSq[y*W+x+1] = r.sumSq[y*W+x] + v*v
+		}
+	}
+	return r
 }
 
 // newScorer prepares template t for screen s, whose integral images are in.
 func newScorer(s gray, in integral, t gray) *scorer {
-	sc := &scorer{s: s, t: t, in: in, tz: make([]float32, len(t.p))}
+	sc := &scorer{s: s, t: t, in: in, tz: make([]float32, len(t.p)), n: float64(len(t.p))}
 	var mean float64
 	for _, v := range t.p {
 		mean += float64(v)
@@ -138,7 +166,47 @@ func newScorer(s gray, in integral, t gray) *scorer {
 	return sc
 }
 
+// newMaskedScorer prepares template t counting only the pixels where mask
+// m is 1, for screen s whose row sums are rows; nil when none counts.
+func newMaskedScorer(s gray, rows rowSums, t, m gray) *scorer {
+	sc := &scorer{s: s, t: t, rows: rows, tz: make([]float32, len(t.p))}
+	var mean float64
+	for y := range t.h {
+		for x := 0; x < t.w; {
+			if m.p[y*t.w+x] < 0.5 {
+				x++
+				continue
+			}
+			x0 := x
+			for x < t.w && m.p[y*t.w+x] >= 0.5 {
+				mean += float64(t.p[y*t.w+x])
+				x++
+			}
+			sc.runs = append(sc.runs, span{y, x0, x})
+			sc.n += float64(x - x0)
+		}
+	}
+	if sc.n == 0 {
+		return nil
+	}
+	mean /= sc.n
+	var ss float64
+	for _, r := range sc.runs {
+		for i := r.y*t.w + r.x0; i < r.y*t.w+r.x1; i++ {
+			d := float64(t.p[i]) - mean
+			sc.tz[i] = float32(d)
+			ss += d * d
+		}
+	}
+	sc.tMean, sc.tNorm = mean, math.Sqrt(ss)
+	sc.flat = sc.tNorm < 1e-3*sc.n
+	return sc
+}
+
 func (sc *scorer) score(x, y int) float64 {
+	if sc.runs != nil {
+		return sc.scoreMasked(x, y)
+	}
 	tw, th := sc.t.w, sc.t.h
 	n := float64(tw * th)
 	if sc.flat {
@@ -170,11 +238,93 @@ func (sc *scorer) score(x, y int) float64 {
 	return float64(num) / (sc.tNorm * math.Sqrt(v))
 }
 
+// scoreMasked is score over the template's runs only.
+func (sc *scorer) scoreMasked(x, y int) float64 {
+	tw := sc.t.w
+	if sc.flat {
+		var sad float64
+		for _, r := range sc.runs {
+			row := sc.s.p[(y+r.y)*sc.s.w+x:]
+			for i := r.x0; i < r.x1; i++ {
+				sad += math.Abs(float64(row[i]) - sc.tMean)
+			}
+		}
+		return 1 - sad/sc.n/255
+	}
+	var sum, sq float64
+	W := sc.rows.w
+	for _, r := range sc.runs {
+		o := (y+r.y)*W + x
+		sum += sc.rows.sum[o+r.x1] - sc.rows.sum[o+r.x0]
+		sq += sc.rows.sumSq[o+r.x1] - sc.rows.sumSq[o+r.x0]
+	}
+	v := sq - sum*sum/sc.n
+	if v < 1e-6*sc.n {
+		return 0
+	}
+	var num float32
+	for _, r := range sc.runs {
+		row := sc.s.p[(y+r.y)*sc.s.w+x:]
+		trow := sc.tz[r.y*tw:]
+		for i := r.x0; i < r.x1; i++ {
+			num += trow[i] * row[i]
+		}
+	}
+	return float64(num) / (sc.tNorm * math.Sqrt(v))
+}
+
+// maskPlane is mask as a plane of 1 (counted) and 0 (left out) of t's size.
+func maskPlane(mask *image.Alpha, w, h int) gray {
+	g := gray{w, h, make([]float32, w*h)}
+	for y := range h {
+		for x := range w {
+			if mask.Pix[mask.PixOffset(mask.Rect.Min.X+x, mask.Rect.Min.Y+y)] > 0 {
+				g.p[y*w+x] = 1
+			}
+		}
+	}
+	return g
+}
+
+// count is the sum of g's values (a mask's counted pixels).
+func (g gray) count() float64 {
+	var n float64
+	for _, v := range g.p {
+		n += float64(v)
+	}
+	return n
+}
+
+// binarize keeps a shrunk mask's cells whose pixels all counted.
+func (g gray) binarize() gray {
+	for i, v := range g.p {
+		if v >= 0.999 {
+			g.p[i] = 1
+		} else {
+			g.p[i] = 0
+		}
+	}
+	return g
+}
+
 // FindTemplate finds where tmpl appears in screen, best first: matches scoring at
 // least threshold (0 = 0.8), at most maxResults (0 = 10), not overlapping a better
 // match by more than half. It searches a downscaled pyramid level first, then
 // refines candidates at full resolution.
 func FindTemplate(screen *image.RGBA, tmpl image.Image, threshold float64, maxResults int) []Match {
+	return findTemplate(screen, tmpl, nil, threshold, maxResults)
+}
+
+// FindTemplateMasked is FindTemplate scoring only the template's pixels that
+// mask counts (alpha above zero; mask has tmpl's size): pixels that differ
+// from one occurrence to the next, such as what a text field holds, are left
+// out of the correlation. At the coarse level a cell counts only when all its
+// pixels do. A nil mask counts every pixel (FindTemplate).
+func FindTemplateMasked(screen *image.RGBA, tmpl image.Image, mask *image.Alpha, threshold float64, maxResults int) []Match {
+	return findTemplate(screen, tmpl, mask, threshold, maxResults)
+}
+
+func findTemplate(screen *image.RGBA, tmpl image.Image, mask *image.Alpha, threshold float64, maxResults int) []Match {
 	if threshold == 0 {
 		threshold = DefaultMatchThreshold
 	}
@@ -185,10 +335,29 @@ func FindTemplate(screen *image.RGBA, tmpl image.Image, threshold float64, maxRe
 	if t.w == 0 || t.h == 0 || t.w > s.w || t.h > s.h {
 		return nil
 	}
+	var m gray // the mask's plane; nil p: no mask
+	if mask != nil {
+		if mask.Rect.Dx() != t.w || mask.Rect.Dy() != t.h {
+			return nil
+		}
+		m = maskPlane(mask, t.w, t.h)
+	}
+	scorerFor := func(s gray, in integral, rows rowSums, t, m gray) *scorer {
+		if m.p == nil {
+			return newScorer(s, in, t)
+		}
+		return newMaskedScorer(s, rows, t, m)
+	}
 	// Pyramid factor: keep the coarse template at least 6 px on its short side.
 	k := 1
 	for k < 8 && min(t.w, t.h)/(k*2) >= 6 {
 		k *= 2
+	}
+	// A mask's thin parts vanish from the coarse level (a cell counts only
+	// when all its pixels do): shrink less while it would keep under a
+	// quarter of the counted pixels.
+	for m.p != nil && k > 1 && m.shrink(k).binarize().count()*float64(k*k) < m.count()/4 {
+		k /= 2
 	}
 	type cand struct {
 		x, y int // full-resolution position
@@ -196,7 +365,13 @@ func FindTemplate(screen *image.RGBA, tmpl image.Image, threshold float64, maxRe
 	}
 	var cands []cand
 	cs := s.shrink(k)
-	csIn := newIntegral(cs)
+	var csIn integral
+	var csRows rowSums
+	if m.p == nil {
+		csIn = newIntegral(cs)
+	} else {
+		csRows = newRowSums(cs)
+	}
 	slack := 0.0
 	if k > 1 {
 		slack = 0.3 // coarse scores are blurred; refine generously
@@ -206,11 +381,19 @@ func FindTemplate(screen *image.RGBA, tmpl image.Image, threshold float64, maxRe
 	// one phase.
 	for py := range k {
 		for px := range k {
-			ct := t.crop(px, py, (t.w-px)/k*k, (t.h-py)/k*k).shrink(k)
+			pw, ph := (t.w-px)/k*k, (t.h-py)/k*k
+			ct := t.crop(px, py, pw, ph).shrink(k)
 			if ct.w == 0 || ct.h == 0 || ct.w > cs.w || ct.h > cs.h {
 				continue
 			}
-			coarse := newScorer(cs, csIn, ct)
+			var cm gray
+			if m.p != nil {
+				cm = m.crop(px, py, pw, ph).shrink(k).binarize()
+			}
+			coarse := scorerFor(cs, csIn, csRows, ct, cm)
+			if coarse == nil {
+				continue
+			}
 			cw, ch := cs.w-ct.w+1, cs.h-ct.h+1
 			grid := make([]float64, cw*ch)
 			for y := range ch {
@@ -237,7 +420,12 @@ func FindTemplate(screen *image.RGBA, tmpl image.Image, threshold float64, maxRe
 		return nil
 	}
 	// Refine at full resolution around each candidate.
-	full := newScorer(s, newIntegral(s), t)
+	var full *scorer
+	if m.p == nil {
+		full = newScorer(s, newIntegral(s), t)
+	} else if full = newMaskedScorer(s, newRowSums(s), t, m); full == nil {
+		return nil
+	}
 	var found []Match
 	for _, c := range cands {
 		best, bx, by := math.Inf(-1), 0, 0
