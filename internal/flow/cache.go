@@ -109,6 +109,16 @@ type CacheEntry struct {
 	FingerprintRect [4]int `yaml:"fingerprint_rect,flow,omitempty"`
 	// Fingerprint is the crop as base64 PNG.
 	Fingerprint string `yaml:"fingerprint,omitempty"`
+	// FingerprintKind is what the fingerprint checks: "" (or "box") every
+	// pixel of the crop; "field" a text field's surroundings and label, its
+	// inside (FingerprintHole, transparent in the PNG) left out, so that
+	// what the field holds does not count. Caches without it are "box".
+	FingerprintKind string `yaml:"fingerprint_kind,omitempty"`
+	// FingerprintHole is the part of a field's crop left out (image pixels).
+	FingerprintHole [4]int `yaml:"fingerprint_hole,flow,omitempty"`
+	// FingerprintLabel is the part of a field's crop that shows its label,
+	// checked on its own (image pixels; absent when none was found).
+	FingerprintLabel [4]int `yaml:"fingerprint_label,flow,omitempty"`
 	// Element is the element's identity in the accessibility tree (when the
 	// desktop has one): replay verifies it first, then the fingerprint.
 	Element *Identity `yaml:"element,omitempty"`
@@ -251,7 +261,36 @@ func (e *CacheEntry) fingerprint() (fingerprint, error) {
 	if b.Empty() || !b.In(r) {
 		return fingerprint{}, fmt.Errorf("box (%g,%g)-(%g,%g) is not within its fingerprint %v: replay would act where it did not verify", e.Box.X1, e.Box.Y1, e.Box.X2, e.Box.Y2, r)
 	}
-	return decodeFingerprint(e.Fingerprint, r)
+	fp, err := decodeFingerprint(e.Fingerprint, r)
+	if err != nil {
+		return fingerprint{}, err
+	}
+	switch e.FingerprintKind {
+	case kindBox, "box":
+		return fp, nil
+	case kindField:
+	default:
+		return fingerprint{}, fmt.Errorf("fingerprint kind %q is not box or field", e.FingerprintKind)
+	}
+	hole, label := rectOf(e.FingerprintHole), rectOf(e.FingerprintLabel)
+	if hole.Empty() || !hole.In(r) || (!label.Empty() && !label.In(r)) {
+		return fingerprint{}, fmt.Errorf("field fingerprint's hole %v and label %v are not within its place %v", hole, label, r)
+	}
+	fp.Kind, fp.Hole, fp.Label = kindField, hole, label
+	fp.sortParts()
+	// What is left out is not verified: most of the place must be.
+	if fp.ring < minFieldRing || fp.ring*10 < r.Dx()*r.Dy() {
+		return fingerprint{}, fmt.Errorf("field fingerprint's hole %v leaves %d pixels of its place %v to verify", hole, fp.ring, r)
+	}
+	return fp, nil
 }
+
+// minFieldRing is the fewest pixels of surroundings a field fingerprint
+// verifies.
+const minFieldRing = 64
+
+func rectOf(v [4]int) image.Rectangle { return image.Rect(v[0], v[1], v[2], v[3]) }
+
+func rectArray(r image.Rectangle) [4]int { return [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y} }
 
 func sizeString(w, h int) string { return fmt.Sprintf("%dx%d", w, h) }

@@ -112,7 +112,7 @@ func (ru *run) locate(st Step, role, desc string, sr *StepResult) (*imaging.Shot
 	if !loc.Found {
 		return shot, vision.Box{}, fmt.Errorf("%q is not on the screen: %s", desc, loc.Reason)
 	}
-	ru.remember(st, role, desc, shot, loc.Box, takeFingerprint(shot.Pixels, loc.Box), identityAt(snap, shot, loc.Box))
+	ru.remember(st, role, desc, shot, loc.Box, ru.fingerprintFor(st, role, desc, shot.Pixels, loc.Box), identityAt(snap, shot, loc.Box))
 	return shot, loc.Box, nil
 }
 
@@ -137,8 +137,7 @@ func (ru *run) replay(e *CacheEntry, fp fingerprint, shot *imaging.Shot, st Step
 	d := at.Sub(fp.Rect.Min)
 	ru.shift = d
 	box := vision.Box{X1: e.Box.X1 + float64(d.X), Y1: e.Box.Y1 + float64(d.Y), X2: e.Box.X2 + float64(d.X), Y2: e.Box.Y2 + float64(d.Y)}
-	moved := fingerprint{Rect: fp.Rect.Add(d), Pix: fp.Pix}
-	ru.remember(st, e.Role, e.Description, shot, box, moved, e.Element)
+	ru.remember(st, e.Role, e.Description, shot, box, fp.moved(d), e.Element)
 	return box, CacheMoved, true
 }
 
@@ -151,12 +150,18 @@ func (ru *run) remember(st Step, role, desc string, shot *imaging.Shot, box visi
 // rememberBy stores what model (or "ocr", "accessibility") located in the cache.
 func (ru *run) rememberBy(model string, st Step, role, desc string, shot *imaging.Shot, box vision.Box, fp fingerprint, id *Identity) {
 	sz := shot.Frame.ImageSize()
-	r := fp.Rect
-	ru.cache.store(&CacheEntry{
+	e := &CacheEntry{
 		Step: st.Index, Kind: st.Kind, Role: role, Description: desc, DisplaySize: sizeString(sz.W, sz.H),
-		Model: model, Box: box, FingerprintRect: [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y},
-		Fingerprint: fp.encode(), Element: id, Updated: CacheTime{time.Now().UTC().Truncate(time.Second)},
-	})
+		Model: model, Box: box, FingerprintRect: rectArray(fp.Rect), Fingerprint: fp.encode(),
+		FingerprintKind: fp.Kind, Element: id, Updated: CacheTime{time.Now().UTC().Truncate(time.Second)},
+	}
+	if fp.Kind == kindField {
+		e.FingerprintHole = rectArray(fp.Hole)
+		if !fp.Label.Empty() {
+			e.FingerprintLabel = rectArray(fp.Label)
+		}
+	}
+	ru.cache.store(e)
 }
 
 func (ru *run) addUsage(u llm.Usage) {

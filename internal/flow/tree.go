@@ -141,7 +141,7 @@ func (ru *run) locateInTree(st Step, role, desc string, snap *desktop.ElementSna
 // rememberElement stores a located box with its fingerprint and the
 // element's identity (nil: none known).
 func (ru *run) rememberElement(by string, st Step, role, desc string, shot *imaging.Shot, box vision.Box, id *Identity) {
-	ru.rememberBy(by, st, role, desc, shot, box, takeFingerprint(shot.Pixels, box), id)
+	ru.rememberBy(by, st, role, desc, shot, box, ru.fingerprintFor(st, role, desc, shot.Pixels, box), id)
 }
 
 // identityAt is the identity of the element at the centre of box, for an

@@ -109,6 +109,7 @@ type App struct {
 	fields  map[string]string
 	chOnce  sync.Once
 	ch      chan Event
+	move    func(x, y int) error // set once the window exists
 }
 
 func newApp() *App {
@@ -237,6 +238,18 @@ func (a *App) summary() string {
 		s = append(s, b...)
 	}
 	return string(s)
+}
+
+// Move moves the window to (x, y) on the screen, in pixels, as a window
+// manager or the user would; the application redraws it there.
+func (a *App) Move(x, y int) error {
+	a.mu.Lock()
+	move := a.move
+	a.mu.Unlock()
+	if move == nil {
+		return errors.New("sample app: the window is not there to move")
+	}
+	return move(x, y)
 }
 
 // Close stops the application, closes its window and returns Run's error.

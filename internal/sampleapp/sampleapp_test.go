@@ -394,4 +394,21 @@ func TestPositionAndLabelsOptions(t *testing.T) {
 	if err != nil || ev.Target != "submit" {
 		t.Errorf("click at the moved Submit button's centre %v reported %+v (%v)", at, ev, err)
 	}
+	// Move takes the running window elsewhere; it is drawn and clicked there.
+	if err := app.Move(400, 300); err != nil {
+		t.Fatal(err)
+	}
+	at = sub.Center().Add(image.Pt(400, 300))
+	deadline := time.Now().Add(5 * time.Second)
+	for drv.pixel(at.X, sub.Rect.Min.Y+302) != SubmitColor.ToRGBA() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := drv.pixel(at.X, sub.Rect.Min.Y+302); got != SubmitColor.ToRGBA() {
+		t.Errorf("pixel of the Submit button after Move %v, want %v", got, SubmitColor.ToRGBA())
+	}
+	drv.click(at.X, at.Y, 1)
+	ev, err = app.WaitFor(ctx, func(e Event) bool { return e.Event == "click" })
+	if err != nil || ev.Target != "submit" {
+		t.Errorf("click at the Submit button's centre %v after Move reported %+v (%v)", at, ev, err)
+	}
 }

@@ -74,6 +74,14 @@ func run(ctx context.Context, o Options, a *App) error {
 	if err := u.init(o); err != nil {
 		return err
 	}
+	a.mu.Lock()
+	a.move = func(x, y int) error {
+		if err := xproto.ConfigureWindowChecked(c, u.win, xproto.ConfigWindowX|xproto.ConfigWindowY, []uint32{uint32(int32(x)), uint32(int32(y))}).Check(); err != nil {
+			return fmt.Errorf("sample app: move the window: %w", err)
+		}
+		return nil
+	}
+	a.mu.Unlock()
 	for {
 		ev, xerr := c.WaitForEvent()
 		if ev == nil && xerr == nil {
