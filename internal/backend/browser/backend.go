@@ -319,6 +319,8 @@ func (b *Backend) prepareSession(ctx context.Context, s *session, top bool) erro
 		{"Page.enable", nil},
 		{"Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}},
 		{"Network.enable", nil},
+		{"DOM.enable", nil},
+		{"Accessibility.enable", nil},
 		{"Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}},
 	}
 	if top {

@@ -82,7 +82,7 @@ type sessData struct {
 // whose top document's origin sits at (ox, oy) in the viewport.
 func readSession(ctx context.Context, id target.ID, s *session, ox, oy float64) (*sessData, error) {
 	var snap domsnapshot.CaptureSnapshotResult
-	if err := s.call(ctx, domsnapshot.CommandCaptureSnapshot, map[string]any{"computedStyles": []string{}, "includeDOMRects": true}, &snap); err != nil {
+	if err := s.call(ctx, domsnapshot.CommandCaptureSnapshot, map[string]any{"computedStyles": []string{}}, &snap); err != nil {
 		return nil, err
 	}
 	sd := &sessData{target: id, s: s, rects: map[cdp.BackendNodeID]geom.Rect{}, password: map[cdp.BackendNodeID]bool{}}
@@ -142,8 +142,8 @@ func readSession(ctx context.Context, id target.ID, s *session, ox, oy float64) 
 				}
 				r := l.Bounds[li]
 				x, y := r[0]+dd.dx, r[1]+dd.dy
-				if li < len(l.ClientRects) && len(l.ClientRects[li]) >= 2 {
-					x, y = x+l.ClientRects[li][0], y+l.ClientRects[li][1]
+				if cx, cy, err := clientOrigin(ctx, s, n.BackendNodeID[ni]); err == nil && i == 0 && ox == 0 && oy == 0 {
+					x, y = cx, cy // the content box, borders and padding left out
 				}
 				sd.docs[ci].dx = x - snap.Documents[ci].ScrollOffsetX
 				sd.docs[ci].dy = y - snap.Documents[ci].ScrollOffsetY
@@ -152,19 +152,20 @@ func readSession(ctx context.Context, id target.ID, s *session, ox, oy float64) 
 			}
 		}
 	}
+	// The accessibility tree is read as the walk reaches each node
+	// (getChildAXNodes): a page of thousands of rows costs what its
+	// viewport shows, not the whole tree.
 	for _, d := range sd.docs {
 		var r struct {
-			Nodes []*accessibility.Node `json:"nodes"`
+			Node *accessibility.Node `json:"node"`
 		}
-		if err := s.call(ctx, accessibility.CommandGetFullAXTree, map[string]any{"frameId": d.frame}, &r); err != nil {
+		if err := s.call(ctx, accessibility.CommandGetRootAXNode, map[string]any{"frameId": d.frame}, &r); err != nil {
 			return nil, err
 		}
-		d.ax = make(map[accessibility.NodeID]*accessibility.Node, len(r.Nodes))
-		for _, n := range r.Nodes {
-			d.ax[n.NodeID] = n
-			if n.ParentID == "" && d.axRoot == nil {
-				d.axRoot = n
-			}
+		d.ax = map[accessibility.NodeID]*accessibility.Node{}
+		if r.Node != nil {
+			d.ax[r.Node.NodeID] = r.Node
+			d.axRoot = r.Node
 		}
 	}
 	return sd, nil
@@ -273,11 +274,33 @@ func (x axNode) node(view geom.Rect) *uitree.Node {
 	return un
 }
 
+// fetchChildren reads the children of x that are not read yet.
+func (x axNode) fetchChildren(ctx context.Context) error {
+	for _, id := range x.n.ChildIDs {
+		if _, ok := x.d.ax[id]; !ok {
+			var r struct {
+				Nodes []*accessibility.Node `json:"nodes"`
+			}
+			if err := x.d.sess.s.call(ctx, accessibility.CommandGetChildAXNodes, map[string]any{"id": x.n.NodeID, "frameId": x.d.frame}, &r); err != nil {
+				return err
+			}
+			for _, n := range r.Nodes {
+				x.d.ax[n.NodeID] = n
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
 // children lists the accessibility children of x, ignored nodes replaced by
 // their own children, an iframe followed by its document.
-func (x axNode) children(view geom.Rect, out []*uitree.Node, depth int) []*uitree.Node {
+func (x axNode) children(ctx context.Context, view geom.Rect, out []*uitree.Node, depth int) ([]*uitree.Node, error) {
 	if depth > 64 {
-		return out
+		return out, nil
+	}
+	if err := x.fetchChildren(ctx); err != nil {
+		return out, err
 	}
 	for _, id := range x.n.ChildIDs {
 		c, ok := x.d.ax[id]
@@ -286,7 +309,13 @@ func (x axNode) children(view geom.Rect, out []*uitree.Node, depth int) []*uitre
 		}
 		cx := axNode{d: x.d, n: c}
 		if c.Ignored || axString(c.Role) == "none" {
-			out = cx.children(view, out, depth+1)
+			if r, ok := x.d.sess.rects[c.BackendDOMNodeID]; ok && c.BackendDOMNodeID != 0 && prunable[axString(c.Role)] && r.Intersect(view).Empty() {
+				continue
+			}
+			var err error
+			if out, err = cx.children(ctx, view, out, depth+1); err != nil {
+				return out, err
+			}
 			continue
 		}
 		un := cx.node(view)
@@ -298,7 +327,7 @@ func (x axNode) children(view geom.Rect, out []*uitree.Node, depth int) []*uitre
 	if sub, ok := x.d.childOwner[x.n.BackendDOMNodeID]; ok && x.n.BackendDOMNodeID != 0 && sub.axRoot != nil {
 		out = append(out, axNode{d: sub, n: sub.axRoot}.node(view))
 	}
-	return out
+	return out, nil
 }
 
 // Elements implements desktop.ElementSource: the active tab's elements
@@ -345,7 +374,10 @@ func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*deskto
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			kids := n.Data.(axNode).children(view, nil, 0)
+			kids, err := n.Data.(axNode).children(ctx, view, nil, 0)
+			if err != nil {
+				return nil, err
+			}
 			if len(kids) > limit {
 				kids = kids[:limit]
 			}
