@@ -323,3 +323,35 @@ func (d *Device) Pull(ctx context.Context, remote string) ([]byte, error) {
 		}
 	}
 }
+
+// ExecStream runs cmd with `exec:` and returns its stdout as a stream;
+// closing it ends the command's connection (a caller that needs only the
+// start of the output reads that much and closes).
+func (d *Device) ExecStream(ctx context.Context, cmd string) (io.ReadCloser, error) {
+	cn, cancel, err := d.open(ctx, "exec:"+cmd)
+	if err != nil {
+		return nil, err
+	}
+	return &execStream{d: d, cn: cn, cancel: cancel, what: "exec " + short(cmd)}, nil
+}
+
+type execStream struct {
+	d      *Device
+	cn     *conn
+	cancel context.CancelFunc
+	what   string
+}
+
+func (s *execStream) Read(p []byte) (int, error) {
+	n, err := s.cn.r.Read(p)
+	if err != nil && err != io.EOF {
+		return n, s.d.closedEarly(s.cn, s.what, err)
+	}
+	return n, err
+}
+
+func (s *execStream) Close() error {
+	err := s.cn.Close()
+	s.cancel()
+	return err
+}

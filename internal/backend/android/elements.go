@@ -1,0 +1,188 @@
+package android
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/guiagent/guiagent/internal/backend/phone"
+	"github.com/guiagent/guiagent/internal/desktop"
+)
+
+// dumpPath is where uiautomator writes its dump; the shell user may write there.
+const dumpPath = "/data/local/tmp/guiagent-ui.xml"
+
+// dumpTries bounds the dumps tried while the screen keeps animating.
+const dumpTries = 4
+
+// ErrNotIdle is wrapped by the error of a dump that never found the screen idle.
+var ErrNotIdle = errors.New("the screen never became idle")
+
+// Dump reads the UI hierarchy with `uiautomator dump`. A dump that fails
+// (uiautomator cannot get an idle state while something animates) is
+// tried again, at most dumpTries times and not after budget has passed.
+func (b *Backend) Dump(ctx context.Context, budget time.Duration) ([]*phone.Node, error) {
+	start := time.Now()
+	cmd := "rm -f " + dumpPath + "; uiautomator dump " + dumpPath + " && cat " + dumpPath
+	var cause string
+	tries := 0
+	for tries < dumpTries && (tries == 0 || time.Since(start) < budget) {
+		tries++
+		r, err := b.dev.Shell(ctx, cmd)
+		if err != nil {
+			return nil, err
+		}
+		if i := bytes.Index(r.Stdout, []byte("<?xml")); i >= 0 {
+			roots, _, err := phone.ParseUIAutomator(r.Stdout[i:])
+			if err != nil {
+				return nil, fmt.Errorf("android device %s: %w", b.dev.Serial(), err)
+			}
+			return roots, nil
+		}
+		cause = strings.TrimSpace(string(r.Stderr) + " " + string(r.Stdout))
+		if !strings.Contains(cause, "idle state") && !strings.Contains(cause, "null root node") {
+			return nil, fmt.Errorf("android device %s: uiautomator dump failed: %s", b.dev.Serial(), cause)
+		}
+		t := time.NewTimer(150 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil, fmt.Errorf("android device %s: uiautomator could not read the screen in %d tries (%s): %w; something keeps animating: turn animations off in Settings > Developer options (Window, Transition and Animator animation scale: Off), or run `adb shell settings put global window_animation_scale 0; adb shell settings put global transition_animation_scale 0; adb shell settings put global animator_duration_scale 0`",
+		b.dev.Serial(), tries, cause, ErrNotIdle)
+}
+
+// Elements reads the UI as elements from a uiautomator dump.
+func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*desktop.ElementSnapshot, error) {
+	q, err := q.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	roots, err := b.Dump(ctx, q.Budget)
+	if err != nil {
+		return nil, err
+	}
+	fg := ""
+	if len(roots) > 0 {
+		fg = roots[0].Package
+	}
+	if len(q.Bounds) == 0 {
+		if s, err := b.screenSize(ctx); err == nil {
+			q.Bounds = append(q.Bounds, b.logical(s))
+		}
+	}
+	return phone.Snapshot(ctx, phone.Tree{Source: "uiautomator", Roots: roots, Scale: b.scale, Foreground: fg}, q)
+}
+
+// find dumps the screen and returns the node handle names.
+func (b *Backend) find(ctx context.Context, handle string) (*phone.Node, error) {
+	roots, err := b.Dump(ctx, desktop.DefaultBudget)
+	if err != nil {
+		return nil, err
+	}
+	n, ok := phone.Find(roots, handle)
+	if !ok {
+		return nil, fmt.Errorf("the element is no longer on the screen (take a new snapshot)")
+	}
+	return n, nil
+}
+
+func handleBounds(handle string) (image.Rectangle, error) {
+	parts := strings.SplitN(handle, "|", 3)
+	var r image.Rectangle
+	if len(parts) != 3 {
+		return r, fmt.Errorf("not an android element handle: %q", handle)
+	}
+	if _, err := fmt.Sscanf(parts[2], "%d,%d,%d,%d", &r.Min.X, &r.Min.Y, &r.Max.X, &r.Max.Y); err != nil {
+		return r, fmt.Errorf("not an android element handle: %q", handle)
+	}
+	return r, nil
+}
+
+// Press taps the element's centre.
+func (b *Backend) Press(ctx context.Context, handle string) error {
+	r, err := handleBounds(handle)
+	if err != nil {
+		return err
+	}
+	c := image.Pt((r.Min.X+r.Max.X)/2, (r.Min.Y+r.Max.Y)/2)
+	_, err = b.dev.Run(ctx, fmt.Sprintf("input tap %d %d", c.X, c.Y))
+	return err
+}
+
+// Text reads an element's text from a new dump; a password field's is
+// never read.
+func (b *Backend) Text(ctx context.Context, handle string) (string, error) {
+	n, err := b.find(ctx, handle)
+	if err != nil {
+		return "", err
+	}
+	if n.Password {
+		return "", fmt.Errorf("a password field's text is not read: %w", desktop.ErrUnsupported)
+	}
+	return n.Text, nil
+}
+
+// SetText replaces a text field's text: it taps the field, selects all
+// and deletes it (ctrl+a on Android 13+, else the end and one delete a
+// character), types text, and reads the field back from a new dump.
+func (b *Backend) SetText(ctx context.Context, handle, text string) error {
+	r, err := handleBounds(handle)
+	if err != nil {
+		return err
+	}
+	for _, c := range text {
+		if !isTypable(c) && c != '\n' && c != '\t' {
+			if err := b.checkUnicode(ctx, text); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	n, err := b.find(ctx, handle)
+	if err != nil {
+		return err
+	}
+	if RoleOf(n) != desktop.RoleTextbox {
+		return fmt.Errorf("%s is not a text field: %w", n.Class, desktop.ErrUnsupported)
+	}
+	c := image.Pt((r.Min.X+r.Max.X)/2, (r.Min.Y+r.Max.Y)/2)
+	clear := fmt.Sprintf("input tap %d %d && ", c.X, c.Y)
+	if b.sdk >= 33 {
+		clear += "input keycombination KEYCODE_CTRL_LEFT KEYCODE_A && input keyevent KEYCODE_DEL"
+	} else {
+		dels := utf8.RuneCountInString(n.Text) + 1
+		if n.Password {
+			dels = 128
+		}
+		clear += "input keyevent KEYCODE_MOVE_END" + strings.Repeat(" KEYCODE_DEL", dels)
+	}
+	if _, err := b.dev.Run(ctx, clear); err != nil {
+		return err
+	}
+	if err := b.TypeText(ctx, text); err != nil {
+		return err
+	}
+	if n.Password {
+		return nil // its text cannot be read back
+	}
+	after, err := b.find(ctx, handle)
+	if err != nil {
+		return fmt.Errorf("reading the field back: %w", err)
+	}
+	if after.Text != text {
+		return fmt.Errorf("the field holds %q after setting %q", after.Text, text)
+	}
+	return nil
+}
+
+// RoleOf is the role of a node (phone.RoleOf).
+func RoleOf(n *phone.Node) desktop.Role { return phone.RoleOf(n) }
