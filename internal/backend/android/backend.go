@@ -312,7 +312,9 @@ func (b *Backend) noteSize(s image.Point) {
 	b.mu.Unlock()
 }
 
-func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 
 // logical is the display's size in logical pixels.
 func (b *Backend) logical(s image.Point) geom.Rect {

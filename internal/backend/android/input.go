@@ -48,7 +48,9 @@ func (f finger) Screen(ctx context.Context) (geom.Rect, error) {
 }
 
 // MoveTo moves the (invisible) pointer; with a finger down, the swipe's path.
-func (b *Backend) MoveTo(ctx context.Context, p geom.GlobalPoint) error { return b.gesture.MoveTo(ctx, p) }
+func (b *Backend) MoveTo(ctx context.Context, p geom.GlobalPoint) error {
+	return b.gesture.MoveTo(ctx, p)
+}
 
 // ButtonDown starts a touch (sent with its release, or with
 // `input motionevent` when held open across calls).
