@@ -48,7 +48,9 @@ func (b *Backend) callOn(ctx context.Context, s *session, node cdp.BackendNodeID
 	if err := s.call(ctx, "DOM.resolveNode", map[string]any{"backendNodeId": node}, &obj); err != nil {
 		return nil, fmt.Errorf("the element is gone: take a new snapshot (%w)", err)
 	}
-	defer func() { _ = s.call(context.WithoutCancel(ctx), "Runtime.releaseObject", map[string]any{"objectId": obj.Object.ObjectID}, nil) }()
+	defer func() {
+		_ = s.call(context.WithoutCancel(ctx), "Runtime.releaseObject", map[string]any{"objectId": obj.Object.ObjectID}, nil)
+	}()
 	var as []map[string]any
 	for _, a := range args {
 		as = append(as, map[string]any{"value": a})
@@ -197,7 +199,9 @@ func (b *Backend) contains(ctx context.Context, s *session, node, hit cdp.Backen
 	if err := s.call(ctx, "DOM.resolveNode", map[string]any{"backendNodeId": hit}, &obj); err != nil {
 		return false, err
 	}
-	defer func() { _ = s.call(context.WithoutCancel(ctx), "Runtime.releaseObject", map[string]any{"objectId": obj.Object.ObjectID}, nil) }()
+	defer func() {
+		_ = s.call(context.WithoutCancel(ctx), "Runtime.releaseObject", map[string]any{"objectId": obj.Object.ObjectID}, nil)
+	}()
 	var me struct {
 		Object struct {
 			ObjectID string `json:"objectId"`
@@ -206,11 +210,13 @@ func (b *Backend) contains(ctx context.Context, s *session, node, hit cdp.Backen
 	if err := s.call(ctx, "DOM.resolveNode", map[string]any{"backendNodeId": node}, &me); err != nil {
 		return false, err
 	}
-	defer func() { _ = s.call(context.WithoutCancel(ctx), "Runtime.releaseObject", map[string]any{"objectId": me.Object.ObjectID}, nil) }()
+	defer func() {
+		_ = s.call(context.WithoutCancel(ctx), "Runtime.releaseObject", map[string]any{"objectId": me.Object.ObjectID}, nil)
+	}()
 	var r evalResult
 	err := s.call(ctx, "Runtime.callFunctionOn", map[string]any{"objectId": me.Object.ObjectID, "returnByValue": true,
 		"functionDeclaration": `function(h){for(let n=h;n;n=n.parentNode||n.host){if(n===this)return true}return false}`,
-		"arguments": []map[string]any{{"objectId": obj.Object.ObjectID}}}, &r)
+		"arguments":           []map[string]any{{"objectId": obj.Object.ObjectID}}}, &r)
 	if err != nil {
 		return false, err
 	}

@@ -430,11 +430,5 @@ func (br *Browser) NewContext(ctx context.Context, viewport geom.Size) (*Backend
 	return newBackend(ctx, br, opts, true, false)
 }
 
-// profileDir reports the --user-data-dir of a launched browser.
-func (br *Browser) profileDir() string {
-	br.mu.Lock()
-	defer br.mu.Unlock()
-	return br.profile
-}
 
 func newReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 1<<20) }

@@ -79,12 +79,12 @@ root.getElementById('sb').onclick = () => report('shadow');</script>
 <div id="overlay" role="dialog" aria-label="Cookie banner" style="position:fixed;left:0;top:0;width:100%;height:300px;background:rgba(0,0,0,0.5)"></div>`,
 	"/dialog": `<!doctype html><title>Dialog</title><script>` + reportJS + `</script>
 <button onclick="report('confirm=' + confirm('Delete?'))">Delete</button>`,
-	"/popup": `<!doctype html><title>Popup</title><button onclick="window.open('/form')">Open</button>`,
-	"/upload": `<!doctype html><title>Upload</title><input type="file" id="file" aria-label="Attachment">`,
+	"/popup":    `<!doctype html><title>Popup</title><button onclick="window.open('/form')">Open</button>`,
+	"/upload":   `<!doctype html><title>Upload</title><input type="file" id="file" aria-label="Attachment">`,
 	"/download": `<!doctype html><title>Download</title><a href="/report.csv">Get the report</a>`,
-	"/cookie": `<!doctype html><title>Cookie</title>`,
-	"/clip": `<!doctype html><title>Clip</title><textarea id="src">copy me ✓</textarea><textarea id="dst"></textarea>`,
-	"/counter": `<!doctype html><title>Counter</title><script>sessionStorage.loads = (+sessionStorage.loads||0) + 1; document.title = 'Counter ' + sessionStorage.loads;</script>`,
+	"/cookie":   `<!doctype html><title>Cookie</title>`,
+	"/clip":     `<!doctype html><title>Clip</title><textarea id="src">copy me ✓</textarea><textarea id="dst"></textarea>`,
+	"/counter":  `<!doctype html><title>Counter</title><script>sessionStorage.loads = (+sessionStorage.loads||0) + 1; document.title = 'Counter ' + sessionStorage.loads;</script>`,
 }
 
 func tablePage(rows int) string {
