@@ -430,5 +430,4 @@ func (br *Browser) NewContext(ctx context.Context, viewport geom.Size) (*Backend
 	return newBackend(ctx, br, opts, true, false)
 }
 
-
 func newReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 1<<20) }
