@@ -572,3 +572,17 @@ func BenchmarkSnapshot(b *testing.B) {
 		}
 	}
 }
+
+func TestUnauthorizedExplained(t *testing.T) {
+	cfg := androidtest.DefaultConfig()
+	cfg.Unauthorized = true
+	d := androidtest.StartPhone(t, androidtest.NewPhone(cfg))
+	_, err := android.Open(testCtx(t), android.Options{ADB: d.Server})
+	if err == nil || !strings.Contains(err.Error(), "unauthorized") || !strings.Contains(err.Error(), "Allow USB debugging") {
+		t.Errorf("Open of an unauthorized phone: %v, want the state and the prompt to accept", err)
+	}
+	r := android.Check(testCtx(t), android.Options{ADB: d.Server})
+	if r.OK() || len(r.Devices) != 1 || r.Devices[0].State != "unauthorized" || !strings.Contains(r.Problem, "Allow USB debugging") {
+		t.Errorf("Check = %+v", r)
+	}
+}

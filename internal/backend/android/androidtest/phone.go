@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"os"
 	"path"
 	"slices"
 	"sort"
@@ -26,6 +25,9 @@ type Config struct {
 	// NoShellV2 leaves shell_v2 out of the device's features (Android 6
 	// and older): the client must fall back to shell:.
 	NoShellV2 bool
+	// Unauthorized makes the phone ask for authorization and never grant
+	// it: the server lists it as unauthorized.
+	Unauthorized bool
 	// ADBKeyboard installs the ADBKeyboard IME (com.android.adbkeyboard/.AdbIME).
 	ADBKeyboard bool
 }
@@ -827,8 +829,6 @@ func (p *Phone) screencap(args []string, out, errw writer) int {
 func putLE(b []byte, v uint32) {
 	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 }
-
-var _ = os.ErrNotExist
 
 // WriteFile puts a file on the phone's storage (/sdcard/..., /data/local/tmp/...).
 func (p *Phone) WriteFile(name string, data []byte) error { return p.writeFile(name, data) }

@@ -103,10 +103,14 @@ func (d *Device) attach(t testing.TB, p *Phone) {
 	t.Cleanup(fake.close)
 	d.Phone, d.d, d.Serial = p, fake, fake.addr()
 	out, err := d.ADB(t, "connect", d.Serial)
-	if err != nil || !strings.Contains(out, "connected to") {
+	if err != nil || !strings.Contains(out, "connected to") && !(p.cfg().Unauthorized && strings.Contains(out, "failed to authenticate")) {
 		t.Fatalf("adb connect %s: %v: %s", d.Serial, err, out)
 	}
 	c := &adb.Client{Addr: d.Server, Timeout: 2 * time.Second}
+	want := "device"
+	if p.cfg().Unauthorized {
+		want = "unauthorized"
+	}
 	state := ""
 	if !testenv.WaitUntil(10*time.Second, func() bool {
 		devs, err := c.Devices(context.Background())
@@ -118,9 +122,9 @@ func (d *Device) attach(t testing.TB, p *Phone) {
 				state = dv.State
 			}
 		}
-		return state == "device"
+		return state == want
 	}) {
-		t.Fatalf("fake device %s did not become `device` on the adb server (state %q)", d.Serial, state)
+		t.Fatalf("fake device %s did not become %q on the adb server (state %q)", d.Serial, want, state)
 	}
 }
 

@@ -195,11 +195,26 @@ func (dc *devConn) serve() {
 			if m.arg1 > 0 && int(m.arg1) < dc.maxData {
 				dc.maxData = int(m.arg1)
 			}
+			if dc.d.phone.cfg().Unauthorized {
+				// Ask for a signature no key of the server's will match: the
+				// server then offers its public key (the phone's prompt) and
+				// lists the device as unauthorized.
+				if err := dc.send(message{cmd: aAUTH, arg0: 1, data: []byte("guiagent-fake-token!")}); err != nil {
+					return
+				}
+				continue
+			}
 			if err := dc.send(message{cmd: aCNXN, arg0: adbVersion, arg1: maxPayload, data: []byte(dc.d.phone.banner())}); err != nil {
 				return
 			}
-		case aAUTH, aSYNC:
-			// Never asked for: this device needs no authorization.
+		case aAUTH:
+			if m.arg0 == 2 { // a signature: refused, ask again
+				if err := dc.send(message{cmd: aAUTH, arg0: 1, data: []byte("guiagent-fake-token!")}); err != nil {
+					return
+				}
+			}
+			// 3, the server's public key: the prompt nobody accepts.
+		case aSYNC:
 		case aOPEN:
 			service := strings.TrimRight(string(m.data), "\x00")
 			dc.mu.Lock()
