@@ -17,6 +17,10 @@ import (
 func checkElements(ctx context.Context, screen desktop.Screen, add func(level, name, detail, fix string)) {
 	src, ok := desktop.ElementsOf(screen)
 	if !ok {
+		if why := whyNoElements(screen); why != "" {
+			add("warn", "element tree", why, "")
+			return
+		}
 		add("warn", "element tree", fmt.Sprintf("the %s backend has no element source (accessibility off, or none on this backend)", screen.Name()),
 			"set "+config.Var("Accessibility")+"=auto to read applications' accessibility trees")
 		return
@@ -33,4 +37,27 @@ func checkElements(ctx context.Context, screen desktop.Screen, add func(level, n
 		detail += " (truncated: " + snap.TruncatedBy + ")"
 	}
 	add("ok", "element tree", detail, "")
+}
+
+// noPlacement is why GNOME and KDE (through the portal) have no element tree.
+const noPlacement = "the portal backend (GNOME, KDE) has no element tree: their compositors do not tell a client where windows are on the screen, and a Wayland application's accessibility tree gives boxes relative to its own window (screenshots, OCR and vision work; sway and Hyprland say where windows are)"
+
+// whyNoElements is what a backend says of its missing element source when
+// it is not accessibility being off: the Wayland backend on a compositor
+// that does not say where windows are, and the portal backend.
+func whyNoElements(screen desktop.Screen) string {
+	for s := screen; s != nil; {
+		if w, ok := s.(interface{ WhyNoElements() string }); ok {
+			return w.WhyNoElements()
+		}
+		if s.Name() == "portal" {
+			return noPlacement
+		}
+		u, ok := s.(desktop.Unwrapper)
+		if !ok {
+			break
+		}
+		s = u.Unwrap()
+	}
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guiagent/guiagent/internal/backend/wayland"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/desktop/fake"
 	"github.com/guiagent/guiagent/internal/geom"
@@ -45,4 +46,32 @@ func TestDoctorElementTree(t *testing.T) {
 	if len(rows) != 1 || rows[0].level != "warn" || !strings.Contains(rows[0].fix, "GUI_AGENT_ACCESSIBILITY=auto") {
 		t.Errorf("no source: %+v", rows)
 	}
+
+	// GNOME and KDE through the portal: the compositor does not say where
+	// windows are, and no setting changes that.
+	rows = nil
+	checkElements(ctx, named{noElements{b}, "portal"}, collect(&rows))
+	if len(rows) != 1 || rows[0].level != "warn" || !strings.Contains(rows[0].detail, "do not tell a client where windows are") || rows[0].fix != "" {
+		t.Errorf("the portal backend: %+v", rows)
+	}
+	// The Wayland backend on a wlroots compositor without such an IPC.
+	rows = nil
+	checkElements(ctx, unplaced{noElements{b}}, collect(&rows))
+	if len(rows) != 1 || rows[0].level != "warn" || !strings.Contains(rows[0].detail, "river does not tell") || rows[0].fix != "" {
+		t.Errorf("a compositor that does not place windows: %+v", rows)
+	}
 }
+
+// named is a screen by another name.
+type named struct {
+	desktop.Screen
+	name string
+}
+
+func (n named) Name() string { return n.name }
+
+// unplaced is a screen that says why it has no element source, as the
+// Wayland backend does on river.
+type unplaced struct{ desktop.Screen }
+
+func (unplaced) WhyNoElements() string { return wayland.NoPlacer("river") }

@@ -262,12 +262,16 @@ type Session struct {
 	WaylandDisplay string `json:"wayland_display"` // $WAYLAND_DISPLAY
 	CurrentDesktop string `json:"current_desktop"` // $XDG_CURRENT_DESKTOP: GNOME, KDE, sway, ...
 	RuntimeDir     string `json:"runtime_dir"`     // $XDG_RUNTIME_DIR
+	// Where a wlroots compositor says where windows are (the element tree on Wayland):
+	SwaySock          string `json:"sway_sock,omitempty"`          // $SWAYSOCK
+	HyprlandSignature string `json:"hyprland_signature,omitempty"` // $HYPRLAND_INSTANCE_SIGNATURE
 }
 
 // SessionOf reads the desktop session's variables through getenv.
 func SessionOf(getenv func(string) string) Session {
 	return Session{Type: getenv("XDG_SESSION_TYPE"), WaylandDisplay: getenv("WAYLAND_DISPLAY"),
-		CurrentDesktop: getenv("XDG_CURRENT_DESKTOP"), RuntimeDir: getenv("XDG_RUNTIME_DIR")}
+		CurrentDesktop: getenv("XDG_CURRENT_DESKTOP"), RuntimeDir: getenv("XDG_RUNTIME_DIR"),
+		SwaySock: getenv("SWAYSOCK"), HyprlandSignature: getenv("HYPRLAND_INSTANCE_SIGNATURE")}
 }
 
 // FillSessionDefaults fills the values whose defaults come from the session

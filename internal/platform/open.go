@@ -32,6 +32,10 @@ type Session struct {
 	XDisplay       string // $DISPLAY, or --display, e.g. :0
 	CurrentDesktop string // $XDG_CURRENT_DESKTOP, e.g. GNOME, KDE, sway
 	RuntimeDir     string // $XDG_RUNTIME_DIR, where the Wayland socket is
+	// SwaySock ($SWAYSOCK) and HyprlandSignature
+	// ($HYPRLAND_INSTANCE_SIGNATURE) reach the compositor's IPC, which says
+	// where windows are: the Wayland backend's element tree needs it.
+	SwaySock, HyprlandSignature string
 }
 
 // Options selects the desktop Open connects to.

@@ -72,12 +72,16 @@ func openX11(ctx context.Context, o Options) (desktop.Screen, func() error, erro
 // display, nothing is checked here: the client connects on first use, so a
 // session without an accessibility bus starts as well and says why when a
 // snapshot is asked for.
-func elementSource(o Options) desktop.ElementSource {
+func elementSource(o Options) desktop.ElementSource { return elementSourceWith(o, nil) }
+
+// elementSourceWith is elementSource whose windows are placed by place
+// (atspi.Options.Place; nil: the boxes are the screen's already).
+func elementSourceWith(o Options, place func(context.Context) ([]atspi.Placed, error)) desktop.ElementSource {
 	mode := atspi.Mode(o.Accessibility)
 	if mode != atspi.ModeAuto && mode != atspi.ModeOn {
 		return nil
 	}
-	c := atspi.New(atspi.Options{SessionBus: o.SessionBus, Bus: o.AccessibilityBus, Mode: mode})
+	c := atspi.New(atspi.Options{SessionBus: o.SessionBus, Bus: o.AccessibilityBus, Mode: mode, Place: place})
 	if mode == atspi.ModeOn {
 		// Applications that wait for IsEnabled build their trees meanwhile.
 		go func() {

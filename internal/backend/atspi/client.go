@@ -74,6 +74,12 @@ type Options struct {
 	CallTimeout time.Duration
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// Place, when set, says where the compositor placed the toplevel
+	// windows (Wayland, where an application's boxes are relative to its
+	// window; platform gives it sway's or Hyprland's IPC): each window's
+	// boxes are moved by its place, and a window it does not list (a popup,
+	// a window on a hidden workspace) is left out.
+	Place func(ctx context.Context) ([]Placed, error)
 }
 
 // Client reads accessibility trees. It connects on first use and again after
@@ -87,6 +93,7 @@ type Client struct {
 	peers  map[string]*direct // peer-to-peer connections by application bus name (nil: none offered)
 	big    map[string]bool    // by application bus name: its tree is too big for its cache (see bigTree)
 	names  map[string]string  // by application bus name: its name, once it answered (a bus name is never reused)
+	pidOf  map[string]int     // by application bus name: its process id, with Options.Place
 	closed bool
 }
 
@@ -124,6 +131,7 @@ func (c *Client) dropLocked() {
 	}
 	c.peers = map[string]*direct{}
 	c.names = nil
+	c.pidOf = nil
 	if c.conn != nil {
 		_ = c.conn.Close()
 		c.conn = nil

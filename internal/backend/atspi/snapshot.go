@@ -17,7 +17,9 @@ import (
 
 // Elements takes a snapshot as q asks. Boxes are in AT-SPI screen
 // coordinates (X root-window pixels); the X11 backend shifts them into global
-// logical pixels and fills q.Bounds and q.ActiveWindow.
+// logical pixels and fills q.Bounds and q.ActiveWindow. With Options.Place
+// (Wayland) each window's boxes are moved by its place, and only the
+// windows the compositor places are walked.
 func (c *Client) Elements(ctx context.Context, q desktop.ElementQuery) (*desktop.ElementSnapshot, error) {
 	start := time.Now()
 	q, err := q.Normalize()
@@ -42,11 +44,21 @@ func (c *Client) Elements(ctx context.Context, q desktop.ElementQuery) (*desktop
 		}
 		apps = keep
 	}
+	pl, err := c.place(ctx, conn, apps)
+	if err != nil {
+		return nil, placeErr(err)
+	}
 	snap := &desktop.ElementSnapshot{Source: "atspi", Query: q}
 	trees := c.loadAll(ctx, conn, apps, q, snap)
-	wins := chooseWindows(trees, q, snap)
+	var offs map[*node]offset
+	var focused *node
+	if pl != nil {
+		offs, focused = pl.origins(trees)
+	}
+	wins := chooseWindows(trees, q, snap, offs, focused)
 	w := &walker{c: c, q: q, snap: snap}
 	for _, win := range wins {
+		w.off = offs[win.n]
 		if err := w.window(ctx, win.t, win.n); err != nil {
 			w.stop(err)
 			break
@@ -99,6 +111,16 @@ func (c *Client) loadAll(ctx context.Context, conn *dbus.Conn, apps []*app, q de
 			defer wg.Done()
 			a.p = c.peerOf(ctx, conn, a.bus)
 			trees[i], errs[i] = c.load(ctx, conn, a, 4*q.MaxElements)
+			if a.p.d != nil && errors.Is(errs[i], errClosed) {
+				// An application that closes its own connection at once
+				// (at-spi2-atk lets in only its own user, where the bus
+				// lets in root too): its calls go through the bus.
+				c.mu.Lock()
+				c.peers[a.bus] = nil
+				c.mu.Unlock()
+				a.p = peer{conn: conn, dest: a.bus}
+				trees[i], errs[i] = c.load(ctx, conn, a, 4*q.MaxElements)
+			}
 		}()
 	}
 	wg.Wait()
@@ -128,11 +150,16 @@ type window struct {
 // chooseWindows returns the windows the scope covers. For ScopeFocused: the
 // window with the active state, else the one titled q.ActiveWindow, else the
 // one holding the focused element, else the only window; with several
-// candidates and no sign of focus, all of them.
-func chooseWindows(trees []*tree, q desktop.ElementQuery, snap *desktop.ElementSnapshot) []window {
+// candidates and no sign of focus, all of them. With placed (not nil) only
+// the windows in it are candidates, and focused, the one the compositor
+// says has the focus, comes first.
+func chooseWindows(trees []*tree, q desktop.ElementQuery, snap *desktop.ElementSnapshot, placed map[*node]offset, focused *node) []window {
 	var all []window
 	for _, t := range trees {
 		for _, n := range t.root.children {
+			if _, ok := placed[n]; placed != nil && !ok {
+				continue
+			}
 			if n.st.has(stateShowing) {
 				all = append(all, window{t, n})
 			}
@@ -156,6 +183,9 @@ func chooseWindows(trees []*tree, q desktop.ElementQuery, snap *desktop.ElementS
 			}
 		}
 		return nil
+	}
+	if w := pick(func(w window) bool { return focused != nil && w.n == focused }); w != nil {
+		return w
 	}
 	if w := pick(func(w window) bool { return w.n.st.has(stateActive) }); w != nil {
 		return w
@@ -218,6 +248,9 @@ type walker struct {
 	snap *desktop.ElementSnapshot
 	// per returned element, its node (for its extras).
 	nodes []*node
+	// off moves the boxes of the window being walked onto the screen
+	// (Options.Place); zero otherwise.
+	off offset
 }
 
 // errFull stops a walk that has MaxElements elements.
@@ -378,6 +411,7 @@ func (w *walker) decide(t *tree, cands []cand, i int) error {
 		cd.clip, cd.anc = cands[cd.parent].clip, cands[cd.parent].anc
 	}
 	box, ok := boxOf(cd.n)
+	box.X, box.Y = box.X+w.off.x, box.Y+w.off.y
 	if ok && cd.clip.W >= 0 {
 		box = box.Intersect(cd.clip)
 		ok = !box.Empty()

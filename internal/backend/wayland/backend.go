@@ -49,6 +49,13 @@ type Options struct {
 	RuntimeDir string
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// Placer says where the compositor placed its windows (sway's or
+	// Hyprland's IPC: NewPlacer); nil on a compositor that does not say.
+	Placer Placer
+	// Elements is the element source the backend offers (AT-SPI2, mapping
+	// each window's boxes through Placer), in layout logical pixels; nil
+	// gives none: without a Placer there can be none.
+	Elements desktop.ElementSource
 }
 
 // SocketPath returns the socket Options name, or an error saying what is missing.
@@ -520,7 +527,7 @@ func (b *Backend) settleDevices(ctx context.Context) {
 func (b *Backend) Close() error {
 	var err error
 	b.closeOnce.Do(func() {
-		err = errors.Join(b.releaseAll(), b.handOff())
+		err = errors.Join(b.releaseAll(), b.handOff(), b.closeElements())
 		if e := b.c.roundtrip(context.Background()); e != nil && err == nil && b.c.failed() == nil {
 			err = e
 		}

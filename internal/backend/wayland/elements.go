@@ -1,0 +1,118 @@
+package wayland
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
+)
+
+var (
+	_ desktop.ElementSource = (*Backend)(nil)
+	_ desktop.ElementGate   = (*Backend)(nil)
+	_ desktop.ElementActor  = (*Backend)(nil)
+)
+
+// ElementsAvailable reports whether an element source is attached
+// (Options.Elements, which needs Options.Placer).
+func (b *Backend) ElementsAvailable() bool { return b.opts.Elements != nil }
+
+// WhyNoElements says why there can be no element source here: a
+// compositor that does not say where windows are; "" otherwise.
+func (b *Backend) WhyNoElements() string {
+	if b.opts.Placer == nil {
+		return NoPlacer(b.compositor)
+	}
+	return ""
+}
+
+// Elements takes a snapshot through the attached element source, which
+// works in layout logical pixels (each window's boxes mapped through the
+// placer): Elements hands it the outputs in those (q.Bounds) and shifts the
+// boxes it returns into global logical pixels.
+func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*desktop.ElementSnapshot, error) {
+	src := b.opts.Elements
+	if src == nil {
+		why := b.WhyNoElements()
+		if why == "" {
+			why = "accessibility is off (set the accessibility setting to auto or on; guiagent doctor names it)"
+		}
+		return nil, fmt.Errorf("reading the UI as elements: %w: %s", desktop.ErrUnsupported, why)
+	}
+	if err := b.c.roundtrip(ctx); err != nil {
+		return nil, err
+	}
+	ps, origin := b.places()
+	if q.Bounds == nil {
+		for _, p := range ps {
+			q.Bounds = append(q.Bounds, p.logical)
+		}
+	} else {
+		q.Bounds = shift(q.Bounds, origin, 1)
+	}
+	snap, err := src.Elements(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	for i := range snap.Elements {
+		snap.Elements[i].Box.X -= origin.X
+		snap.Elements[i].Box.Y -= origin.Y
+	}
+	snap.Query.Bounds = shift(snap.Query.Bounds, origin, -1)
+	return snap, nil
+}
+
+func shift(rs []geom.Rect, by geom.GlobalPoint, sign int) []geom.Rect {
+	out := make([]geom.Rect, len(rs))
+	for i, r := range rs {
+		r.X += sign * by.X
+		r.Y += sign * by.Y
+		out[i] = r
+	}
+	return out
+}
+
+// actor is the attached element source's actor (AT-SPI2), if it has one.
+func (b *Backend) actor() (desktop.ElementActor, error) {
+	if a, ok := b.opts.Elements.(desktop.ElementActor); ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("acting on an element: %w: the element source cannot", desktop.ErrUnsupported)
+}
+
+// SetText sets an element's text through the attached element source.
+func (b *Backend) SetText(ctx context.Context, handle, text string) error {
+	a, err := b.actor()
+	if err != nil {
+		return err
+	}
+	return a.SetText(ctx, handle, text)
+}
+
+// Text reads an element's text through the attached element source.
+func (b *Backend) Text(ctx context.Context, handle string) (string, error) {
+	a, err := b.actor()
+	if err != nil {
+		return "", err
+	}
+	return a.Text(ctx, handle)
+}
+
+// Press performs an element's action through the attached element source.
+func (b *Backend) Press(ctx context.Context, handle string) error {
+	a, err := b.actor()
+	if err != nil {
+		return err
+	}
+	return a.Press(ctx, handle)
+}
+
+// closeElements closes the element source when it holds connections.
+func (b *Backend) closeElements() error {
+	if c, ok := b.opts.Elements.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
