@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -194,5 +197,47 @@ func TestNoServerIsClear(t *testing.T) {
 	_, err := c.Version(ctx(t))
 	if !errors.Is(err, adb.ErrServer) {
 		t.Errorf("Version with no server: %v, want ErrServer", err)
+	}
+}
+
+func TestCommandHonoursContext(t *testing.T) {
+	d := androidtest.Start(t)
+	dev := (&adb.Client{Addr: d.Server}).Device(d.Serial)
+	c, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := dev.Run(c, "sleep 5")
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), d.Serial) {
+		t.Errorf("a command past its deadline: %v, want a deadline error naming %s", err, d.Serial)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the command returned after %v with a 300ms deadline", took)
+	}
+	// The client's own timeout bounds a command whose context has none.
+	dev = (&adb.Client{Addr: d.Server, Timeout: 300 * time.Millisecond}).Device(d.Serial)
+	start = time.Now()
+	if _, err := dev.Run(context.Background(), "sleep 5"); err == nil || time.Since(start) > 2*time.Second {
+		t.Errorf("Timeout 300ms: %v after %v", err, time.Since(start))
+	}
+}
+
+func TestStartServer(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("ADB_LOCAL_TRANSPORT_MAX_PORT", "5553")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	t.Cleanup(func() { _ = exec.Command("adb", "-P", strconv.Itoa(port), "kill-server").Run() })
+	if err := adb.StartServer(ctx(t), "", port); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&adb.Client{Addr: "127.0.0.1:" + strconv.Itoa(port)}).Version(ctx(t)); err != nil {
+		t.Errorf("after StartServer: %v", err)
+	}
+	if err := adb.StartServer(ctx(t), "/nonexistent/adb", port); err != nil {
+		t.Errorf("StartServer with a server answering must not run adb: %v", err)
 	}
 }

@@ -111,6 +111,9 @@ func (c *conn) wrap(what string, err error) error {
 		}
 		return fmt.Errorf("%s: %w", what, ce)
 	}
+	if errors.Is(err, os.ErrDeadlineExceeded) { // the deadline set from the context
+		return fmt.Errorf("%s: timed out: %w", what, context.DeadlineExceeded)
+	}
 	return fmt.Errorf("%s: %w", what, err)
 }
 

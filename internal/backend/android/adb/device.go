@@ -138,6 +138,11 @@ func (d *Device) Shell(ctx context.Context, cmd string) (Result, error) {
 	}
 	defer cancel()
 	defer cn.Close()
+	// No input: close the command's stdin (packet 4, empty), so a command
+	// that reads it ends rather than waiting.
+	if _, err := cn.Write([]byte{4, 0, 0, 0, 0}); err != nil {
+		return Result{Exit: -1}, d.closedEarly(cn, "shell command "+short(cmd), err)
+	}
 	var r Result
 	r.Exit = -1
 	var hdr [5]byte

@@ -382,6 +382,11 @@ func (p *Phone) command(args []string, out, errw writer) int {
 		}
 		return 0
 	case "sleep":
+		if len(rest) > 0 {
+			if f, err := strconv.ParseFloat(rest[0], 64); err == nil {
+				time.Sleep(min(time.Duration(f*float64(time.Second)), 30*time.Second))
+			}
+		}
 		return 0
 	}
 	fmt.Fprintf(errw, "/system/bin/sh: %s: inaccessible or not found\n", args[0])
