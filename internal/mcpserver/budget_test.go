@@ -30,6 +30,14 @@ const toolsListBudget = 12 << 10
 // tools, gui_execute_task and the target properties.
 const toolsListBudgetWithModel = 16<<10 + 512
 
+// The budgets above count what a host puts in its model's context: each
+// tool's name, description, annotations and input schema. Hosts give models
+// no output schema (Anthropic's and OpenAI's tool definitions have no place
+// for one), so the input tools' output schema (InputResult: located_by,
+// point, box, frame_id) is counted apart, against outputSchemaBudget: one
+// definition shared by the input tools, without descriptions.
+const outputSchemaBudget = 2<<10 + 256
+
 type nopTasks struct{}
 
 func (nopTasks) Run(context.Context, agent.Task, func(agent.Event)) agent.Result {
@@ -48,7 +56,10 @@ func (nopSeer) Locate(context.Context, llm.Image, string) (vision.Location, llm.
 	return vision.Location{}, llm.Usage{}, nil
 }
 
-func toolsListBytes(t *testing.T, cs *mcp.ClientSession) ([]byte, []*mcp.Tool) {
+// toolsListBytes is tools/list as the client receives it, without the tools'
+// output schemas (see outputSchemaBudget), the tools as received, and the
+// bytes of their output schemas.
+func toolsListBytes(t *testing.T, cs *mcp.ClientSession) ([]byte, []*mcp.Tool, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -56,11 +67,22 @@ func toolsListBytes(t *testing.T, cs *mcp.ClientSession) ([]byte, []*mcp.Tool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(res)
+	whole, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b, res.Tools
+	bare := *res
+	bare.Tools = nil
+	for _, tl := range res.Tools {
+		c := *tl
+		c.OutputSchema = nil
+		bare.Tools = append(bare.Tools, &c)
+	}
+	b, err := json.Marshal(bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, res.Tools, len(whole) - len(b)
 }
 
 // targetTools are the input tools that take an element in words.
@@ -91,10 +113,13 @@ func TestToolsListBudget(t *testing.T) {
 					b.SetElements(formElements())
 				}
 			})
-			b, tools := toolsListBytes(t, e.cs)
-			t.Logf("%d tools, %d bytes of tools/list", len(tools), len(b))
+			b, tools, outBytes := toolsListBytes(t, e.cs)
+			t.Logf("%d tools, %d bytes of tools/list and %d of output schemas", len(tools), len(b), outBytes)
 			if len(b) > c.budget {
 				t.Errorf("tools/list is %d bytes for %d tools, over the %d-byte budget", len(b), len(tools), c.budget)
+			}
+			if outBytes > outputSchemaBudget {
+				t.Errorf("the tools' output schemas are %d bytes, over their %d-byte budget", outBytes, outputSchemaBudget)
 			}
 			for _, tool := range tools {
 				sc, _ := json.Marshal(tool.InputSchema)

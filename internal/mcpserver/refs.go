@@ -177,6 +177,8 @@ func (s *Server) elementPlace(ctx context.Context, e desktop.Element, f geom.Fra
 	t := target{Image: r.Image, Global: r.Global, Display: d, FrameID: f.ID, Source: fromSession, Warning: r.Warning}
 	p := t.place()
 	p.LocatedBy = by
+	x1, y1, x2, y2 := imageBox(e.Box, f)
+	p.Box = &geom.ImageRect{X: x1, Y: y1, W: x2 - x1, H: y2 - y1}
 	name := ""
 	if e.Name != "" {
 		name = fmt.Sprintf(" %q", e.Name)

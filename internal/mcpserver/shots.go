@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -83,41 +84,64 @@ func (s *Server) capture(ctx context.Context, c *call, d geom.Display, region ge
 
 // shoot returns a screenshot result: the image and its metadata as JSON.
 func (s *Server) shoot(ctx context.Context, c *call, d geom.Display, region geom.Rect, o imaging.Options, note string) (*mcp.CallToolResult, error) {
+	res, _, err := s.shootShot(ctx, c, d, region, o, note)
+	return res, err
+}
+
+// shootShot is shoot, also returning the screenshot.
+func (s *Server) shootShot(ctx context.Context, c *call, d geom.Display, region geom.Rect, o imaging.Options, note string) (*mcp.CallToolResult, *imaging.Shot, error) {
 	shot, err := s.capture(ctx, c, d, region, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res, err := jsonResult(infoOf(shot))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if note != "" {
 		res.Content = append([]mcp.Content{&mcp.TextContent{Text: note}}, res.Content...)
 	}
 	res.Content = append([]mcp.Content{&mcp.ImageContent{Data: shot.Data, MIMEType: shot.MIME}}, res.Content...)
-	return res, nil
+	return res, shot, nil
 }
 
 // done finishes an input tool: the text of what happened, plus a fresh
-// screenshot of d when ScreenshotAfterAction is on.
-func (s *Server) done(ctx context.Context, c *call, d geom.Display, format string, args ...any) (*mcp.CallToolResult, error) {
+// screenshot of d when ScreenshotAfterAction is on. out, when given, is the
+// result's structured content (InputResult: where the tool acted and how the
+// point was found), the screenshot's metadata in it as screenshot.
+func (s *Server) done(ctx context.Context, c *call, d geom.Display, out *InputResult, format string, args ...any) (*mcp.CallToolResult, error) {
 	text := fmt.Sprintf(format, args...)
+	finish := func(res *mcp.CallToolResult, shot *imaging.Shot) (*mcp.CallToolResult, error) {
+		if out == nil {
+			return res, nil
+		}
+		if shot != nil {
+			info := infoOf(shot)
+			out.Screenshot = &info
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, fmt.Errorf("encoding result: %w", err)
+		}
+		res.StructuredContent = json.RawMessage(b)
+		return res, nil
+	}
 	if !s.opts.ScreenshotAfterAction || d.ID == "" {
-		return textResult("%s", text), nil
+		return finish(textResult("%s", text), nil)
 	}
 	t := time.NewTimer(s.opts.AfterActionDelay)
 	select {
 	case <-ctx.Done():
 		t.Stop()
-		return textResult("%s (no screenshot: %v)", text, ctx.Err()), nil
+		return finish(textResult("%s (no screenshot: %v)", text, ctx.Err()), nil)
 	case <-t.C:
 	}
-	res, err := s.shoot(ctx, c, d, geom.Rect{}, s.shotOptions(0, "", 0), text)
+	res, shot, err := s.shootShot(ctx, c, d, geom.Rect{}, s.shotOptions(0, "", 0), text)
 	if err != nil {
 		// The action happened; say so, and why the screenshot is missing.
-		return textResult("%s (screenshot after the action failed: %v)", text, err), nil
+		return finish(textResult("%s (screenshot after the action failed: %v)", text, err), nil)
 	}
-	return res, nil
+	return finish(res, shot)
 }
 
 // FindImageArgs are gui_find_image's arguments.

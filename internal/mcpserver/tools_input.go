@@ -31,6 +31,101 @@ func (p Point) aim(w Where, optional bool) aim {
 	return aim{X: p.X, Y: p.Y, Target: p.Target, Ref: p.Ref, Where: w, optional: optional}
 }
 
+// InputResult is the structured content of the result of every input tool
+// that acts at a point (gui_move, gui_click, gui_double_click,
+// gui_mouse_down, gui_mouse_up, gui_drag, gui_scroll, gui_type): how its
+// point was found and where it is, so a client need not parse the text.
+// gui_press_key and gui_hotkey act at no point and have none.
+type InputResult struct {
+	// LocatedBy says how the point was found: point (coordinates the caller
+	// gave), ref (an element of the session's latest snapshot),
+	// accessibility, ocr or vision (a target found in the accessibility
+	// tree, read on the screen, or located by the vision model); none when
+	// the action had no point (at the pointer's position, or typing into the
+	// focused element).
+	LocatedBy string `json:"located_by"`
+	// FrameID names the image whose pixels Point and Box are in: the frame
+	// the point was read or located on, or for screen coordinates the
+	// session's latest image of the display when it shows the point.
+	FrameID string    `json:"frame_id,omitempty"`
+	Point   *ImageXY  `json:"point,omitempty"`
+	Box     *ImageBox `json:"box,omitempty"` // what the point was found in (not for point)
+	// Global is the point in global logical screen pixels.
+	Global  *ScreenXY `json:"global,omitempty"`
+	Display string    `json:"display,omitempty"`
+	// To is a drag's end; the fields above are its start.
+	To *InputResult `json:"to,omitempty"`
+	// Screenshot describes the image taken after the action
+	// (ScreenshotAfterAction), returned beside the text.
+	Screenshot *ShotInfo `json:"screenshot,omitempty"`
+}
+
+// ScreenXY is a point in global logical screen pixels.
+type ScreenXY struct {
+	X int `json:"x"`
+	Y int `json:"y"`
+}
+
+// located_by of an input tool's result, beside operate's locate steps.
+const (
+	locatedPoint = "point" // operate.ByCoordinates: the caller gave coordinates
+	locatedNone  = "none"  // no point: the pointer's position, the focused element
+)
+
+// inputResultSchema is the output schema the input tools that act at a
+// point share (InputResult; dragResultSchema adds its end): located_by with
+// its values, the point, the box and their frame. display, global and
+// screenshot come beside them undeclared (the schema allows them), and no
+// field carries a description (InputResult's doc and the README say what
+// each is): hosts give models the tools' input schemas, not their output
+// schemas, so these are held to a budget of their own (budget_test.go), kept
+// small since every client still receives them.
+var (
+	inputResultSchema = &jsonschema.Schema{Type: "object", Required: []string{"located_by"}, Properties: map[string]*jsonschema.Schema{
+		"located_by": {Type: "string", Enum: []any{locatedPoint, operate.ByRef, operate.ByAccessibility, operate.ByOCR, operate.ByVision, locatedNone}},
+		"frame_id":   {Type: "string"}, "point": {Type: "object"}, "box": {Type: "object"},
+	}}
+	dragResultSchema = func() *jsonschema.Schema {
+		sc := inputResultSchema.CloneSchemas()
+		sc.Properties["to"] = &jsonschema.Schema{Type: "object"}
+		return sc
+	}()
+)
+
+// withResult declares a tool's output schema.
+func withResult(d toolDef, sc *jsonschema.Schema) toolDef {
+	d.tool.OutputSchema = sc
+	return d
+}
+
+// inputResult describes where an input tool acted: p as placed (nil: at no
+// point, on display d).
+func (s *Server) inputResult(c *call, p *operate.Place, d geom.Display) *InputResult {
+	if p == nil {
+		return &InputResult{LocatedBy: locatedNone, Display: d.ID}
+	}
+	r := &InputResult{LocatedBy: p.LocatedBy, Display: p.Display.ID, Global: &ScreenXY{p.Global.X, p.Global.Y}}
+	if r.LocatedBy == operate.ByCoordinates {
+		r.LocatedBy = locatedPoint
+	}
+	if r.Display == "" {
+		r.Display = d.ID
+	}
+	if p.FrameID != "" && p.Image != nil {
+		r.FrameID, r.Point = p.FrameID, &ImageXY{round2(p.Image.X), round2(p.Image.Y)}
+		if p.Box != nil {
+			b := boxOf(*p.Box)
+			r.Box = &b
+		}
+		return r
+	}
+	// Screen coordinates: in the session's latest image of the display when it shows them.
+	if _, ip, shot := s.seenAt(c.ss, &target{Global: p.Global, Display: p.Display}); ip != nil && shot != nil {
+		r.FrameID, r.Point = shot.Frame.ID, &ImageXY{round2(ip.X), round2(ip.Y)}
+	}
+	return r
+}
+
 // acted is what actAt did: the action as parsed, the executor's result and
 // the point as read.
 type acted struct {
@@ -86,7 +181,7 @@ type MoveArgs struct {
 }
 
 func (s *Server) moveTool() toolDef {
-	return newTool(s, GroupInput, "gui_move", "Move the pointer",
+	return withResult(newTool(s, GroupInput, "gui_move", "Move the pointer",
 		"Move the pointer to a point.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in MoveArgs) (*mcp.CallToolResult, error) {
@@ -95,8 +190,8 @@ func (s *Server) moveTool() toolDef {
 				return nil, err
 			}
 			where, d := ac.where()
-			return s.done(ctx, c, d, "%smoved the pointer %s", note(ac.res.At), strings.TrimPrefix(where, "at "))
-		})
+			return s.done(ctx, c, d, s.inputResult(c, ac.res.At, d), "%smoved the pointer %s", note(ac.res.At), strings.TrimPrefix(where, "at "))
+		}), inputResultSchema)
 }
 
 // ClickArgs are gui_click's arguments.
@@ -111,7 +206,7 @@ type ClickArgs struct {
 func buttonEnum(sc *jsonschema.Schema) { enum(sc, "button", "left", "right", "middle") }
 
 func (s *Server) clickTool() toolDef {
-	return newTool(s, GroupInput, "gui_click", "Click",
+	return withResult(newTool(s, GroupInput, "gui_click", "Click",
 		"Click at a point.",
 		changesDesk,
 		func(sc *jsonschema.Schema) {
@@ -122,7 +217,7 @@ func (s *Server) clickTool() toolDef {
 		},
 		func(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToolResult, error) {
 			return s.click(ctx, c, in)
-		})
+		}), inputResultSchema)
 }
 
 func (s *Server) click(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToolResult, error) {
@@ -132,7 +227,7 @@ func (s *Server) click(ctx context.Context, c *call, in ClickArgs) (*mcp.CallToo
 	}
 	where, d := ac.where()
 	what := map[int]string{1: "clicked", 2: "double-clicked", 3: "triple-clicked"}[ac.a.Clicks()]
-	return s.done(ctx, c, d, "%s%s %s%s %s", note(ac.res.At), what, ac.a.ButtonOrLeft(), withMods(ac.a.Keys), where)
+	return s.done(ctx, c, d, s.inputResult(c, ac.res.At, d), "%s%s %s%s %s", note(ac.res.At), what, ac.a.ButtonOrLeft(), withMods(ac.a.Keys), where)
 }
 
 // DoubleClickArgs are gui_double_click's arguments.
@@ -142,12 +237,12 @@ type DoubleClickArgs struct {
 }
 
 func (s *Server) doubleClickTool() toolDef {
-	return newTool(s, GroupInput, "gui_double_click", "Double-click",
+	return withResult(newTool(s, GroupInput, "gui_double_click", "Double-click",
 		"Double-click the left button at a point.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in DoubleClickArgs) (*mcp.CallToolResult, error) {
 			return s.click(ctx, c, ClickArgs{Point: in.Point, Clicks: 2, Where: in.Where})
-		})
+		}), inputResultSchema)
 }
 
 // ButtonArgs are gui_mouse_up's arguments.
@@ -166,21 +261,21 @@ type MouseDownArgs struct {
 }
 
 func (s *Server) mouseDownTool() toolDef {
-	return newTool(s, GroupInput, "gui_mouse_down", "Mouse down",
+	return withResult(newTool(s, GroupInput, "gui_mouse_down", "Mouse down",
 		"Press and hold a mouse button until gui_mouse_up.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); buttonEnum(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in MouseDownArgs) (*mcp.CallToolResult, error) {
 			return s.button(ctx, c, in.Button, in.aim(in.Where, true), true)
-		})
+		}), inputResultSchema)
 }
 
 func (s *Server) mouseUpTool() toolDef {
-	return newTool(s, GroupInput, "gui_mouse_up", "Mouse up",
+	return withResult(newTool(s, GroupInput, "gui_mouse_up", "Mouse up",
 		"Release a mouse button.",
 		changesDesk, func(sc *jsonschema.Schema) { s.pointSchema(sc); buttonEnum(sc); singleXY(sc, "x", "y") },
 		func(ctx context.Context, c *call, in ButtonArgs) (*mcp.CallToolResult, error) {
 			return s.button(ctx, c, in.Button, Point{X: in.X, Y: in.Y}.aim(in.Where, true), false)
-		})
+		}), inputResultSchema)
 }
 
 func (s *Server) button(ctx context.Context, c *call, button string, at aim, down bool) (*mcp.CallToolResult, error) {
@@ -193,7 +288,7 @@ func (s *Server) button(ctx context.Context, c *call, button string, at aim, dow
 		return nil, err
 	}
 	where, d := ac.where()
-	return s.done(ctx, c, d, "%s%s the %s button %s", note(ac.res.At), verb, ac.a.ButtonOrLeft(), where)
+	return s.done(ctx, c, d, s.inputResult(c, ac.res.At, d), "%s%s the %s button %s", note(ac.res.At), verb, ac.a.ButtonOrLeft(), where)
 }
 
 // DragArgs are gui_drag's arguments.
@@ -211,7 +306,7 @@ type DragArgs struct {
 }
 
 func (s *Server) dragTool() toolDef {
-	return newTool(s, GroupInput, "gui_drag", "Drag",
+	return withResult(newTool(s, GroupInput, "gui_drag", "Drag",
 		"Press a mouse button at one point, move to another and release it.",
 		changesDesk, func(sc *jsonschema.Schema) {
 			s.pointSchema(sc)
@@ -220,7 +315,7 @@ func (s *Server) dragTool() toolDef {
 		},
 		func(ctx context.Context, c *call, in DragArgs) (*mcp.CallToolResult, error) {
 			return s.drag(ctx, c, in)
-		})
+		}), dragResultSchema)
 }
 
 func (s *Server) drag(ctx context.Context, c *call, in DragArgs) (*mcp.CallToolResult, error) {
@@ -242,7 +337,9 @@ func (s *Server) drag(ctx context.Context, c *call, in DragArgs) (*mcp.CallToolR
 		return nil, err
 	}
 	f, t := from.at.shown(from.place), to.at.shown(to.place)
-	return s.done(ctx, c, t.Display, "%s%sdragged with the %s button from %s to %s%s%s",
+	out := s.inputResult(c, from.place, f.Display)
+	out.To = s.inputResult(c, to.place, t.Display)
+	return s.done(ctx, c, t.Display, out, "%s%sdragged with the %s button from %s to %s%s%s",
 		note(from.place), note(to.place), a.ButtonOrLeft(), f, t, warn(f), warn(t))
 }
 
@@ -289,7 +386,7 @@ type ScrollArgs struct {
 }
 
 func (s *Server) scrollTool() toolDef {
-	return newTool(s, GroupInput, "gui_scroll", "Scroll",
+	return withResult(newTool(s, GroupInput, "gui_scroll", "Scroll",
 		"Turn the mouse wheel.",
 		changesDesk,
 		func(sc *jsonschema.Schema) {
@@ -307,8 +404,8 @@ func (s *Server) scrollTool() toolDef {
 				return nil, err
 			}
 			where, d := ac.where()
-			return s.done(ctx, c, d, "%sscrolled %s %d notches%s %s", note(ac.res.At), ac.a.Direction, ac.a.Notches(), withMods(ac.a.Keys), where)
-		})
+			return s.done(ctx, c, d, s.inputResult(c, ac.res.At, d), "%sscrolled %s %d notches%s %s", note(ac.res.At), ac.a.Direction, ac.a.Notches(), withMods(ac.a.Keys), where)
+		}), inputResultSchema)
 }
 
 // PressKeyArgs are gui_press_key's arguments.
@@ -334,7 +431,7 @@ func (s *Server) pressKeyTool() toolDef {
 				return nil, err
 			}
 			d, _, _ := s.display(ctx, "")
-			return s.done(ctx, c, d, "pressed %s%s", desktop.ComboString(a.Keys), times(a.Repeats()))
+			return s.done(ctx, c, d, nil, "pressed %s%s", desktop.ComboString(a.Keys), times(a.Repeats()))
 		})
 }
 
@@ -356,6 +453,6 @@ func (s *Server) hotkeyTool() toolDef {
 				return nil, err
 			}
 			d, _, _ := s.display(ctx, "")
-			return s.done(ctx, c, d, "pressed %s", desktop.ComboString(a.Keys))
+			return s.done(ctx, c, d, nil, "pressed %s", desktop.ComboString(a.Keys))
 		})
 }

@@ -266,8 +266,8 @@ func (o ocrLocator) Locate(ctx context.Context, t operate.Target) (operate.Place
 	}
 	tt := target{Image: r.Image, Global: r.Global, Display: d, FrameID: shot.Frame.ID, Warning: r.Warning}
 	p := tt.place()
-	p.LocatedBy = operate.ByOCR
-	p.Note = fmt.Sprintf("read %q at box (%d,%d)-(%d,%d) of frame %s (confidence %.0f), centre %s", m.Text,
+	p.LocatedBy, p.Box = operate.ByOCR, &m.Box
+	p.Note = fmt.Sprintf("located_by ocr: read %q at box (%d,%d)-(%d,%d) of frame %s (confidence %.0f), centre %s", m.Text,
 		m.Box.X, m.Box.Y, m.Box.X+m.Box.W, m.Box.Y+m.Box.H, shot.Frame.ID, m.Conf, tt)
 	return *p, nil
 }

@@ -27,7 +27,7 @@ type TypeArgs struct {
 }
 
 func (s *Server) typeTool() toolDef {
-	return newTool(s, GroupInput, "gui_type", "Type text",
+	return withResult(newTool(s, GroupInput, "gui_type", "Type text",
 		"Type text into the focused element exactly as given: any language, symbols, emoji.",
 		changesDesk, func(sc *jsonschema.Schema) {
 			prop(sc, "text").MinLength = new(1)
@@ -35,7 +35,7 @@ func (s *Server) typeTool() toolDef {
 		},
 		func(ctx context.Context, c *call, in TypeArgs) (*mcp.CallToolResult, error) {
 			return s.typeText(ctx, c, in)
-		})
+		}), inputResultSchema)
 }
 
 func (s *Server) typeText(ctx context.Context, c *call, in TypeArgs) (*mcp.CallToolResult, error) {
@@ -72,7 +72,7 @@ func (s *Server) typeText(ctx context.Context, c *call, in TypeArgs) (*mcp.CallT
 			return nil, err
 		}
 		if done {
-			return s.done(ctx, c, d, "%s%s%s", note(clicked), map[bool]string{true: "clicked it, ", false: ""}[clicked != nil], how)
+			return s.done(ctx, c, d, s.inputResult(c, clicked, d), "%s%s%s", note(clicked), map[bool]string{true: "clicked it, ", false: ""}[clicked != nil], how)
 		}
 		fallback = " (" + how + ")" // why the keys are used instead
 	}
@@ -95,7 +95,7 @@ func (s *Server) typeText(ctx context.Context, c *call, in TypeArgs) (*mcp.CallT
 	// The keystrokes are queued, not necessarily consumed: a slow
 	// application (notepad under Wine: 30 s for 1500 characters) may
 	// still be taking them in, and typing them again would double them.
-	return s.done(ctx, c, d, "%s%styped %d characters%s; %s", note(clicked), how, len([]rune(in.Text)), check, typingMayLag)
+	return s.done(ctx, c, d, s.inputResult(c, clicked, d), "%s%styped %d characters%s; %s", note(clicked), how, len([]rune(in.Text)), check, typingMayLag)
 }
 
 // typingMayLag is gui_type's note that the text may still be arriving.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -139,7 +140,10 @@ func (v visionLocator) Locate(ctx context.Context, t operate.Target) (operate.Pl
 		return operate.Place{}, err
 	}
 	p := l.t.place()
-	p.LocatedBy, p.Note = operate.ByVision, l.String()
+	p.LocatedBy, p.Note = operate.ByVision, "located_by vision: "+l.String()
+	b := l.loc.Box // whole pixels around the model's box
+	x1, y1 := int(math.Floor(b.X1)), int(math.Floor(b.Y1))
+	p.Box = &geom.ImageRect{X: x1, Y: y1, W: int(math.Ceil(b.X2)) - x1, H: int(math.Ceil(b.Y2)) - y1}
 	return *p, nil
 }
 

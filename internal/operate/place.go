@@ -38,6 +38,10 @@ type Place struct {
 	LocatedBy string
 	// Warning is a resolver's note (a point clamped onto the display).
 	Warning string
+	// Box is what a locate step found the point in (the element's box, the
+	// text read, the model's box), in pixels of the image FrameID names; nil
+	// for a point the caller gave.
+	Box *geom.ImageRect
 	// Note describes a located target for results ("located ... at box ...").
 	Note string
 }
