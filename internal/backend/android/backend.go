@@ -17,6 +17,13 @@
 // (desktop.PointerEcho), a click is a tap, a right click or a long hold a
 // long press, a drag a swipe, a scroll a swipe in the direction that
 // scrolls (package phone's Gesture).
+//
+// Not offered: the clipboard (since Android 10 only the focused app and
+// the input method may read it, and the shell has no clipboard command),
+// displays other than the default one, app labels (the shell has no cheap
+// way to read them). Each input command starts the input tool on the
+// phone (100-300 ms on real hardware), so two taps of a double click may
+// arrive too far apart to be one double tap.
 package android
 
 import (
