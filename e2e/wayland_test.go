@@ -43,6 +43,12 @@ func startWayland(t testing.TB, model *modelServer, extra ...string) *wlDesk {
 	t.Helper()
 	s := swaytest.Start(t)
 	app := s.StartApp(t)
+	return serveWayland(t, s, app, model, extra...)
+}
+
+// serveWayland starts guiagent on s, with app as the desk's application.
+func serveWayland(t testing.TB, s *swaytest.Sway, app *swaytest.App, model *modelServer, extra ...string) *wlDesk {
+	t.Helper()
 	// The binary lives in the test's private directory: link (or copy) it
 	// into the compositor's, which its user can read.
 	bin := filepath.Join(s.Dir, "guiagent")
@@ -398,4 +404,76 @@ func heldOf(evs []swaytest.Event) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestWaylandElementsOverMCP: on headless sway (no fullscreen fixture), a
+// GTK application with its accessibility tree and two windows, one floated
+// to (300,150) on HEADLESS-1 and one on the scale-2 HEADLESS-2:
+// gui_snapshot of each window's display gives its button a box that is
+// where sway put the window plus where GTK put the button (and where grim
+// shows it), gui_click by that ref presses the button, and gui_click by
+// target words (the tree's locate step, no model) too.
+func TestWaylandElementsOverMCP(t *testing.T) {
+	s := swaytest.Start(t)
+	bus := s.SessionBus(t)
+	titles := map[string]string{swaytest.Output1: "guiagent-elements HEADLESS-1", swaytest.Output2: "guiagent-elements HEADLESS-2"}
+	app := s.StartElements(t, bus, titles[swaytest.Output1], titles[swaytest.Output2])
+	d := serveWayland(t, s, app, nil, "DBUS_SESSION_BUS_ADDRESS="+bus, "GUI_AGENT_ACCESSIBILITY=auto")
+	at := map[string][2]int{swaytest.Output1: {300, 150}, swaytest.Output2: {200, 100}}
+	magenta := color.RGBA{255, 0, 255, 255}
+	for _, out := range []string{swaytest.Output1, swaytest.Output2} {
+		title, di := titles[out], d.displays[out]
+		win := s.Float(t, title, out, at[out][0], at[out][1])
+		bb := app.Where[title].ButtonBox
+		want := swaytest.Rect{X: win.X + bb.X, Y: win.Y + bb.Y, W: bb.W, H: bb.H}
+		name := "Press " + out
+		// The output repaints with the pointer on it (headless sway 1.7).
+		d.moveTo(t, out, at[out][0]-20, at[out][1]-20)
+
+		var snap mcpserver.SnapshotResult
+		var button *mcpserver.SnapElement
+		found := waitFor(10*time.Second, func() bool {
+			res := call(t, d.cs, "gui_snapshot", map[string]any{"display": di.ID})
+			b, _ := json.Marshal(res.StructuredContent)
+			snap = mcpserver.SnapshotResult{}
+			if json.Unmarshal(b, &snap) != nil || snap.Window != title {
+				return false
+			}
+			for i, e := range snap.Elements {
+				if e.Role == "button" && e.Name == name {
+					button = &snap.Elements[i]
+				}
+			}
+			return button != nil
+		})
+		if !found {
+			t.Fatalf("%s: gui_snapshot found no button %q in the focused window %q within 10 s: %+v", out, name, title, snap)
+		}
+		// gui_snapshot's boxes are in the pixels of its frame, the
+		// display at its logical size: the display's origin maps them
+		// onto the screen.
+		got := swaytest.Rect{X: di.X + int(button.Box.X1), Y: di.Y + int(button.Box.Y1),
+			W: int(button.Box.X2 - button.Box.X1), H: int(button.Box.Y2 - button.Box.Y1)}
+		if got != want {
+			t.Errorf("%s: gui_snapshot's %s %q is at %+v on the screen (box %+v in frame %s); want %+v: sway's window content at %+v and GTK's button at %+v in it",
+				out, button.Ref, name, got, button.Box, snap.FrameID, want, win, bb)
+		}
+		if miss := s.RingMismatch(t, got, magenta); miss != "" {
+			t.Errorf("%s: grim does not show the magenta button at gui_snapshot's box %+v: %s", out, got, miss)
+		}
+
+		app.Take()
+		res := call(t, d.cs, "gui_click", map[string]any{"ref": button.Ref})
+		if e, ok := app.Wait(5*time.Second, func(e swaytest.Event) bool { return e.Ev == "clicked" }); !ok || e.Win != title {
+			t.Errorf("%s: gui_click ref %s (%q): clicked %v on %q, want the button of %q", out, button.Ref, textOf(res), ok, e.Win, title)
+		}
+
+		app.Take()
+		res = call(t, d.cs, "gui_click", map[string]any{"target": "the " + name + " button", "display": di.ID})
+		if e, ok := app.Wait(5*time.Second, func(e swaytest.Event) bool { return e.Ev == "clicked" }); !ok || e.Win != title {
+			t.Errorf("%s: gui_click target %q (%q): clicked %v on %q, want the button of %q", out, "the "+name+" button", textOf(res), ok, e.Win, title)
+		} else if !strings.Contains(textOf(res), "accessibility") {
+			t.Errorf("%s: gui_click by target %q: %q does not say the accessibility tree located it", out, name, textOf(res))
+		}
+	}
 }

@@ -4,10 +4,8 @@ package platform_test
 
 import (
 	"context"
-	"fmt"
 	"image"
 	"image/color"
-	"strings"
 	"testing"
 	"time"
 
@@ -74,7 +72,8 @@ func TestWaylandElementTreeOnSway(t *testing.T) {
 		if err := scr.(desktop.Pointer).MoveTo(ctx, centre); err != nil {
 			t.Fatal(err)
 		}
-		if miss := magentaEdge(t, s, button.Box); miss != "" {
+		box := swaytest.Rect{X: button.Box.X, Y: button.Box.Y, W: button.Box.W, H: button.Box.H}
+		if miss := s.RingMismatch(t, box, color.RGBA{255, 0, 255, 255}); miss != "" {
 			t.Errorf("%s: grim does not show the magenta button at the snapshot's box %+v: %s", out, button.Box, miss)
 		}
 		app.Take()
@@ -86,57 +85,6 @@ func TestWaylandElementTreeOnSway(t *testing.T) {
 			t.Errorf("%s: a click at the centre %v of the button's box %+v: clicked %v on %q, want the button of %q", out, centre, button.Box, ok, e.Win, title)
 		}
 	}
-}
-
-// magentaEdge checks grim's pixels around box (global logical pixels): the
-// ring one logical pixel inside it is the button's magenta, the ring one
-// outside is not. It returns what is wrong, or "".
-func magentaEdge(t *testing.T, s *swaytest.Sway, box geom.Rect) string {
-	t.Helper()
-	var img *image.RGBA
-	var inside, outside int
-	magenta := color.RGBA{255, 0, 255, 255}
-	ok := waitUntil(5*time.Second, func() bool {
-		img = s.Grim(t, "-g", fmt.Sprintf("%d,%d %dx%d", box.X-2, box.Y-2, box.W+4, box.H+4))
-		sc := img.Rect.Dx() / (box.W + 4) // device pixels per logical pixel
-		at := func(x, y int) color.RGBA { return img.RGBAAt(x*sc+sc/2, y*sc+sc/2) }
-		inside, outside = 0, 0
-		for x := 1; x < box.W+3; x++ {
-			for _, y := range []int{1, box.H + 2} {
-				if at(x, y) == magenta {
-					outside++
-				}
-			}
-		}
-		for y := 1; y < box.H+3; y++ {
-			for _, x := range []int{1, box.W + 2} {
-				if at(x, y) == magenta {
-					outside++
-				}
-			}
-		}
-		for x := 3; x < box.W+1; x++ {
-			for _, y := range []int{3, box.H} {
-				if at(x, y) != magenta {
-					inside++
-				}
-			}
-		}
-		for y := 3; y < box.H+1; y++ {
-			for _, x := range []int{3, box.W} {
-				if at(x, y) != magenta {
-					inside++
-				}
-			}
-		}
-		return inside == 0 && outside == 0
-	})
-	if ok {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d pixels of the ring inside are not magenta, %d of the ring outside are", inside, outside)
-	return b.String()
 }
 
 func waitUntil(d time.Duration, cond func() bool) bool {

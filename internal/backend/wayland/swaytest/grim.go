@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"fmt"
 	"image"
+	"image/color"
 	"testing"
+	"time"
 )
 
 // Grim runs grim with args (writing binary PPM to stdout, the fastest of its
@@ -59,4 +61,55 @@ func DecodePPM(b []byte) (*image.RGBA, error) {
 		img.Pix[4*k+3] = 255
 	}
 	return img, nil
+}
+
+// RingMismatch checks grim's pixels around r (layout logical pixels),
+// waiting up to 5 s for the compositor to show it: the ring of pixels one
+// logical pixel inside r is c, the ring one outside is not. It returns
+// what is wrong, or "".
+func (s *Sway) RingMismatch(t testing.TB, r Rect, c color.RGBA) string {
+	t.Helper()
+	var inside, outside int
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		img := s.Grim(t, "-g", fmt.Sprintf("%d,%d %dx%d", r.X-2, r.Y-2, r.W+4, r.H+4))
+		sc := img.Rect.Dx() / (r.W + 4) // device pixels per logical pixel
+		at := func(x, y int) color.RGBA { return img.RGBAAt(x*sc+sc/2, y*sc+sc/2) }
+		inside, outside = 0, 0
+		for x := 1; x < r.W+3; x++ {
+			for _, y := range []int{1, r.H + 2} {
+				if at(x, y) == c {
+					outside++
+				}
+			}
+		}
+		for y := 1; y < r.H+3; y++ {
+			for _, x := range []int{1, r.W + 2} {
+				if at(x, y) == c {
+					outside++
+				}
+			}
+		}
+		for x := 3; x < r.W+1; x++ {
+			for _, y := range []int{3, r.H} {
+				if at(x, y) != c {
+					inside++
+				}
+			}
+		}
+		for y := 3; y < r.H+1; y++ {
+			for _, x := range []int{3, r.W} {
+				if at(x, y) != c {
+					inside++
+				}
+			}
+		}
+		if inside == 0 && outside == 0 {
+			return ""
+		}
+		if time.Now().After(deadline) {
+			return fmt.Sprintf("%d pixels of the ring inside are not %v, %d of the ring outside are", inside, c, outside)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
