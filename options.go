@@ -75,8 +75,9 @@ type Options struct {
 	// Backend is the desktop backend (--backend, GUI_AGENT_BACKEND): "" or
 	// "auto" picks from the session (WAYLAND_DISPLAY, XDG_SESSION_TYPE,
 	// XDG_CURRENT_DESKTOP, DISPLAY); Linux: "x11", "wayland" (wlroots
-	// compositors), "portal" (xdg-desktop-portal: GNOME, KDE), "vnc";
-	// Windows "windows", macOS "darwin".
+	// compositors), "portal" (xdg-desktop-portal: GNOME, KDE); Windows
+	// "windows", macOS "darwin"; everywhere "vnc", "browser" (a Chromium
+	// page) and "android" (a phone over adb).
 	Backend string
 	// DisplayServer is the X server's display to drive, such as ":0"
 	// (--display); "" means $DISPLAY. Given here with Backend auto, it picks
@@ -98,6 +99,24 @@ type Options struct {
 	// VNC drives a remote desktop at host[:port] instead (--vnc), with
 	// VNCPassword (GUI_AGENT_VNC_PASSWORD).
 	VNC, VNCPassword string
+	// The browser backend (Backend "browser"): BrowserPath is the Chromium
+	// or Chrome program ("" finds chromium, chromium-browser or
+	// google-chrome on PATH); BrowserURL attaches to a running browser's
+	// DevTools (http://127.0.0.1:9222) instead of launching one;
+	// BrowserHeaded shows its window; BrowserViewport is the page's size in
+	// CSS pixels (zero: 1280x800); BrowserIsolated uses a temporary profile;
+	// BrowserDialogs is "ask" (""), "accept" or "dismiss"; BrowserFiles are
+	// the folders gui_upload may take files from.
+	BrowserPath, BrowserURL        string
+	BrowserHeaded, BrowserIsolated bool
+	BrowserViewport                Size
+	BrowserDialogs                 string
+	BrowserFiles                   []string
+	// The Android backend (Backend "android"): Device is the phone's serial
+	// ("" means the only one attached), ADB the adb server's host:port (""
+	// means as adb reads ANDROID_ADB_SERVER_ADDRESS and _PORT, else
+	// 127.0.0.1:5037).
+	Device, ADB string
 
 	// JPEGQuality (1-100; 0 means 75), MaxLongEdge (64-8192; 0 means 1920),
 	// MaxImageBytes (0 means 750000) and ImageFormat ("jpeg" or "png"; ""

@@ -23,6 +23,10 @@ func PlatformOptions(c config.Config) platform.Options {
 		VNC:            c.VNC, VNCPassword: c.VNCPassword,
 		Accessibility: c.Accessibility, SessionBus: c.SessionBus, AccessibilityBus: c.AccessibilityBus,
 		StateDir: c.StateDir, StateSetting: config.Var("StateDir"),
+		Browser: platform.BrowserOptions{Path: c.BrowserPath, URL: c.BrowserURL, AllowRemote: c.AllowRemote,
+			Headed: c.BrowserHeaded, Isolated: c.BrowserIsolated, Viewport: c.BrowserViewport, Dialogs: c.BrowserDialogs,
+			Files: c.BrowserFiles, FilesSetting: config.Var("BrowserFiles")},
+		Android: platform.AndroidOptions{Serial: c.Device, ADB: c.ADB},
 	}
 	if o.Backend == "" || o.Backend == platform.Auto {
 		switch c.SourceOf("XDisplay") {

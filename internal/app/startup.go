@@ -29,8 +29,10 @@ func ToolSelection(c config.Config) []string {
 // to mcpserver.New.
 func serving(c config.Config) mcpserver.Serving {
 	_, err := newVision(c)
+	page, phone := c.Backend == string(platform.Browser), c.Backend == string(platform.Android)
 	return mcpserver.Serving{Vision: err == nil, Tasks: modelConfigured(c), Flows: true,
-		Elements: runtime.GOOS == "linux" && c.Accessibility != "off"}
+		Elements: page || phone || runtime.GOOS == "linux" && c.Accessibility != "off",
+		Pages:    page, Tabs: page, Uploads: page, Apps: phone}
 }
 
 // OfferedTools lists the tools a server built from c offers at start, as

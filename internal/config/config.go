@@ -61,6 +61,19 @@ type Config struct {
 	VirtualDisplay geom.Size `json:"virtual_display"` // zero = none
 	VNC            string    `json:"vnc"`
 	VNCPassword    string    `json:"vnc_password"` // never logged
+	// The browser backend: the program, or a running browser to attach to;
+	// a headed window, the viewport, a temporary profile, what dialogs get,
+	// the folders uploads may come from.
+	BrowserPath     string    `json:"browser_path"`
+	BrowserURL      string    `json:"browser_url"`
+	BrowserHeaded   bool      `json:"browser_headed"`
+	BrowserViewport geom.Size `json:"browser_viewport"`
+	BrowserIsolated bool      `json:"browser_isolated"`
+	BrowserDialogs  string    `json:"browser_dialogs"`
+	BrowserFiles    []string  `json:"browser_files"`
+	// The Android backend: the device's serial and the adb server's address.
+	Device string `json:"device"`
+	ADB    string `json:"adb"`
 	// Accessibility reads the accessibility trees applications expose
 	// (AT-SPI2 on Linux): auto, on (also sets org.a11y.Status.IsEnabled so
 	// that Chromium, Qt and GTK 4 expose theirs), off.
@@ -293,6 +306,9 @@ func (c *Config) FillSessionDefaults(getenv func(string) string) {
 	}
 	if c.AccessibilityBus == "" {
 		c.AccessibilityBus = getenv("AT_SPI_BUS_ADDRESS")
+	}
+	if c.ADB == "" {
+		c.ADB = ADBServer(getenv)
 	}
 	if c.RunsDir == "" {
 		c.RunsDir = DefaultRunsDir(getenv)
@@ -664,4 +680,18 @@ func (c *Config) validateDesktops() error {
 		errs = append(errs, errors.New("--desktop-per-session and --vnc exclude each other: per-session desktops are private Xvfb servers; drop one of them"))
 	}
 	return errors.Join(errs...)
+}
+
+// ADBServer is the adb server's address as adb itself reads it:
+// ANDROID_ADB_SERVER_ADDRESS (default 127.0.0.1) and ANDROID_ADB_SERVER_PORT
+// (default 5037).
+func ADBServer(getenv func(string) string) string {
+	host, port := getenv("ANDROID_ADB_SERVER_ADDRESS"), getenv("ANDROID_ADB_SERVER_PORT")
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == "" {
+		port = "5037"
+	}
+	return net.JoinHostPort(host, port)
 }

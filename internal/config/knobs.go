@@ -92,15 +92,16 @@ func adapters() []string  { return Adapters() }
 // platform.Backends (config may not import platform), held to it by a test
 // in internal/app.
 func backends() []string {
+	anywhere := []string{"vnc", "browser", "android"}
 	switch runtime.GOOS {
 	case "linux":
-		return []string{"auto", "x11", "wayland", "portal", "vnc"}
+		return append([]string{"auto", "x11", "wayland", "portal"}, anywhere...)
 	case "windows":
-		return []string{"auto", "windows", "vnc"}
+		return append([]string{"auto", "windows"}, anywhere...)
 	case "darwin":
-		return []string{"auto", "darwin", "vnc"}
+		return append([]string{"auto", "darwin"}, anywhere...)
 	}
-	return []string{"auto", "vnc"}
+	return append([]string{"auto"}, anywhere...)
 }
 
 func choices(v ...string) func() []string { return func() []string { return v } }
@@ -143,13 +144,31 @@ var Knobs = []Knob{
 	{Name: "ModelCoordinates", Env: "GUI_AGENT_MODEL_COORDINATES", Shown: "by model", check: checkModelMode,
 		Doc: "coordinate convention of a model guiagent does not know (known ones use their own): " + strings.Join(geom.CoordinateModes, ", ")},
 	{Name: "Backend", Env: "GUI_AGENT_BACKEND", Flag: "backend", Kind: KindChoice, Choices: backends, Fold: true, Default: "auto",
-		Doc: "desktop `backend`: auto picks from the session (WAYLAND_DISPLAY, XDG_SESSION_TYPE, XDG_CURRENT_DESKTOP, DISPLAY; `guiagent doctor` says which and why); Linux: x11, wayland (wlroots compositors: sway, Hyprland, ...), portal (xdg-desktop-portal: GNOME, KDE), vnc; Windows: windows, vnc; macOS: darwin, vnc"},
+		Doc: "desktop `backend`: auto picks from the session (WAYLAND_DISPLAY, XDG_SESSION_TYPE, XDG_CURRENT_DESKTOP, DISPLAY; `guiagent doctor` says which and why); Linux: x11, wayland (wlroots compositors: sway, Hyprland, ...), portal (xdg-desktop-portal: GNOME, KDE); Windows: windows; macOS: darwin; everywhere: vnc, browser (a Chromium page over the DevTools protocol), android (a phone over adb)"},
 	{Name: "XDisplay", Flag: "display", Shown: "$DISPLAY", Doc: "X `display` to drive, e.g. :1"},
 	{Name: "VirtualDisplay", Env: "GUI_AGENT_VIRTUAL_DISPLAY", Flag: "virtual-display", Kind: KindSize,
 		Doc: "when no X display is reachable, start a private Xvfb of this `size`, e.g. 1280x800 (with one reachable it is not used, and the start-up log says so)"},
 	{Name: "VNC", Env: "GUI_AGENT_VNC", Flag: "vnc",
 		Doc: "drive a remote desktop or VM over VNC at `host[:port]` instead (default port 5900; password in GUI_AGENT_VNC_PASSWORD)"},
 	{Name: "VNCPassword", Env: "GUI_AGENT_VNC_PASSWORD", Secret: true, Doc: "the VNC server's password"},
+	{Name: "BrowserPath", Env: "GUI_AGENT_BROWSER_PATH", Flag: "browser-path", Shown: "chromium, chromium-browser or google-chrome on PATH",
+		Doc: "with --backend browser: the Chromium or Chrome `program` to launch"},
+	{Name: "BrowserURL", Env: "GUI_AGENT_BROWSER_URL", Flag: "browser-url",
+		Doc: "with --backend browser: attach to the browser already running with its DevTools at this `address` (http://127.0.0.1:9222) instead of launching one; loopback only unless --allow-remote; only the tabs guiagent opens are touched"},
+	{Name: "BrowserHeaded", Env: "GUI_AGENT_BROWSER_HEADED", Flag: "browser-headed", Kind: KindBool, Default: "false",
+		Doc: "with --backend browser: show the launched browser's window (default: headless)"},
+	{Name: "BrowserViewport", Env: "GUI_AGENT_BROWSER_VIEWPORT", Flag: "browser-viewport", Kind: KindSize, Default: "1280x800",
+		Doc: "with --backend browser: the page's viewport `size` in CSS pixels"},
+	{Name: "BrowserIsolated", Env: "GUI_AGENT_BROWSER_ISOLATED", Flag: "browser-isolated", Kind: KindBool, Default: "false",
+		Doc: "with --backend browser: a temporary profile, removed at exit (default: a profile kept in GUI_AGENT_STATE_DIR/browser-profile)"},
+	{Name: "BrowserDialogs", Env: "GUI_AGENT_BROWSER_DIALOGS", Kind: KindChoice, Choices: choices("ask", "accept", "dismiss"), Fold: true, Default: "ask",
+		Doc: "with --backend browser: what a page's alert, confirm, prompt or beforeunload gets: ask (the MCP client's user or the dashboard, else dismissed), accept or dismiss; the call that raised it says which"},
+	{Name: "BrowserFiles", Env: "GUI_AGENT_BROWSER_FILES", Kind: KindList,
+		Doc: "with --backend browser: the folders gui_upload may take files from (none by default)"},
+	{Name: "Device", Env: "GUI_AGENT_DEVICE", Flag: "device",
+		Doc: "with --backend android: the phone's `serial` (adb devices); without it, the only device attached"},
+	{Name: "ADB", Env: "GUI_AGENT_ADB", Flag: "adb", Shown: "ANDROID_ADB_SERVER_ADDRESS:ANDROID_ADB_SERVER_PORT, else 127.0.0.1:5037",
+		Doc: "with --backend android: the adb server's `host:port`; when nothing answers there and adb is on PATH, it is started as adb does"},
 	{Name: "Accessibility", Env: "GUI_AGENT_ACCESSIBILITY", Kind: KindChoice, Choices: choices("auto", "on", "off"), Fold: true, Default: "auto",
 		Doc: "read applications' accessibility trees (Linux: AT-SPI2; Windows: UI Automation; macOS: the AX API, which needs the Accessibility permission); on also asks Chromium, Qt and GTK 4 to expose theirs, as a screen reader does; the bus is found from DBUS_SESSION_BUS_ADDRESS or AT_SPI_BUS_ADDRESS"},
 

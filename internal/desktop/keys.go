@@ -77,6 +77,10 @@ var named = map[string]Key{
 	"asterisk": "*", "underscore": "_", "question": "?", "exclam": "!", "at": "@", "numbersign": "#",
 	"dollar": "$", "percent": "%", "ampersand": "&", "parenleft": "(", "parenright": ")", "colon": ":", "less": "<", "greater": ">",
 	"volumeup": "XF86AudioRaiseVolume", "volumedown": "XF86AudioLowerVolume", "volumemute": "XF86AudioMute",
+	// A phone's keys (and the keyboards that have them).
+	"volume_up": "XF86AudioRaiseVolume", "volume_down": "XF86AudioLowerVolume", "volume_mute": "XF86AudioMute",
+	"back": "XF86Back", "home_screen": "XF86HomePage", "app_switch": "XF86TaskPane", "recents": "XF86TaskPane",
+	"power": "XF86PowerOff", "search": "XF86Search", "camera": "XF86Camera",
 }
 
 // ParseKey turns one key name into its canonical Key. Names are xdotool-style and

@@ -5,6 +5,7 @@
 package platform
 
 import (
+	"context"
 	"errors"
 
 	"github.com/guiagent/guiagent/internal/geom"
@@ -22,6 +23,8 @@ const (
 	VNC     Backend = "vnc"
 	Windows Backend = "windows"
 	Darwin  Backend = "darwin"
+	Browser Backend = "browser" // a Chromium page over the DevTools protocol, on any system
+	Android Backend = "android" // a phone over adb, on any system
 )
 
 // Session is what the environment says about the desktop session; config
@@ -73,8 +76,42 @@ type Options struct {
 	// AT_SPI_BUS_ADDRESS (config fills them from the environment).
 	SessionBus, AccessibilityBus string
 	// StateDir is where backends keep what must outlive the process (the
-	// portal's restore token); StateSetting names its setting in messages.
+	// portal's restore token, the browser's profile); StateSetting names its
+	// setting in messages.
 	StateDir, StateSetting string
+	// Browser configures the browser backend; Android the Android one.
+	Browser BrowserOptions
+	Android AndroidOptions
+}
+
+// BrowserOptions configure the browser backend.
+type BrowserOptions struct {
+	// Path is the program ("" finds chromium, chromium-browser or
+	// google-chrome on PATH); URL a running browser's DevTools address to
+	// attach to instead, refused off loopback unless AllowRemote.
+	Path, URL   string
+	AllowRemote bool
+	// Headed shows the window; Isolated uses a temporary profile (else one
+	// kept in StateDir/browser-profile); Viewport is in CSS pixels.
+	Headed, Isolated bool
+	Viewport         geom.Size
+	// Dialogs is ask, accept or dismiss; Ask asks a person for "ask" (nil:
+	// dismissed).
+	Dialogs string
+	Ask     func(ctx context.Context, kind, message string) (accept bool, text string, err error)
+	// Files are the folders gui_upload may take files from; FilesSetting
+	// names their setting in errors.
+	Files        []string
+	FilesSetting string
+	// DownloadDir receives downloads ("": StateDir/downloads).
+	DownloadDir string
+}
+
+// AndroidOptions configure the Android backend.
+type AndroidOptions struct {
+	// Serial names the device ("": the only one attached); ADB is the adb
+	// server's host:port.
+	Serial, ADB string
 }
 
 // ErrNoDisplay is returned by Open when no display is reachable and no

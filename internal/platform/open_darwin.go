@@ -20,8 +20,8 @@ func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if ch.Backend == VNC {
-		return openVNC(ctx, o)
+	if open, ok := anywhere[ch.Backend]; ok {
+		return open(ctx, o)
 	}
 	if o.ForceVirtual {
 		return nil, nil, fmt.Errorf("a private virtual display (Xvfb) is only available on Linux: drop --virtual-display to drive this Mac's desktop: %w", desktop.ErrUnsupported)

@@ -20,9 +20,10 @@ func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) 
 	if err != nil {
 		return nil, nil, err
 	}
+	if open, ok := anywhere[ch.Backend]; ok {
+		return open(ctx, o)
+	}
 	switch ch.Backend {
-	case VNC:
-		return openVNC(ctx, o)
 	case Wayland:
 		return openWlroots(ctx, o)
 	case Portal:

@@ -16,8 +16,8 @@ func Open(ctx context.Context, o Options) (desktop.Screen, func() error, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if ch.Backend == VNC {
-		return openVNC(ctx, o)
+	if open, ok := anywhere[ch.Backend]; ok {
+		return open(ctx, o)
 	}
 	return nil, nil, fmt.Errorf("no desktop backend is built for %s yet: %w", runtime.GOOS, desktop.ErrUnsupported)
 }

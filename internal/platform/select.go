@@ -64,15 +64,16 @@ func Select(o Options) (Choice, error) {
 
 // Backends lists the backends --backend accepts on this operating system.
 func Backends() []Backend {
+	anywhere := []Backend{VNC, Browser, Android}
 	switch runtime.GOOS {
 	case "linux":
-		return []Backend{Auto, X11, Wayland, Portal, VNC}
+		return append([]Backend{Auto, X11, Wayland, Portal}, anywhere...)
 	case "windows":
-		return []Backend{Auto, Windows, VNC}
+		return append([]Backend{Auto, Windows}, anywhere...)
 	case "darwin":
-		return []Backend{Auto, Darwin, VNC}
+		return append([]Backend{Auto, Darwin}, anywhere...)
 	}
-	return []Backend{Auto, VNC}
+	return append([]Backend{Auto}, anywhere...)
 }
 
 func (o Options) backendSetting() string {

@@ -23,14 +23,8 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
-// Download is one download a page started.
-type Download struct {
-	URL  string `json:"url"`
-	Name string `json:"name"`           // the suggested file name
-	Path string `json:"path,omitempty"` // where it was saved, once completed
-	// State is "inProgress", "completed" or "canceled".
-	State string `json:"state"`
-}
+// Download is one download a page started (desktop.PageEvents).
+type Download = desktop.Download
 
 // Backend is the desktop backend of one browser context: its tabs, the
 // active one being the screen.

@@ -75,7 +75,7 @@ type Options struct {
 	// UploadDirs are the folders Upload may take files from.
 	UploadDirs []string
 	// UploadVar names the setting of UploadDirs in errors
-	// (GUI_AGENT_BROWSER_FILES when empty).
+	// (Options.UploadDirs when empty).
 	UploadVar string
 	// StartURL is loaded in the first tab (about:blank when empty).
 	StartURL string
@@ -94,7 +94,7 @@ func (o Options) viewport() geom.Size {
 
 func (o Options) uploadVar() string {
 	if o.UploadVar == "" {
-		return "GUI_AGENT_BROWSER_FILES"
+		return "Options.UploadDirs"
 	}
 	return o.UploadVar
 }
