@@ -10,10 +10,11 @@
 // the others locate their target through a vision.Seer (or the cache) and act
 // through desktop.Input at the point the one resolver (geom) gives.
 //
-// The cache lives in this package too (cache.go, fingerprint.go): its
-// entries are keyed by the steps' own kinds and descriptions and are only
-// meaningful to this runner, so a separate package would export both sides
-// of one private format.
+// The cache lives in this package too (cache.go, fingerprint.go, and
+// field.go for the fingerprints of text fields, which leave out what the
+// field holds): its entries are keyed by the steps' own kinds and
+// descriptions and are only meaningful to this runner, so a separate
+// package would export both sides of one private format.
 package flow
 
 import (
