@@ -103,7 +103,7 @@ func (pl *placement) origins(trees []*tree) (map[*node]offset, *node) {
 		if w.Absolute {
 			out[n] = offset{}
 		} else {
-			out[n] = offset{w.Rect.X, w.Rect.Y}
+			out[n] = offset{x: w.Rect.X, y: w.Rect.Y, w: w.Rect.W, h: w.Rect.H}
 		}
 		if w.Focused {
 			focused = n
@@ -154,8 +154,60 @@ func (pl *placement) origins(trees []*tree) (map[*node]offset, *node) {
 	return out, focused
 }
 
-// offset moves a window's boxes onto the screen.
-type offset struct{ x, y int }
+// offset moves a window's boxes onto the screen; w and h are the size of
+// the window's content as the compositor placed it (0 for a window whose
+// boxes are the screen's already).
+type offset struct{ x, y, w, h int }
+
+// maxInsetProbes bounds the children of a window inset reads.
+const maxInsetProbes = 8
+
+// inset corrects o for a client-side-decorated window (GTK 3's header-bar
+// windows, GTK 4): its surface holds its shadow around the window, its
+// coordinates count from the surface's corner, and the compositor places
+// the window geometry, the shadow left out. Such a window's own box is
+// larger than what the compositor placed, and its children begin where
+// the window geometry begins: o moves back by that inset. It costs the
+// window's box (which the walk would ask for anyway) and, only for such a
+// window, its children's.
+func (c *Client) inset(ctx context.Context, t *tree, win *node, o offset) offset {
+	if o.w <= 0 || o.h <= 0 {
+		return o
+	}
+	if !win.boxKnown {
+		call, err := t.a.p.do(ctx, c.o.CallTimeout, win.path, ifaceComp, "GetExtents", uint32(0))
+		if err != nil {
+			return o
+		}
+		win.box, win.boxKnown = replyExtents(call)
+	}
+	b, ok := boxOf(win)
+	if !ok || (b.W <= o.w && b.H <= o.h) {
+		return o
+	}
+	dx, dy := b.W, b.H
+	for i, ch := range win.children {
+		if i == maxInsetProbes {
+			break
+		}
+		if !ch.st.has(stateShowing) {
+			continue
+		}
+		if !ch.boxKnown {
+			call, err := t.a.p.do(ctx, c.o.CallTimeout, ch.path, ifaceComp, "GetExtents", uint32(0))
+			if err != nil {
+				return o
+			}
+			ch.box, ch.boxKnown = replyExtents(call)
+		}
+		if cb, ok := boxOf(ch); ok {
+			dx, dy = min(dx, cb.X-b.X), min(dy, cb.Y-b.Y)
+		}
+	}
+	o.x -= min(max(dx, 0), b.W-o.w)
+	o.y -= min(max(dy, 0), b.H-o.h)
+	return o
+}
 
 // placeErr is the error of a snapshot whose windows could not be placed.
 func placeErr(err error) error {

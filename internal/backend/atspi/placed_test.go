@@ -30,7 +30,7 @@ func TestPlacementMatchesWindowsByProcessThenTitle(t *testing.T) {
 		},
 	}
 	offs, focused := pl.origins([]*tree{editor, calc, sandboxed})
-	want := map[*node]offset{
+	want := map[*node][2]int{
 		editor.root.children[0]:    {0, 0},
 		editor.root.children[1]:    {300, 150},
 		calc.root.children[0]:      {1480, 100}, // the process's only window, whatever its title
@@ -40,7 +40,7 @@ func TestPlacementMatchesWindowsByProcessThenTitle(t *testing.T) {
 		t.Errorf("matched %d windows, want %d: %v", len(offs), len(want), offs)
 	}
 	for n, o := range want {
-		if got, ok := offs[n]; !ok || got != o {
+		if got, ok := offs[n]; !ok || got.x != o[0] || got.y != o[1] {
 			t.Errorf("window %q: offset %v (matched %v), want %v", n.name, got, ok, o)
 		}
 	}

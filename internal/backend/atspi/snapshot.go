@@ -58,7 +58,10 @@ func (c *Client) Elements(ctx context.Context, q desktop.ElementQuery) (*desktop
 	wins := chooseWindows(trees, q, snap, offs, focused)
 	w := &walker{c: c, q: q, snap: snap}
 	for _, win := range wins {
-		w.off = offs[win.n]
+		w.off = offset{}
+		if o, ok := offs[win.n]; ok {
+			w.off = c.inset(ctx, win.t, win.n, o)
+		}
 		if err := w.window(ctx, win.t, win.n); err != nil {
 			w.stop(err)
 			break

@@ -302,7 +302,10 @@ func (b *Backend) Compositor() string { return b.compositor }
 
 // Describe reports the compositor, its socket and the protocols in use.
 func (b *Backend) Describe(ctx context.Context) map[string]string {
-	m := map[string]string{"compositor": b.compositor, "socket": b.socket}
+	m := map[string]string{"compositor": b.compositor, "socket": b.socket, "windows placed by": "nothing: no element tree"}
+	if b.opts.Placer != nil {
+		m["windows placed by"] = b.opts.Placer.Name()
+	}
 	for _, p := range b.protocols() {
 		if p.Version > 0 {
 			m[p.Name] = "v" + strconv.Itoa(int(p.Version))

@@ -2,8 +2,10 @@
 """A GTK 3 application with its accessibility tree on (GDK_BACKEND=wayland),
 for the element tree's tests on sway: one window per title on the command
 line, 300x200, with one magenta button at (30, 30) in it, so that a
-screenshot shows where the button is. It prints JSON lines: ready, clicked
-(with the window's title), where (the button's box in window coordinates)."""
+screenshot shows where the button is; a title ending in " CSD" gets a header
+bar (client-side decorations, a shadow inside the surface). It prints JSON
+lines: ready, clicked (with the window's title), where (the button's box in
+the GTK window's coordinates)."""
 import json
 import sys
 
@@ -33,6 +35,12 @@ wins = []
 for title in sys.argv[1:]:
     w = Gtk.Window(title=title)
     w.set_default_size(300, 200)
+    if title.endswith(" CSD"):
+        # A header bar: GTK draws the decorations and a shadow inside the
+        # surface, whose corner its coordinates count from.
+        hb = Gtk.HeaderBar(title=title)
+        hb.set_show_close_button(True)
+        w.set_titlebar(hb)
     fixed = Gtk.Fixed()
     b = Gtk.Button(label="Press " + title.split()[-1])
     b.set_size_request(120, 50)
