@@ -477,3 +477,37 @@ func TestWaylandElementsOverMCP(t *testing.T) {
 		}
 	}
 }
+
+// TestWaylandDoctorElementTree: guiagent doctor on sway, run as the
+// compositor's user, reports the element tree working, with the focused
+// window's elements.
+func TestWaylandDoctorElementTree(t *testing.T) {
+	s := swaytest.Start(t)
+	bus := s.SessionBus(t)
+	const title = "guiagent-elements doctor"
+	s.StartElements(t, bus, title)
+	s.Float(t, title, swaytest.Output1, 100, 100)
+	bin := filepath.Join(s.Dir, "guiagent")
+	if err := os.Link(binary, bin); err != nil {
+		b, err := os.ReadFile(binary)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := s.Command(bin, []string{"doctor", "--backend", "wayland"}, "DBUS_SESSION_BUS_ADDRESS="+bus,
+		"XDG_STATE_HOME="+filepath.Join(s.Dir, "state"))
+	out, _ := cmd.CombinedOutput() // doctor exits 1 on the missing model
+	var row string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "element tree") {
+			row = l
+		}
+	}
+	t.Logf("doctor: %s", row)
+	if !strings.Contains(row, "atspi: ") || !strings.Contains(row, fmt.Sprintf("%q", title)) || strings.Contains(row, "warn") {
+		t.Errorf("doctor's element tree row is %q; want the AT-SPI snapshot of the focused window %q; doctor said:\n%s", row, title, out)
+	}
+}
