@@ -1,5 +1,5 @@
-// Package phone holds what the phone backends (Android over adb; later iOS
-// over WebDriverAgent, HarmonyOS over hdc) share: turning the desktop
+// Package phone holds what the phone backends (Android over adb, iOS over
+// WebDriverAgent, HarmonyOS over hdc) share: turning the desktop
 // contract's pointer primitives into touch gestures (Gesture) and a
 // uiautomator-like view tree into desktop elements (Snapshot).
 package phone

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +18,8 @@ import (
 
 // Node is one view of a phone's view tree as uiautomator (and its
 // relatives: WebDriverAgent's source, HarmonyOS's uitest dump) describe
-// it. Bounds are in the device's pixels.
+// it. Bounds are in the device's pixels (in points for WebDriverAgent,
+// whose Tree has Scale 1).
 type Node struct {
 	Class      string // "android.widget.Button"
 	Text       string
@@ -189,6 +191,14 @@ type Tree struct {
 	Scale float64
 	// Foreground is the package in front: the window's name for the focused scope.
 	Foreground string
+	// Keep are the packages whose windows the focused scope keeps beside
+	// the foreground's (the status bar, the keyboard); nil means Android's
+	// com.android.systemui.
+	Keep []string
+	// Role names a node's role; nil means RoleOf (uiautomator's classes).
+	// WebDriverAgent's element types and ArkUI's component types have
+	// roles of their own.
+	Role func(*Node) desktop.Role
 }
 
 // Snapshot builds the snapshot of t under q (normalized here): roles,
@@ -211,8 +221,16 @@ func Snapshot(ctx context.Context, t Tree, q desktop.ElementQuery) (*desktop.Ele
 		x1, y1 := int(math.Round(float64(r.Max.X)/s)), int(math.Round(float64(r.Max.Y)/s))
 		return geom.Rect{X: x0, Y: y0, W: x1 - x0, H: y1 - y0}
 	}
+	roleOf := t.Role
+	if roleOf == nil {
+		roleOf = RoleOf
+	}
+	keep := t.Keep
+	if keep == nil {
+		keep = []string{"com.android.systemui"}
+	}
 	conv := func(n *Node) *uitree.Node {
-		role := RoleOf(n)
+		role := roleOf(n)
 		name := n.Text
 		value := ""
 		editable := role == desktop.RoleTextbox
@@ -254,7 +272,7 @@ func Snapshot(ctx context.Context, t Tree, q desktop.ElementQuery) (*desktop.Ele
 	for _, r := range t.Roots {
 		switch q.Scope {
 		case desktop.ScopeFocused:
-			if t.Foreground != "" && r.Package != t.Foreground && r.Package != "com.android.systemui" {
+			if t.Foreground != "" && r.Package != t.Foreground && !slices.Contains(keep, r.Package) {
 				continue
 			}
 		case desktop.ScopeApp:
