@@ -79,6 +79,9 @@ type App struct {
 	fleet *fleet.Fleet
 	// sessionDesktops are the per-session desktops' parts, by session id.
 	sessionDesktops sync.Map // string -> *sessionDesktop
+	// browser is the one browser whose contexts are a fleet's desktops
+	// (--backend browser); nil otherwise.
+	browser *platform.SharedBrowser
 	// sessionID is the one MCP session of a per-session App ("" otherwise);
 	// recordID names it in records, files, logs and the dashboard (the
 	// session id is its credential and appears nowhere else).

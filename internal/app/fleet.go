@@ -39,6 +39,16 @@ func NewFleet(c config.Config, x Extra) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	if c.Backend == string(platform.Browser) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		a.browser, err = platform.LaunchSharedBrowser(ctx, PlatformOptions(c))
+		cancel()
+		if err != nil {
+			a.Close()
+			return nil, fmt.Errorf("the fleet's browser: %w", err)
+		}
+		a.closes = append(a.closes, a.browser.Close)
+	}
 	version := x.Version
 	a.fleet, err = fleet.New(fleet.Options{
 		Open: func(ctx context.Context, id, record string) (*fleet.Desktop, error) {
@@ -83,6 +93,9 @@ func (a *App) openSessionDesktop(ctx context.Context, id, record string, x Extra
 	}()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	if a.browser != nil {
+		return a.openSessionContext(ctx, sd, c, record, x)
+	}
 	vd, err := platform.StartXvfb(ctx, platform.XvfbOptions{Width: c.DesktopPerSession.W, Height: c.DesktopPerSession.H})
 	if err != nil {
 		return nil, fmt.Errorf("start the session's Xvfb: %w", err)
@@ -112,6 +125,28 @@ func (a *App) openSessionDesktop(ctx context.Context, id, record string, x Extra
 	a.sessionDesktops.Store(record, sd)
 	sd.closes = append(sd.closes, func() error { a.sessionDesktops.Delete(record); return nil })
 	return &fleet.Desktop{Server: sd.server, Display: vd.Display, Size: vd.Size, Close: sd.Close}, nil
+}
+
+// openSessionContext gives the session a browser context of its own, with
+// a viewport of --desktop-per-session's size, in the fleet's one browser.
+func (a *App) openSessionContext(ctx context.Context, sd *sessionDesktop, c config.Config, record string, x Extra) (*fleet.Desktop, error) {
+	screen, closeScreen, err := a.browser.Open(ctx, c.DesktopPerSession)
+	if err != nil {
+		return nil, fmt.Errorf("the session's browser context: %w", err)
+	}
+	sd.screen = screen
+	sd.display = screen.DisplayName()
+	sd.closes = append(sd.closes, closeScreen)
+	sd.input = desktop.NewInput(screen)
+	if a.kill != nil {
+		sd.input.Gate = a.kill.Gate
+	}
+	if err := sd.openServer(c, x); err != nil {
+		return nil, err
+	}
+	a.sessionDesktops.Store(record, sd)
+	sd.closes = append(sd.closes, func() error { a.sessionDesktops.Delete(record); return nil })
+	return &fleet.Desktop{Server: sd.server, Display: "browser context", Size: c.DesktopPerSession, Close: sd.Close}, nil
 }
 
 // startSessionCommand starts --session-command on sd's display; its output

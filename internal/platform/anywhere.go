@@ -8,6 +8,7 @@ import (
 	"github.com/guiagent/guiagent/internal/backend/android"
 	"github.com/guiagent/guiagent/internal/backend/browser"
 	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
 )
 
 // anywhere are the backends that run on every system: what they drive is
@@ -62,3 +63,33 @@ func openAndroid(ctx context.Context, o Options) (desktop.Screen, func() error, 
 	}
 	return b, b.Close, nil
 }
+
+// SharedBrowser is one browser whose contexts are the desktops of a fleet:
+// each MCP session gets a browser context of its own (cookies, storage and
+// cache apart) in one browser process, not a browser per session.
+type SharedBrowser struct{ b *browser.Browser }
+
+// LaunchSharedBrowser launches (or attaches to) the browser o configures.
+func LaunchSharedBrowser(ctx context.Context, o Options) (*SharedBrowser, error) {
+	bo := BrowserOptionsOf(o)
+	bo.ProfileDir = "" // contexts keep nothing between sessions
+	bo.Isolated = true
+	b, err := browser.Launch(ctx, bo)
+	if err != nil {
+		return nil, err
+	}
+	return &SharedBrowser{b: b}, nil
+}
+
+// Open opens a new browser context with a viewport of size, as a desktop;
+// the function it returns disposes of the context.
+func (s *SharedBrowser) Open(ctx context.Context, size geom.Size) (desktop.Screen, func() error, error) {
+	b, err := s.b.NewContext(ctx, size)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, b.Close, nil
+}
+
+// Close closes the browser (a browser it attached to is left running).
+func (s *SharedBrowser) Close() error { return s.b.Close() }
