@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 
@@ -145,6 +146,11 @@ func (b *Backend) Reveal(ctx context.Context, h string) (geom.Rect, error) {
 	if err != nil {
 		return geom.Rect{}, err
 	}
+	if f == nil {
+		if r, ok := b.revealTop(ctx, t, node); ok {
+			return r, nil
+		}
+	}
 	if err := s.call(ctx, "DOM.scrollIntoViewIfNeeded", map[string]any{"backendNodeId": node}, nil); err != nil {
 		return geom.Rect{}, fmt.Errorf("scroll the element into view: %w", b.explain(err))
 	}
@@ -167,6 +173,80 @@ func (b *Backend) Reveal(ctx context.Context, h string) (geom.Rect, error) {
 		}
 	}
 	return r, fmt.Errorf("the element is covered at %v by %s: close or move it first", c, b.describe(ctx, hs, hnode))
+}
+
+// revealJS scrolls a node of the tab's top document into view when it is
+// not all in view, and says where it is and whether a click at its centre
+// reaches it (open shadow roots crossed); null when the node is in another
+// document.
+const revealJS = `function() {
+  if ((this.ownerDocument || this) !== document) return null;
+  const el = this.nodeType === 1 ? this : this.parentElement;
+  if (!el) return null;
+  const box = () => {
+    if (this.nodeType === 1) { const q = this.getClientRects(); return q.length ? q[0] : this.getBoundingClientRect(); }
+    const r = document.createRange(); r.selectNodeContents(this); return r.getBoundingClientRect();
+  };
+  let b = box();
+  if (b.left < 0 || b.top < 0 || b.right > innerWidth || b.bottom > innerHeight) {
+    el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+    b = box();
+  }
+  // The point Press clicks: the centre of the rounded box.
+  const x = Math.round(b.left) + Math.trunc(Math.round(b.width) / 2), y = Math.round(b.top) + Math.trunc(Math.round(b.height) / 2);
+  let hit = document.elementFromPoint(x, y);
+  while (hit && hit.shadowRoot) {
+    const inner = hit.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === hit) break;
+    hit = inner;
+  }
+  let inside = false;
+  for (let n = hit; n; n = n.parentNode || n.host) { if (n === el) { inside = true; break; } }
+  return [b.left, b.top, b.width, b.height, inside ? 1 : 0];
+}`
+
+// revealTop is Reveal's fast path for a node of the tab's top document:
+// one script in guiagent's isolated world scrolls, measures and hit-tests
+// (two calls where the general path makes ten). ok is false when the path
+// does not apply or the node is covered: the general path then answers,
+// naming the cover.
+func (b *Backend) revealTop(ctx context.Context, t *tab, node cdp.BackendNodeID) (geom.Rect, bool) {
+	world, err := b.world(ctx, t.s, cdp.FrameID(t.id), false)
+	if err != nil {
+		return geom.Rect{}, false
+	}
+	var obj struct {
+		Object struct {
+			ObjectID string `json:"objectId"`
+		} `json:"object"`
+	}
+	if err := t.s.call(ctx, "DOM.resolveNode", map[string]any{"backendNodeId": node, "executionContextId": world}, &obj); err != nil {
+		// The world may be gone with its document: make the next one anew.
+		b.forgetWorld(t.s, cdp.FrameID(t.id))
+		return geom.Rect{}, false
+	}
+	defer func() {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = t.s.call(ctx, "Runtime.releaseObject", map[string]any{"objectId": obj.Object.ObjectID}, nil)
+		}()
+	}()
+	var r struct {
+		Result struct {
+			Value []float64 `json:"value"`
+		} `json:"result"`
+		ExceptionDetails any `json:"exceptionDetails"`
+	}
+	if err := t.s.call(ctx, "Runtime.callFunctionOn", map[string]any{"objectId": obj.Object.ObjectID,
+		"functionDeclaration": revealJS, "returnByValue": true}, &r); err != nil || r.ExceptionDetails != nil || len(r.Result.Value) != 5 {
+		return geom.Rect{}, false
+	}
+	v := r.Result.Value
+	if v[4] != 1 || v[2] <= 0 || v[3] <= 0 {
+		return geom.Rect{}, false
+	}
+	return geom.Rect{X: int(v[0] + 0.5), Y: int(v[1] + 0.5), W: int(v[2] + 0.5), H: int(v[3] + 0.5)}, true
 }
 
 func (b *Backend) revealFrame(ctx context.Context, t *tab, f *frame) error {

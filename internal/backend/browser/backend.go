@@ -52,6 +52,9 @@ type Backend struct {
 	clipLocal bool           // the page could not take it: clip is the clipboard
 
 	in inputState
+
+	wmu    sync.Mutex
+	worlds map[string]int64 // session/frame -> guiagent's isolated world in its document
 }
 
 // tab is one page target attached with a session of its own.
@@ -586,8 +589,14 @@ func (b *Backend) capture(ctx context.Context, t *tab, region geom.Rect, dst *im
 	if region.Empty() {
 		return nil, fmt.Errorf("capture of an empty region %v", region)
 	}
-	p := map[string]any{"format": format, "fromSurface": true,
-		"clip": map[string]any{"x": region.X, "y": region.Y, "width": region.W, "height": region.H, "scale": 1}}
+	p := map[string]any{"format": format}
+	if region != (geom.Rect{W: b.vp.W, H: b.vp.H}) || b.opts.Headed {
+		// A clip costs about half as much again as the viewport
+		// (measured: 157 ms against 108 ms for 1280x800 PNG), so the
+		// whole viewport, the size the browser was told to lay out, is
+		// taken without one.
+		p["clip"] = map[string]any{"x": region.X, "y": region.Y, "width": region.W, "height": region.H, "scale": 1}
+	}
 	if format == "jpeg" {
 		p["quality"] = 95
 	}

@@ -66,3 +66,26 @@ func BenchmarkSnapshotTable3000(b *testing.B) {
 }
 
 func geomImage() *image.RGBA { return nil }
+
+// BenchmarkPressField presses a text field by its handle (no dialog, no
+// navigation): reveal alone, and reveal with the click's three mouse events.
+func BenchmarkPressField(b *testing.B) {
+	s := newSite(b)
+	be := newContext(b)
+	navigate(b, be, s.URL+"/form")
+	name := find(b, snapshot(b, be, desktop.ElementQuery{}), desktop.RoleTextbox, "Name")
+	b.Run("reveal", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := be.Reveal(tctx(b), name.Handle); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("press", func(b *testing.B) {
+		for b.Loop() {
+			if err := be.Press(tctx(b), name.Handle); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -292,7 +292,14 @@ func TestTable3000NearViewportOnly(t *testing.T) {
 	if err := in.Scroll(tctx(t), &p, desktop.Down, 30, nil); err != nil {
 		t.Fatal(err)
 	}
-	testenv.WaitUntil(3*time.Second, func() bool { return eval(t, b, "window.scrollY").(float64) > 2000 })
+	// Wheel scrolling animates: wait until the page stands still.
+	last := -1.0
+	testenv.WaitUntil(5*time.Second, func() bool {
+		y := eval(t, b, "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(window.scrollY))))").(float64)
+		still := y > 2000 && y == last
+		last = y
+		return still
+	})
 	snap = snapshot(t, b, q)
 	for _, e := range snap.Elements {
 		if e.Role == desktop.RoleButton && e.Name == "Edit 0" {
@@ -615,7 +622,15 @@ func TestAttachLeavesTheUsersTabAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	profile := t.TempDir()
+	// Not t.TempDir: the browser's helper processes may still write to the
+	// profile for a moment after the browser is killed.
+	profile, err := os.MkdirTemp("", "guiagent-attach-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		testenv.WaitUntil(5*time.Second, func() bool { return os.RemoveAll(profile) == nil })
+	})
 	userURL := s.URL + "/counter"
 	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--remote-debugging-port=0",
 		"--user-data-dir="+profile, userURL)
@@ -656,7 +671,7 @@ func TestAttachLeavesTheUsersTabAlone(t *testing.T) {
 			}
 			_ = jsonDecode(resp, &list)
 			for _, e := range list {
-				if e.Type == "page" && e.URL == userURL && strings.HasPrefix(e.Title, "Counter") {
+				if e.Type == "page" && e.URL == userURL && strings.HasPrefix(e.Title, "Counter ") {
 					found = target.Info{TargetID: target.ID(e.ID), URL: e.URL, Title: e.Title}
 					return true
 				}

@@ -2,16 +2,17 @@ package browser
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
-	"github.com/chromedp/cdproto/domsnapshot"
 	"github.com/chromedp/cdproto/target"
 
 	"github.com/guiagent/guiagent/internal/desktop"
@@ -58,117 +59,379 @@ var prunable = map[string]bool{"row": true, "LayoutTableRow": true, "cell": true
 	"listitem": true, "option": true, "treeitem": true, "paragraph": true, "StaticText": true, "button": true,
 	"textbox": true, "link": true, "checkbox": true, "radio": true, "heading": true, "img": true, "image": true}
 
-// doc is one document of a session's DOM snapshot, placed in the viewport.
+// doc is one document of a snapshot, placed in the viewport.
 type doc struct {
 	frame      cdp.FrameID
-	dx, dy     float64 // add to the document's layout coordinates for viewport CSS pixels
+	dx, dy     float64 // add to the document's viewport coordinates for the tab's viewport CSS pixels
+	view       rectF   // what of the document is visible, in its own viewport coordinates
 	ax         map[accessibility.NodeID]*accessibility.Node
 	axRoot     *accessibility.Node
 	sess       *sessData
-	childOwner map[cdp.BackendNodeID]*doc // iframe element -> its document (this session, or another)
+	childOwner map[cdp.BackendNodeID]*doc     // iframe element -> its document (this session, or another)
+	iframes    map[cdp.BackendNodeID]iframeAt // iframe elements in view: their content boxes
 }
+
+// rectF is a rectangle in CSS pixels, unrounded.
+type rectF struct{ x, y, w, h float64 }
+
+func (r rectF) intersect(o rectF) rectF {
+	x1, y1 := max(r.x, o.x), max(r.y, o.y)
+	x2, y2 := min(r.x+r.w, o.x+o.w), min(r.y+r.h, o.y+o.h)
+	if x2 <= x1 || y2 <= y1 {
+		return rectF{}
+	}
+	return rectF{x1, y1, x2 - x1, y2 - y1}
+}
+
+func (r rectF) empty() bool { return r.w <= 0 || r.h <= 0 }
+
+// iframeAt is an iframe element's content box in its document's viewport
+// coordinates.
+type iframeAt struct{ box rectF }
 
 // sessData is what a snapshot read on one session (a tab, an
 // out-of-process iframe).
 type sessData struct {
 	target   target.ID
 	s        *session
-	rects    map[cdp.BackendNodeID]geom.Rect // viewport CSS pixels (float rounded)
+	rects    map[cdp.BackendNodeID]geom.Rect // the nodes in view: viewport CSS pixels (float rounded)
 	password map[cdp.BackendNodeID]bool
 	docs     []*doc
 }
 
-// readSession takes the DOM snapshot and accessibility trees of session s,
-// whose top document's origin sits at (ox, oy) in the viewport.
-func readSession(ctx context.Context, id target.ID, s *session, ox, oy float64) (*sessData, error) {
-	var snap domsnapshot.CaptureSnapshotResult
-	if err := s.call(ctx, domsnapshot.CommandCaptureSnapshot, map[string]any{"computedStyles": []string{}}, &snap); err != nil {
-		return nil, err
+// visibleJS runs in an isolated world of a document (the page's scripts
+// cannot see or change it): it finds the elements and text nodes that
+// intersect the rectangle (vx, vy, vw, vh) of the document's viewport, and
+// those holding one, without visiting the subtrees of rows, list items,
+// paragraphs and controls that lie outside it. It returns them as an array
+// whose r holds five numbers a node (box and flags: 1 a password field) and
+// f the content boxes of iframes (index, x, y, w, h).
+const visibleJS = `function(vx, vy, vw, vh) {
+  const x2 = vx + vw, y2 = vy + vh, out = [], r = [], f = [], range = document.createRange();
+  const prune = /^(TR|LI|OPTION|P|BUTTON|INPUT|TEXTAREA|SELECT|A|IMG|H[1-6]|TD|TH|DT|DD|LABEL|SUMMARY)$/;
+  const ws = /^[ \t\n\f\r]*$/;
+  const inside = b => b.width > 0 && b.height > 0 && b.right > vx && b.left < x2 && b.bottom > vy && b.top < y2;
+  function kids(p) {
+    let any = false;
+    for (let c = p.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 1) { if (visit(c)) any = true; }
+      else if (c.nodeType === 3 && !ws.test(c.data)) {
+        range.selectNodeContents(c);
+        const b = range.getBoundingClientRect();
+        if (inside(b)) { out.push(c); r.push(b.left, b.top, b.width, b.height, 0); any = true; }
+      }
+    }
+    return any;
+  }
+  function visit(e) {
+    const b = e.getBoundingClientRect();
+    const own = inside(b);
+    if (!own && b.width > 0 && b.height > 0 && prune.test(e.tagName)) return false;
+    let any = kids(e);
+    if (e.shadowRoot && kids(e.shadowRoot)) any = true;
+    if (!own && !any) return false;
+    const tag = e.tagName;
+    if (tag === 'IFRAME' || tag === 'FRAME') {
+      const cs = getComputedStyle(e), pl = parseFloat(cs.paddingLeft) || 0, pt = parseFloat(cs.paddingTop) || 0;
+      f.push(out.length, b.left + e.clientLeft + pl, b.top + e.clientTop + pt,
+        e.clientWidth - pl - (parseFloat(cs.paddingRight) || 0), e.clientHeight - pt - (parseFloat(cs.paddingBottom) || 0));
+    }
+    out.push(e);
+    r.push(b.left, b.top, b.width, b.height, tag === 'INPUT' && e.type === 'password' ? 1 : 0);
+    return true;
+  }
+  if (document.documentElement) visit(document.documentElement);
+  out.r = r; out.f = f;
+  return out;
+}`
+
+// snapGroup is the object group of the remote objects a snapshot holds.
+const snapGroup = "guiagent-snapshot"
+
+// world returns the execution context of guiagent's isolated world in
+// frame of session s, made once per document.
+func (b *Backend) world(ctx context.Context, s *session, frame cdp.FrameID, fresh bool) (int64, error) {
+	key := string(s.sid) + "/" + string(frame)
+	b.wmu.Lock()
+	id, ok := b.worlds[key]
+	b.wmu.Unlock()
+	if ok && !fresh {
+		return id, nil
 	}
-	sd := &sessData{target: id, s: s, rects: map[cdp.BackendNodeID]geom.Rect{}, password: map[cdp.BackendNodeID]bool{}}
-	str := func(i domsnapshot.StringIndex) string {
-		if i >= 0 && int(i) < len(snap.Strings) {
-			return snap.Strings[i]
+	var w struct {
+		ID int64 `json:"executionContextId"`
+	}
+	if err := s.call(ctx, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": "guiagent"}, &w); err != nil {
+		return 0, err
+	}
+	b.wmu.Lock()
+	if b.worlds == nil || len(b.worlds) > 256 { // frames come and go: forget them now and then
+		b.worlds = map[string]int64{}
+	}
+	b.worlds[key] = w.ID
+	b.wmu.Unlock()
+	return w.ID, nil
+}
+
+// forgetWorld drops the world of frame of session s, so the next use makes one.
+func (b *Backend) forgetWorld(s *session, frame cdp.FrameID) {
+	b.wmu.Lock()
+	delete(b.worlds, string(s.sid)+"/"+string(frame))
+	b.wmu.Unlock()
+}
+
+// visibleNode is one node visibleJS found.
+type visibleNode struct {
+	objectID string
+	box      rectF
+	password bool
+}
+
+// findVisible runs visibleJS in document d.
+func (b *Backend) findVisible(ctx context.Context, s *session, d *doc) ([]visibleNode, []struct {
+	i   int
+	box rectF
+}, error) {
+	p := map[string]any{"functionDeclaration": visibleJS, "objectGroup": snapGroup,
+		"arguments": []map[string]any{{"value": d.view.x}, {"value": d.view.y}, {"value": d.view.w}, {"value": d.view.h}}}
+	var r evalResult
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		var id int64
+		if id, err = b.world(ctx, s, d.frame, attempt > 0); err != nil {
+			return nil, nil, err
 		}
-		return ""
+		p["executionContextId"] = id
+		r = evalResult{}
+		if err = s.call(ctx, "Runtime.callFunctionOn", p, &r); err == nil {
+			break // a context gone with its document fails: make a new world once
+		}
 	}
-	sd.docs = make([]*doc, len(snap.Documents))
-	for i, d := range snap.Documents {
-		sd.docs[i] = &doc{frame: cdp.FrameID(str(d.FrameID)), sess: sd, childOwner: map[cdp.BackendNodeID]*doc{}}
+	if err != nil {
+		return nil, nil, err
 	}
-	placed := make([]bool, len(snap.Documents))
-	if len(sd.docs) > 0 {
-		sd.docs[0].dx, sd.docs[0].dy = ox-snap.Documents[0].ScrollOffsetX, oy-snap.Documents[0].ScrollOffsetY
-		placed[0] = true
+	if err := r.err(); err != nil {
+		return nil, nil, err
 	}
-	// Documents come parents first; an iframe's document sits at its
-	// element's box plus its border (the client rect's origin).
-	for i, d := range snap.Documents {
-		n, l := d.Nodes, d.Layout
-		if n == nil || l == nil {
+	arr := r.Result.ObjectID
+	if arr == "" {
+		return nil, nil, errors.New("the page's document gave no nodes")
+	}
+	var props struct {
+		Result []struct {
+			Name  string `json:"name"`
+			Value *struct {
+				ObjectID string `json:"objectId"`
+			} `json:"value"`
+		} `json:"result"`
+	}
+	var boxes struct {
+		Result struct {
+			Value struct {
+				R []float64 `json:"r"`
+				F []float64 `json:"f"`
+			} `json:"value"`
+		} `json:"result"`
+	}
+	var perr, berr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		berr = s.call(ctx, "Runtime.callFunctionOn", map[string]any{"objectId": arr, "returnByValue": true,
+			"functionDeclaration": `function(){ return {r: this.r, f: this.f}; }`}, &boxes)
+	}()
+	perr = s.call(ctx, "Runtime.getProperties", map[string]any{"objectId": arr, "ownProperties": true}, &props)
+	wg.Wait()
+	if perr != nil {
+		return nil, nil, perr
+	}
+	if berr != nil {
+		return nil, nil, berr
+	}
+	rs := boxes.Result.Value.R
+	out := make([]visibleNode, len(rs)/5)
+	for _, pr := range props.Result {
+		i, err := strconv.Atoi(pr.Name)
+		if err != nil || i < 0 || i >= len(out) || pr.Value == nil {
 			continue
 		}
-		dd := sd.docs[i]
-		layoutOf := map[int64]int{}
-		for li, ni := range l.NodeIndex {
-			layoutOf[ni] = li
+		k := rs[i*5 : i*5+5]
+		out[i] = visibleNode{objectID: pr.Value.ObjectID, box: rectF{k[0], k[1], k[2], k[3]}, password: k[4] == 1}
+	}
+	var frames []struct {
+		i   int
+		box rectF
+	}
+	for fs := boxes.Result.Value.F; len(fs) >= 5; fs = fs[5:] {
+		frames = append(frames, struct {
+			i   int
+			box rectF
+		}{int(fs[0]), rectF{fs[1], fs[2], fs[3], fs[4]}})
+	}
+	return out, frames, nil
+}
+
+// readDoc reads the nodes of document d in view: their boxes and their
+// accessibility nodes (one call each, in flight together), and the root of
+// its accessibility tree.
+func (b *Backend) readDoc(ctx context.Context, d *doc) error {
+	sd := d.sess
+	s := sd.s
+	defer func() {
+		_ = s.call(context.WithoutCancel(ctx), "Runtime.releaseObjectGroup", map[string]any{"objectGroup": snapGroup}, nil)
+	}()
+	var root struct {
+		Node *accessibility.Node `json:"node"`
+	}
+	var rootErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rootErr = s.call(ctx, accessibility.CommandGetRootAXNode, map[string]any{"frameId": d.frame}, &root)
+	}()
+	nodes, frames, err := b.findVisible(ctx, s, d)
+	if err != nil {
+		wg.Wait()
+		return err
+	}
+	axOf := make([][]*accessibility.Node, len(nodes))
+	sem := make(chan struct{}, 64)
+	for i, n := range nodes {
+		if n.objectID == "" {
+			continue
 		}
-		for li, ni := range l.NodeIndex {
-			if int(ni) >= len(n.BackendNodeID) || li >= len(l.Bounds) || len(l.Bounds[li]) < 4 {
-				continue
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			var r struct {
+				Nodes []*accessibility.Node `json:"nodes"`
 			}
-			r := l.Bounds[li]
-			sd.rects[n.BackendNodeID[ni]] = geom.Rect{X: int(r[0] + dd.dx + 0.5), Y: int(r[1] + dd.dy + 0.5), W: int(r[2] + 0.5), H: int(r[3] + 0.5)}
-		}
-		for ni, attrs := range n.Attributes {
-			if ni >= len(n.NodeName) || !strings.EqualFold(str(n.NodeName[ni]), "input") {
-				continue
+			if s.call(ctx, accessibility.CommandGetPartialAXTree, map[string]any{"objectId": n.objectID, "fetchRelatives": false}, &r) == nil {
+				axOf[i] = r.Nodes
 			}
-			for k := 0; k+1 < len(attrs); k += 2 {
-				if strings.EqualFold(str(domsnapshot.StringIndex(attrs[k])), "type") && strings.EqualFold(str(domsnapshot.StringIndex(attrs[k+1])), "password") {
-					sd.password[n.BackendNodeID[ni]] = true
+		}()
+	}
+	wg.Wait()
+	if rootErr != nil {
+		return rootErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d.ax = map[accessibility.NodeID]*accessibility.Node{}
+	d.iframes = map[cdp.BackendNodeID]iframeAt{}
+	idOf := make([]cdp.BackendNodeID, len(nodes))
+	for i, ns := range axOf {
+		for k, an := range ns {
+			d.ax[an.NodeID] = an
+			if k == 0 && an.BackendDOMNodeID != 0 {
+				idOf[i] = an.BackendDOMNodeID
+				bx := nodes[i].box
+				sd.rects[an.BackendDOMNodeID] = geom.Rect{X: int(bx.x + d.dx + 0.5), Y: int(bx.y + d.dy + 0.5), W: int(bx.w + 0.5), H: int(bx.h + 0.5)}
+				if nodes[i].password {
+					sd.password[an.BackendDOMNodeID] = true
 				}
-			}
-		}
-		if cd := n.ContentDocumentIndex; cd != nil {
-			for k, ni := range cd.Index {
-				ci := int(cd.Value[k])
-				if ci <= 0 || ci >= len(sd.docs) || placed[ci] {
-					continue
-				}
-				li, ok := layoutOf[ni]
-				if !ok {
-					continue
-				}
-				r := l.Bounds[li]
-				x, y := r[0]+dd.dx, r[1]+dd.dy
-				if cx, cy, err := clientOrigin(ctx, s, n.BackendNodeID[ni]); err == nil && i == 0 && ox == 0 && oy == 0 {
-					x, y = cx, cy // the content box, borders and padding left out
-				}
-				sd.docs[ci].dx = x - snap.Documents[ci].ScrollOffsetX
-				sd.docs[ci].dy = y - snap.Documents[ci].ScrollOffsetY
-				placed[ci] = true
-				dd.childOwner[n.BackendNodeID[ni]] = sd.docs[ci]
 			}
 		}
 	}
-	// The accessibility tree is read as the walk reaches each node
-	// (getChildAXNodes): a page of thousands of rows costs what its
-	// viewport shows, not the whole tree.
-	for _, d := range sd.docs {
-		var r struct {
-			Node *accessibility.Node `json:"node"`
+	for _, f := range frames {
+		if f.i >= 0 && f.i < len(idOf) && idOf[f.i] != 0 {
+			d.iframes[idOf[f.i]] = iframeAt{box: f.box}
 		}
-		if err := s.call(ctx, accessibility.CommandGetRootAXNode, map[string]any{"frameId": d.frame}, &r); err != nil {
-			return nil, err
+	}
+	if root.Node != nil {
+		d.ax[root.Node.NodeID] = root.Node
+		d.axRoot = root.Node
+	}
+	return nil
+}
+
+// readSession reads the documents of session s in view: its top document,
+// which shows view (its own viewport coordinates) at (ox, oy) of the tab's
+// viewport, and the iframes in process with it, each placed at its
+// element. skip holds the frames of other sessions (out-of-process).
+func (b *Backend) readSession(ctx context.Context, id target.ID, s *session, ox, oy float64, view rectF, skip map[target.ID]bool) (*sessData, error) {
+	sd := &sessData{target: id, s: s, rects: map[cdp.BackendNodeID]geom.Rect{}, password: map[cdp.BackendNodeID]bool{}}
+	var tree struct {
+		FrameTree *frameTree `json:"frameTree"`
+	}
+	if err := s.call(ctx, "Page.getFrameTree", nil, &tree); err != nil {
+		return nil, err
+	}
+	if tree.FrameTree == nil {
+		return nil, errors.New("the page has no frame")
+	}
+	top := &doc{frame: tree.FrameTree.Frame.ID, sess: sd, dx: ox, dy: oy, view: view, childOwner: map[cdp.BackendNodeID]*doc{}}
+	if err := b.readDoc(ctx, top); err != nil {
+		return nil, err
+	}
+	sd.docs = append(sd.docs, top)
+	// Frames in process, parents first; one out of view is left out with
+	// its subtree.
+	type item struct {
+		parent *doc
+		t      *frameTree
+	}
+	queue := []item{}
+	for _, c := range tree.FrameTree.ChildFrames {
+		queue = append(queue, item{top, c})
+	}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		if it.t == nil || skip[target.ID(it.t.Frame.ID)] || len(it.parent.iframes) == 0 {
+			continue
 		}
-		d.ax = map[accessibility.NodeID]*accessibility.Node{}
-		if r.Node != nil {
-			d.ax[r.Node.NodeID] = r.Node
-			d.axRoot = r.Node
+		var owner struct {
+			BackendNodeID cdp.BackendNodeID `json:"backendNodeId"`
+		}
+		if err := s.call(ctx, "DOM.getFrameOwner", map[string]any{"frameId": it.t.Frame.ID}, &owner); err != nil {
+			continue
+		}
+		fa, ok := it.parent.iframes[owner.BackendNodeID]
+		if !ok {
+			continue // not in view
+		}
+		d := childDoc(it.parent, it.t.Frame.ID, fa, sd)
+		if d == nil {
+			continue
+		}
+		if err := b.readDoc(ctx, d); err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			continue
+		}
+		sd.docs = append(sd.docs, d)
+		it.parent.childOwner[owner.BackendNodeID] = d
+		for _, c := range it.t.ChildFrames {
+			queue = append(queue, item{d, c})
 		}
 	}
 	return sd, nil
+}
+
+// childDoc places the document of an iframe whose content box in parent's
+// viewport is fa: nil when none of it is in view.
+func childDoc(parent *doc, frame cdp.FrameID, fa iframeAt, sd *sessData) *doc {
+	vis := fa.box.intersect(parent.view)
+	if vis.empty() {
+		return nil
+	}
+	return &doc{frame: frame, sess: sd, dx: parent.dx + fa.box.x, dy: parent.dy + fa.box.y,
+		view:       rectF{vis.x - fa.box.x, vis.y - fa.box.y, vis.w, vis.h},
+		childOwner: map[cdp.BackendNodeID]*doc{}}
+}
+
+// frameTree is Page.getFrameTree's tree, only what is read of it.
+type frameTree struct {
+	Frame struct {
+		ID cdp.FrameID `json:"id"`
+	} `json:"frame"`
+	ChildFrames []*frameTree `json:"childFrames"`
 }
 
 // clientOrigin is where the content of iframe element owner (of session s)
@@ -274,8 +537,18 @@ func (x axNode) node(view geom.Rect) *uitree.Node {
 	return un
 }
 
-// fetchChildren reads the children of x that are not read yet.
+// bigNode is the number of children above which a node's children are not
+// all read: only those in view are (a table of thousands of rows costs
+// what its viewport shows).
+const bigNode = 64
+
+// fetchChildren reads the children of x that are not read yet, unless x
+// has more than bigNode: then the ones in view, read with the nodes in
+// view, are all it has.
 func (x axNode) fetchChildren(ctx context.Context) error {
+	if len(x.n.ChildIDs) > bigNode {
+		return nil
+	}
 	for _, id := range x.n.ChildIDs {
 		if _, ok := x.d.ax[id]; !ok {
 			var r struct {
@@ -285,12 +558,25 @@ func (x axNode) fetchChildren(ctx context.Context) error {
 				return err
 			}
 			for _, n := range r.Nodes {
-				x.d.ax[n.NodeID] = n
+				if _, ok := x.d.ax[n.NodeID]; !ok {
+					x.d.ax[n.NodeID] = n
+				}
 			}
 			return nil
 		}
 	}
 	return nil
+}
+
+// outOfView reports whether accessibility node c is known not to be in
+// view: a row, cell, paragraph, control... (prunable) that the pass over
+// the document did not find in view, or whose box lies outside.
+func (x axNode) outOfView(c *accessibility.Node, view geom.Rect) bool {
+	if c.BackendDOMNodeID == 0 || !prunable[axString(c.Role)] {
+		return false
+	}
+	r, ok := x.d.sess.rects[c.BackendDOMNodeID]
+	return !ok || r.Intersect(view).Empty()
 }
 
 // children lists the accessibility children of x, ignored nodes replaced by
@@ -304,14 +590,11 @@ func (x axNode) children(ctx context.Context, view geom.Rect, out []*uitree.Node
 	}
 	for _, id := range x.n.ChildIDs {
 		c, ok := x.d.ax[id]
-		if !ok {
+		if !ok || x.outOfView(c, view) {
 			continue
 		}
 		cx := axNode{d: x.d, n: c}
 		if c.Ignored || axString(c.Role) == "none" {
-			if r, ok := x.d.sess.rects[c.BackendDOMNodeID]; ok && c.BackendDOMNodeID != 0 && prunable[axString(c.Role)] && r.Intersect(view).Empty() {
-				continue
-			}
 			var err error
 			if out, err = cx.children(ctx, view, out, depth+1); err != nil {
 				return out, err
@@ -355,7 +638,7 @@ func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*deskto
 	if err != nil {
 		return nil, b.explain(err)
 	}
-	top, err := b.readFrames(ctx, t)
+	top, err := b.readFrames(ctx, t, size)
 	if err != nil {
 		return nil, b.explain(err)
 	}
@@ -390,20 +673,22 @@ func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*deskto
 }
 
 // readFrames reads the tab's session and those of its out-of-process
-// iframes, each placed at its iframe element, and links every iframe
-// element to its document.
-func (b *Backend) readFrames(ctx context.Context, t *tab) (*sessData, error) {
-	top, err := readSession(ctx, t.id, t.s, 0, 0)
+// iframes in view, each placed at its iframe element, and links every
+// iframe element to its document.
+func (b *Backend) readFrames(ctx context.Context, t *tab, size geom.Size) (*sessData, error) {
+	t.fmu.Lock()
+	frames := make([]*frame, 0, len(t.frames))
+	oop := map[target.ID]bool{}
+	for _, f := range t.frames {
+		frames = append(frames, f)
+		oop[f.id] = true
+	}
+	t.fmu.Unlock()
+	top, err := b.readSession(ctx, t.id, t.s, 0, 0, rectF{0, 0, float64(size.W), float64(size.H)}, oop)
 	if err != nil {
 		return nil, err
 	}
 	byTarget := map[target.ID]*sessData{t.id: top}
-	t.fmu.Lock()
-	frames := make([]*frame, 0, len(t.frames))
-	for _, f := range t.frames {
-		frames = append(frames, f)
-	}
-	t.fmu.Unlock()
 	// Parents before children: repeat until no frame can be placed.
 	for progress := true; progress && len(frames) > 0; {
 		progress = false
@@ -421,23 +706,31 @@ func (b *Backend) readFrames(ctx context.Context, t *tab) (*sessData, error) {
 			if err := parent.s.call(ctx, "DOM.getFrameOwner", map[string]any{"frameId": f.id}, &owner); err != nil {
 				continue // gone meanwhile
 			}
-			r, ok := parent.rects[owner.BackendNodeID]
-			if !ok {
-				continue // not laid out: not shown
+			var pd *doc
+			var fa iframeAt
+			for _, d := range parent.docs {
+				if a, ok := d.iframes[owner.BackendNodeID]; ok {
+					pd, fa = d, a
+					break
+				}
 			}
-			ox, oy := float64(r.X), float64(r.Y)
-			if x, y, err := clientOrigin(ctx, parent.s, owner.BackendNodeID); err == nil && f.parent == t.id {
-				ox, oy = x, y
+			if pd == nil {
+				continue // not in view
 			}
-			sd, err := readSession(ctx, f.id, f.s, ox, oy)
+			place := childDoc(pd, "", fa, nil)
+			if place == nil {
+				continue
+			}
+			sd, err := b.readSession(ctx, f.id, f.s, place.dx, place.dy, place.view, oop)
 			if err != nil {
+				if ctx.Err() != nil {
+					return nil, err
+				}
 				continue
 			}
 			byTarget[f.id] = sd
 			if len(sd.docs) > 0 {
-				for _, pd := range parent.docs {
-					pd.childOwner[owner.BackendNodeID] = sd.docs[0]
-				}
+				pd.childOwner[owner.BackendNodeID] = sd.docs[0]
 			}
 		}
 		frames = rest
