@@ -9,6 +9,7 @@ import (
 	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/llm"
 	_ "github.com/guiagent/guiagent/internal/llm/providers" // registers every provider
+	"github.com/guiagent/guiagent/internal/platform"
 	"github.com/guiagent/guiagent/internal/vision"
 )
 
@@ -64,8 +65,9 @@ func llmConfig(c config.Config, adapter, provider, model string) (llm.Config, er
 	return llm.Config{
 		Provider: provider, Model: model, APIKey: c.APIKey, BaseURL: c.BaseURL,
 		Timeout: c.ModelTimeout, KeepImages: c.KeepImages, Profile: &p, ToolVersion: c.ToolVersion, Disabled: disabled(c),
-		Refs: c.Elements != "" && c.Elements != "off",
-		Vars: modelVars(config.Var("Model"), config.Var("APIKey"), config.Var("BaseURL")),
+		Refs:   c.Elements != "" && c.Elements != "off",
+		Device: deviceOf(c),
+		Vars:   modelVars(config.Var("Model"), config.Var("APIKey"), config.Var("BaseURL")),
 	}, nil
 }
 
@@ -224,4 +226,16 @@ func newVision(c config.Config) (visionModels, error) {
 		return visionModels{}, err
 	}
 	return vm, nil
+}
+
+// deviceOf is what the configured backend's screen is, for the model's
+// system prompt: a desktop (""), a browser tab or a phone.
+func deviceOf(c config.Config) string {
+	switch c.Backend {
+	case string(platform.Browser):
+		return llm.DeviceBrowser
+	case string(platform.Android), "ios", "harmony":
+		return llm.DevicePhone
+	}
+	return ""
 }

@@ -51,6 +51,10 @@ type Config struct {
 	// action may name its element by ref (RefInstructions). Adapters whose
 	// wire has no place for a ref ignore it.
 	Refs bool
+	// Device is what the screen is: "" a desktop, DeviceBrowser a web page
+	// in a browser tab, DevicePhone a phone's touch screen. Adapters add
+	// DeviceInstructions to their system prompt.
+	Device string
 	// Vars names the configuration variables this Config came from, so that
 	// an error says what to set: internal/app fills them from the knob
 	// table, a memory or grounding model with its own.

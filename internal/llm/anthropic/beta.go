@@ -25,7 +25,7 @@ func (s *Session) callBeta(ctx context.Context, turns []turn) (*answer, *cuwire.
 	params := sdk.BetaMessageNewParams{
 		Model:     sdk.Model(s.a.cfg.Model),
 		MaxTokens: int64(s.a.cfg.MaxTokens),
-		System:    []sdk.BetaTextBlockParam{{Text: systemPrompt(s.a.zoom())}},
+		System:    []sdk.BetaTextBlockParam{{Text: systemPrompt(s.a.zoom()) + llm.DeviceInstructions(s.a.cfg.Device)}},
 		Messages:  msgs,
 		Tools:     []sdk.BetaToolUnionParam{s.betaTool()},
 		Betas:     []sdk.AnthropicBeta{sdk.AnthropicBeta(s.a.beta)},

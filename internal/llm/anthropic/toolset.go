@@ -98,7 +98,7 @@ func (s *Session) callToolset(ctx context.Context, turns []turn) (*answer, *cuwi
 	params := sdk.MessageNewParams{
 		Model:     sdk.Model(s.a.cfg.Model),
 		MaxTokens: int64(s.a.cfg.MaxTokens),
-		System:    []sdk.TextBlockParam{{Text: systemPrompt(s.a.zoom())}},
+		System:    []sdk.TextBlockParam{{Text: systemPrompt(s.a.zoom()) + llm.DeviceInstructions(s.a.cfg.Device)}},
 		Messages:  msgs,
 		Tools:     []sdk.ToolUnionParam{s.a.toolsetParam()},
 	}

@@ -88,7 +88,7 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 	user := s.userContent(obs)
 	contents, elide := s.prune(append(s.history[:len(s.history):len(s.history)], user))
 	gc := &genai.GenerateContentConfig{
-		SystemInstruction: genai.NewContentFromText(systemPrompt(), genai.RoleUser),
+		SystemInstruction: genai.NewContentFromText(systemPrompt()+llm.DeviceInstructions(s.a.c.cfg.Device), genai.RoleUser),
 		MaxOutputTokens:   int32(s.a.c.cfg.MaxTokens),
 		Tools: []*genai.Tool{{ComputerUse: &genai.ComputerUse{
 			Environment: genai.EnvironmentDesktop, ExcludedPredefinedFunctions: s.a.excluded,

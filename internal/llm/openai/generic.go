@@ -35,6 +35,7 @@ func NewGeneric(cfg llm.Config) (llm.Adapter, error) {
 	if cfg.Refs {
 		system += llm.RefInstructions()
 	}
+	system += llm.DeviceInstructions(cfg.Device)
 	return &Generic{c: c, profile: p, system: system}, nil
 }
 

@@ -189,7 +189,7 @@ func (s *Session) Next(ctx context.Context, obs llm.Observation) (*llm.Decision,
 	input, elide := s.input(obs)
 	params := sdk.ResponseNewParams{
 		Model:           shared.ResponsesModel(s.a.cfg.Model),
-		Instructions:    openai.String(instructions(s.a.tool == ToolComputer)), // not carried over by previous_response_id
+		Instructions:    openai.String(instructions(s.a.tool == ToolComputer) + llm.DeviceInstructions(s.a.cfg.Device)), // not carried over by previous_response_id
 		Input:           sdk.ResponseNewParamsInputUnion{OfInputItemList: input},
 		MaxOutputTokens: openai.Int(int64(s.a.cfg.MaxTokens)),
 		Truncation:      sdk.ResponseNewParamsTruncationAuto,
