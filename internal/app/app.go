@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/ask"
 	"github.com/guiagent/guiagent/internal/config"
@@ -139,6 +140,7 @@ func (a *App) open(ctx context.Context, c config.Config, x Extra) error {
 	}
 	po := PlatformOptions(c)
 	po.ForceVirtual = x.ForceVirtual
+	po.Browser.Ask = a.askDialog
 	screen, closeScreen, err := platform.Open(ctx, po)
 	if errors.Is(err, platform.ErrNoDisplay) {
 		return fmt.Errorf("%w (or set %s=1280x800)", err, config.Var("VirtualDisplay"))
@@ -493,4 +495,25 @@ func (a *App) setVision(c config.Config) {
 		return
 	}
 	a.server.SetVision(vm.seer, vm.seer.AskProfile(), vm.seer.LocateProfile())
+}
+
+// askDialog asks a person, on the dashboard, what a page's dialog gets
+// (GUI_AGENT_BROWSER_DIALOGS=ask); with no dashboard to ask on, the dialog
+// is dismissed at once (an error here dismisses it).
+func (a *App) askDialog(ctx context.Context, kind, message string) (bool, string, error) {
+	if a.questions == nil || !a.questions.Dashboard() {
+		return false, "", errors.New("nobody to ask: the dashboard is not served")
+	}
+	q := ask.Question{Text: fmt.Sprintf("The page shows a %s dialog: %q. Accept it?", kind, message), Kind: action.AskConfirm}
+	if kind == "prompt" {
+		q = ask.Question{Text: fmt.Sprintf("The page asks (prompt dialog): %q. Your answer (cancel dismisses it):", message), Kind: action.AskText}
+	}
+	ans, err := ask.Ask(ctx, a.questions, q)
+	if err != nil {
+		return false, "", err
+	}
+	if kind == "prompt" {
+		return ans.Outcome == ask.Accept, ans.Value, nil
+	}
+	return ans.Approved(), "", nil
 }

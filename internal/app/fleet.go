@@ -41,7 +41,9 @@ func NewFleet(c config.Config, x Extra) (*App, error) {
 	}
 	if c.Backend == string(platform.Browser) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		a.browser, err = platform.LaunchSharedBrowser(ctx, PlatformOptions(c))
+		po := PlatformOptions(c)
+		po.Browser.Ask = a.askDialog
+		a.browser, err = platform.LaunchSharedBrowser(ctx, po)
 		cancel()
 		if err != nil {
 			a.Close()
