@@ -1,8 +1,7 @@
-// Package harmonytest is a fake hdc for tests: a program (fakehdc, built
-// by Start with `go build`) that answers the hdc commands the harmony
-// backend sends from a scripted HarmonyOS phone whose state lives in a
-// JSON file beside the program, and the Go side of that phone (Phone),
-// which tests read and change.
+// Package harmonytest is a fake hdc for tests: the test binary itself,
+// linked as "hdc" beside a scripted HarmonyOS phone's state (a JSON file)
+// and started by the backend as hdc, answers the hdc commands from that
+// phone (Main); Phone is the Go side of it, which tests read and change.
 //
 // What the fake prints is copied from the tools' sources and documents:
 // `uitest uiInput` ("No Error", the coordinate and parameter refusals and
@@ -27,9 +26,9 @@ import (
 	"image"
 	"image/color"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,48 +97,32 @@ type Phone struct {
 	mu       sync.Mutex
 }
 
-var (
-	buildOnce sync.Once
-	built     string
-	buildErr  error
-)
+// Program is the name the fake is started by: a test binary started as
+// Program is the fake hdc (see IsFake).
+const Program = "hdc"
 
-// build compiles fakehdc once per test binary.
-func build() (string, error) {
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "guiagent-fakehdc-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			buildErr = errors.New("the fake hdc is built with go, which is not on PATH")
-			return
-		}
-		name := "hdc"
-		if runtime.GOOS == "windows" {
-			name += ".exe"
-		}
-		built = filepath.Join(dir, name)
-		out, err := exec.Command(goTool, "build", "-o", built, "github.com/guiagent/guiagent/internal/backend/harmony/harmonytest/fakehdc").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New("building the fake hdc: " + err.Error() + ": " + string(out))
-		}
-	})
-	return built, buildErr
+// IsFake reports whether this process was started as the fake hdc: the
+// test binary's TestMain then runs Main instead of the tests.
+func IsFake() bool {
+	return strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == Program
 }
 
-// Start builds the fake hdc (once) and gives it a phone of its own: 720x1280
-// pixels, developer mode on, the counter app in front.
+// Start makes the running test binary the fake hdc of a phone of its own
+// (a link to it named hdc in a folder with the phone's state: 720x1280
+// pixels, developer mode on, the counter app in front). The test package's
+// TestMain must run Main when IsFake.
 func Start(t testing.TB) *Phone {
 	t.Helper()
-	prog, err := build()
+	prog, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	hdc := filepath.Join(dir, filepath.Base(prog))
+	name := Program
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	hdc := filepath.Join(dir, name)
 	if err := os.Link(prog, hdc); err != nil {
 		data, rerr := os.ReadFile(prog)
 		if rerr != nil {
