@@ -201,6 +201,9 @@ type Options struct {
 
 	// sources is set by LoadOptions: which layer set each value.
 	sources config.Sources
+	// credentials are each provider's own keys (GUI_AGENT_<PROVIDER>_API_KEY,
+	// the SDKs' variables), set by LoadOptions, so the scrubber knows them.
+	credentials config.Credentials
 }
 
 // LoadOptions reads flags (args, as `guiagent serve` takes them) and
@@ -252,6 +255,7 @@ var optionsOnly = map[string]string{
 	"AlwaysVirtualDisplay": "a private display even when one is reachable (tests, sandboxes)",
 	"Log":                  "where logs go, as an io.Writer",
 	"sources":              "which layer set each value, from LoadOptions",
+	"credentials":          "each provider's own keys, from LoadOptions",
 }
 
 // optionField is the Options field of knob k, and whether it is negated;
@@ -267,7 +271,7 @@ func optionField(o reflect.Value, k config.Knob) (f reflect.Value, negated, ok b
 
 // fromConfig is the Options of c: every knob's value in its Options field.
 func fromConfig(c config.Config) Options {
-	o := Options{XAuthority: c.XAuthority, XDisplay: c.XDisplay, sources: c.Sources}
+	o := Options{XAuthority: c.XAuthority, XDisplay: c.XDisplay, sources: c.Sources, credentials: c.Credentials}
 	ov, cv := reflect.ValueOf(&o).Elem(), reflect.ValueOf(c)
 	for _, k := range config.Knobs {
 		f, negated, ok := optionField(ov, k)
@@ -327,7 +331,7 @@ func (o Options) applyTo(c *config.Config) {
 			dst.Set(f)
 		}
 	}
-	c.XAuthority, c.Sources = o.XAuthority, o.sources
+	c.XAuthority, c.Sources, c.Credentials = o.XAuthority, o.sources, o.credentials
 	if o.sources == nil && o.Backend != "" {
 		c.MarkSource("Backend", config.SourceOptions)
 	}

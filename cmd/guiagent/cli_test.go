@@ -125,7 +125,7 @@ func TestDoctorShowsWhatMatters(t *testing.T) {
 	if !strings.Contains(out, "guiagent doctor --all") {
 		t.Errorf("doctor does not say how to see the rows it left out:\n%s", out)
 	}
-	if level, detail := doctorRow(out, "model"); level != "FAIL" || !strings.Contains(detail, "GUI_AGENT_API_KEY is not set") {
+	if level, detail := doctorRow(out, "model"); level != "FAIL" || !strings.Contains(detail, "GUI_AGENT_API_KEY, GUI_AGENT_OPENAI_API_KEY, OPENAI_API_KEY: none is set") {
 		t.Errorf("a model without a key: %s %q", level, detail)
 	}
 	_, all, _ := runCmd(t, env, "doctor", "--all", "--virtual-display", "640x480")

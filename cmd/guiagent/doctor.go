@@ -140,18 +140,19 @@ func doctorArgs(args []string) (rest []string, all bool, err error) {
 // contacting the provider.
 func checkModel(c config.Config, add func(level, name, detail, fix string)) {
 	checkVision(c, add)
+	defer checkProviderKeys(c, add)
 	switch {
 	case !app.ModelConfigured(c):
 		add("warn", "model", "no model configured: gui_execute_task is not offered; the atomic tools work",
 			"set "+config.Var("Provider")+" ("+strings.Join(llm.ProviderNames(), ", ")+"), "+config.Vars("Model", "APIKey"))
 	case c.APIKey == "" && c.BaseURL == "":
-		add("FAIL", "model", fmt.Sprintf("provider %s, model %s, but %s is not set", c.Provider, c.Model, config.Var("APIKey")),
-			"set "+config.Var("APIKey")+", or "+config.Var("BaseURL")+" for a local server that needs no key")
+		add("FAIL", "model", fmt.Sprintf("provider %s, model %s, but no API key is set for it (%s: none is set)", c.Provider, c.Model, keyVars(c, c.Provider)),
+			"set one of them, or "+config.Var("BaseURL")+" for a local server that needs no key")
 	default:
 		p, perr := app.ProfileFor(c)
 		detail := fmt.Sprintf("provider %s, model %s, adapter %s, coordinates profile %q", c.Provider, c.Model, app.AdapterName(c), p.Name)
 		if c.APIKey != "" {
-			detail += ", API key set"
+			detail += ", " + keySource(c, c.Provider)
 		}
 		if c.BaseURL != "" {
 			detail += ", base URL " + c.BaseURL

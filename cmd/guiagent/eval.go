@@ -123,7 +123,7 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	c, rest, err := config.Load("eval", ea.rest, getenv)
+	c, rest, err := config.LoadWithModels("eval", ea.rest, getenv)
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func TestDoctorSaysWhatIsMissing(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("doctor without a display should exit 1, got %d\n%s%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"FAIL display", "--virtual-display", "adapter anthropic-computer", "API key set",
+	for _, want := range []string{"FAIL display", "--virtual-display", "adapter anthropic-computer", "API key from GUI_AGENT_API_KEY",
 		"ok   vision tools", "locating by claude-sonnet-5-5", "computer_toolset_20260801 (chosen by model), GA Messages API without a beta header"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, stdout)
@@ -90,6 +90,27 @@ func TestDoctorSaysWhatIsMissing(t *testing.T) {
 	code, stdout, _ = runCmd(t, env, "doctor", "--virtual-display", "800x600")
 	if code != 0 || !strings.Contains(stdout, "ok   input") || !strings.Contains(stdout, "ok   capture") {
 		t.Fatalf("doctor on a private display: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestDoctorNamesWhereEachKeyComesFrom: the configured model's key and
+// every provider's (those guiagent eval --model may name) are shown by the
+// variable they come from, never by value; a provider without one is named
+// with the variables to set.
+func TestDoctorNamesWhereEachKeyComesFrom(t *testing.T) {
+	env := baseEnv(t)
+	env["GUI_AGENT_PROVIDER"], env["GUI_AGENT_MODEL"] = "anthropic", "claude-sonnet-5-5"
+	env["GUI_AGENT_ANTHROPIC_API_KEY"], env["OPENAI_API_KEY"] = "sk-canary-anthropic-0123456789", "sk-canary-openai-0123456789"
+	_, stdout, stderr := runCmd(t, env, "doctor") // no display: the model rows come all the same
+	for _, want := range []string{"model claude-sonnet-5-5", "API key from GUI_AGENT_ANTHROPIC_API_KEY", "provider keys",
+		"anthropic: API key from GUI_AGENT_ANTHROPIC_API_KEY", "openai: API key from OPENAI_API_KEY", "no key for gemini",
+		"gemini's key in one of GUI_AGENT_GEMINI_API_KEY, GOOGLE_API_KEY, GEMINI_API_KEY"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout+stderr, "canary") {
+		t.Fatalf("doctor printed a key:\n%s", stdout)
 	}
 }
 

@@ -150,6 +150,15 @@ type Config struct {
 	// Settings a host application changes at run time (settings.go).
 	SettingsFile string  `json:"settings_file"` // "" = none
 	Sources      Sources `json:"-"`             // which layer set each value; absent = default
+
+	// Credentials are each provider's own key and endpoint
+	// (GUI_AGENT_<PROVIDER>_API_KEY, its SDK's variables: credentials.go);
+	// CredentialFor gives a provider's.
+	Credentials Credentials `json:"-"`
+	// modelsGiven: the command names its models itself (eval's --model), so
+	// a key without GUI_AGENT_PROVIDER is not half a model configuration.
+	modelsGiven bool
+	replaced    []string // keys WithModel replaced, still scrubbed
 }
 
 // FlowCacheDir is where caches of flows given as text (gui_run_flow) are
@@ -245,11 +254,29 @@ func Default() Config {
 // win), fills defaults and validates. It returns the remaining positional args.
 // Flags are the serve/demo flags; unknown flags are an error naming them.
 func Load(name string, args []string, getenv func(string) string) (Config, []string, error) {
+	return load(name, args, getenv, false)
+}
+
+// LoadWithModels is Load for a command that names its models itself
+// (guiagent eval --model provider:model): GUI_AGENT_API_KEY or
+// GUI_AGENT_BASE_URL without GUI_AGENT_PROVIDER is then no error (it serves
+// no model: see credentials.go).
+func LoadWithModels(name string, args []string, getenv func(string) string) (Config, []string, error) {
+	return load(name, args, getenv, true)
+}
+
+func load(name string, args []string, getenv func(string) string, modelsGiven bool) (Config, []string, error) {
 	c := Default()
+	c.modelsGiven = modelsGiven
 	if err := c.loadSettingsFile(getenv); err != nil {
 		return c, nil, err
 	}
 	if err := c.loadEnv(getenv); err != nil {
+		return c, nil, err
+	}
+	creds, err := readCredentials(getenv)
+	c.Credentials = creds
+	if err != nil {
 		return c, nil, err
 	}
 	fs := newFlagSet(name, &c)
@@ -261,10 +288,11 @@ func Load(name string, args []string, getenv func(string) string) (Config, []str
 	}
 	c.markFlags(fs)
 	c.FillSessionDefaults(getenv)
+	c.fillMainCredential()
 	// Validate normalizes c (the provider's case), so it must run before c is
 	// copied into the results: within one return statement Go leaves the order
 	// of reading c and calling c.Validate unspecified.
-	err := c.Validate()
+	err = c.Validate()
 	return c, fs.Args(), err
 }
 
@@ -608,7 +636,7 @@ func (c *Config) checkModelPair() error {
 		return fmt.Errorf("%s=%s is set but %s (--model) is not: set the model name too, or unset %s to run without a model", provider, c.Provider, model, provider)
 	case c.Model != "" && c.Provider == "":
 		return fmt.Errorf("%s=%s is set but %s (--provider) is not: set it to %s, or unset %s to run without a model", model, c.Model, provider, strings.Join(Providers(), ", "), model)
-	case c.Model == "" && (c.APIKey != "" || c.BaseURL != ""):
+	case c.Model == "" && (c.APIKey != "" || c.BaseURL != "") && !c.modelsGiven:
 		return fmt.Errorf("%s or %s is set but %s and %s are not: set both to use a model, or unset the key", Var("APIKey"), Var("BaseURL"), provider, model)
 	}
 	return nil
@@ -660,7 +688,7 @@ func (c Config) Secrets() []string {
 			s = append(s, *f)
 		}
 	}
-	return s
+	return append(s, c.credentialSecrets()...)
 }
 
 // validateDesktops checks the desktop-per-session settings against the

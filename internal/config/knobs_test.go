@@ -20,6 +20,9 @@ var update = flag.Bool("update", false, "rewrite docs/configuration.md's table f
 var notKnobs = map[string]string{
 	"XAuthority":       "the session's X authority file ($XAUTHORITY, else ~/.Xauthority), read by FillSessionDefaults",
 	"Sources":          "bookkeeping: which layer set each knob",
+	"Credentials":      "each provider's own key and endpoint, variables derived from the llm registry's provider names (credentials.go)",
+	"modelsGiven":      "LoadWithModels: the command names its models itself",
+	"replaced":         "keys WithModel replaced, still among Secrets",
 	"Session":          "the desktop session's variables (XDG_SESSION_TYPE, WAYLAND_DISPLAY, XDG_CURRENT_DESKTOP, XDG_RUNTIME_DIR), read by FillSessionDefaults",
 	"SessionBus":       "the session's D-Bus ($DBUS_SESSION_BUS_ADDRESS), read by FillSessionDefaults",
 	"AccessibilityBus": "the session's accessibility bus ($AT_SPI_BUS_ADDRESS), read by FillSessionDefaults",

@@ -204,8 +204,11 @@ func (o Options) check() error {
 		return errors.New("no output folder: give --out DIR")
 	}
 	for _, m := range o.Models {
-		if m.Fake == nil && o.Config.APIKey == "" && o.Config.BaseURL == "" {
-			return fmt.Errorf("--model %s: no API key is configured: set %s (or %s for a local OpenAI-compatible server)", m.Name, config.Var("APIKey"), config.Var("BaseURL"))
+		if m.Fake != nil {
+			continue
+		}
+		if cr := o.Config.CredentialFor(m.Provider); cr.APIKey == "" && cr.BaseURL == "" {
+			return NoKeyError(o.Config, m)
 		}
 	}
 	return CheckCapacity(o.Parallel, runtime.NumCPU(), availableMiB())

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
 	"image"
 	"net/url"
@@ -101,12 +102,13 @@ func ParseModel(s string) (Model, error) {
 
 func providers() string { return strings.Join(append(llm.ProviderNames(), FakeProvider), ", ") }
 
-// configure points c at m; for a fake model it starts the model's server,
-// which stop ends.
+// configure points c at m, with m's provider's own key and endpoint
+// (config.WithModel: never another provider's); for a fake model it
+// starts the model's server, which stop ends.
 func (m Model) configure(c config.Config) (_ config.Config, stop func(), err error) {
 	c.MemoryModel, c.MemoryProvider, c.GroundingModel = "", "", ""
 	if m.Fake == nil {
-		c.Provider, c.Model = m.Provider, m.ID
+		c = c.WithModel(m.Provider, m.ID)
 		if err := c.Validate(); err != nil {
 			return c, nil, fmt.Errorf("--model %s: %w", m.Name, err)
 		}
@@ -123,7 +125,8 @@ func (m Model) configure(c config.Config) (_ config.Config, stop func(), err err
 	}
 	// The fake reads no tokens, so it reports none (no invented counts).
 	srv := fakellm.NewChatServer(brain, fakellm.ChatOptions{Model: "guiagent-fake-" + m.ID, NoUsage: true})
-	c.Provider, c.Model, c.BaseURL, c.APIKey, c.Adapter = "openai", "guiagent-fake-"+m.ID, srv.URL, "fake-no-key", "generic"
+	c = c.WithModel("openai", "guiagent-fake-"+m.ID) // the keys it replaces are still scrubbed
+	c.BaseURL, c.APIKey, c.Adapter = srv.URL, "fake-no-key", "generic"
 	return c, srv.Close, nil
 }
 
@@ -149,4 +152,20 @@ func sampleBrain() scripted.Brain {
 func has(img image.Image, c sampleapp.Color) bool {
 	_, ok := scripted.BlobBox(img, c.ToRGBA(), scripted.ColorTol)
 	return ok
+}
+
+// NoKeyError says that model m has no key, and where its provider's key may
+// be set (the variables' names, never a value).
+func NoKeyError(c config.Config, m Model) error {
+	p, _ := llm.ProviderNamed(m.Provider)
+	vars := append([]string{config.ProviderKeyVar(m.Provider)}, p.KeyEnv...)
+	msg := fmt.Sprintf("--model %s: no API key for provider %s: set %s (or %s for a server that needs no key)",
+		m.Name, m.Provider, strings.Join(vars, " or "), config.ProviderBaseURLVar(m.Provider))
+	switch {
+	case c.APIKey != "" && c.Provider == "":
+		msg += fmt.Sprintf("; %s is set, but it serves only the models of %s, which is not set", config.Var("APIKey"), config.Var("Provider"))
+	case c.APIKey != "" && c.Provider != m.Provider:
+		msg += fmt.Sprintf("; %s is %s=%s's key and is never sent to another provider", config.Var("APIKey"), config.Var("Provider"), c.Provider)
+	}
+	return errors.New(msg)
 }

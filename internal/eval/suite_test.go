@@ -179,10 +179,10 @@ func TestOptionsCheck(t *testing.T) {
 	}
 	fakeModel, _ := ParseModel("fake:sample")
 	o := Options{Models: []Model{fakeModel, real}, Repeat: 1, Parallel: 1, Out: t.TempDir()}
-	if err := o.check(); err == nil || !strings.Contains(err.Error(), "--model anthropic:claude-sonnet-5-5: no API key is configured: set GUI_AGENT_API_KEY") {
+	if err := o.check(); err == nil || !strings.Contains(err.Error(), "--model anthropic:claude-sonnet-5-5: no API key for provider anthropic: set GUI_AGENT_ANTHROPIC_API_KEY or ANTHROPIC_API_KEY") {
 		t.Errorf("a real model without a key: %v", err)
 	}
-	o.Config.APIKey = "sk-x"
+	o.Config.APIKey, o.Config.Provider = "sk-x", "anthropic" // GUI_AGENT_API_KEY with GUI_AGENT_PROVIDER=anthropic
 	if err := o.check(); err != nil {
 		t.Errorf("with a key: %v", err)
 	}

@@ -108,6 +108,14 @@ type Provider struct {
 	Models []Lifecycle
 	// Example is a current model id to show in examples and errors.
 	Example string
+	// KeyEnv and BaseURLEnv are the provider SDK's own variables for its API
+	// key and endpoint, in the SDK's order of precedence (ANTHROPIC_API_KEY,
+	// OPENAI_BASE_URL, ...): config falls back to them for the provider's
+	// models after GUI_AGENT_<PROVIDER>_API_KEY and _BASE_URL, and hands the
+	// adapters the key it found (only config reads the environment); a base
+	// URL variable is listed only where the SDK's endpoint means what
+	// BaseURL means for the provider.
+	KeyEnv, BaseURLEnv []string
 	// Text builds the text model that condenses old steps; nil = none.
 	Text func(Config) (TextModel, error)
 	// Vision builds the plain-vision model of the vision tools; nil = none.

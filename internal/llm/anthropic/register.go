@@ -39,15 +39,17 @@ func init() {
 		Rules:   Rules,
 	})
 	llm.RegisterProvider(llm.Provider{
-		Name:     "anthropic",
-		Doc:      "Anthropic's Messages API (Claude); BaseURL is the host root",
-		Adapters: []string{Name},
-		Rules:    []llm.Rule{{Match: []string{"*"}, Adapter: Name}},
-		Models:   sdkLifecycle,
-		Example:  Example,
-		Text:     func(c llm.Config) (llm.TextModel, error) { return NewTextModel(c) },
-		Vision:   func(c llm.Config) (llm.VisionModel, error) { return NewVisionModel(c) },
-		Doctor:   doctor,
+		Name:       "anthropic",
+		Doc:        "Anthropic's Messages API (Claude); BaseURL is the host root",
+		Adapters:   []string{Name},
+		Rules:      []llm.Rule{{Match: []string{"*"}, Adapter: Name}},
+		Models:     sdkLifecycle,
+		Example:    Example,
+		KeyEnv:     []string{"ANTHROPIC_API_KEY"},
+		BaseURLEnv: []string{"ANTHROPIC_BASE_URL"},
+		Text:       func(c llm.Config) (llm.TextModel, error) { return NewTextModel(c) },
+		Vision:     func(c llm.Config) (llm.VisionModel, error) { return NewVisionModel(c) },
+		Doctor:     doctor,
 	})
 }
 

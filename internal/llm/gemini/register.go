@@ -30,6 +30,7 @@ func init() {
 		Adapters: []string{Name, llm.AdapterGeneric, llm.AdapterUITARS},
 		Rules:    Rules,
 		Example:  Example,
+		KeyEnv:   []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, // genai's order: GOOGLE_API_KEY wins
 		Text:     func(c llm.Config) (llm.TextModel, error) { return NewTextModel(c) },
 		Vision:   func(c llm.Config) (llm.VisionModel, error) { return NewVisionModel(c) },
 	})

@@ -40,16 +40,18 @@ func init() {
 		Wire: "uitars",
 	})
 	llm.RegisterProvider(llm.Provider{
-		Name:     "openai",
-		Doc:      "OpenAI, or any OpenAI-compatible server (a base URL up to and including /v1)",
-		Adapters: []string{llm.AdapterOpenAIComputer, llm.AdapterGeneric, llm.AdapterUITARS},
-		Rules:    Rules,
-		Models:   sdkLifecycle,
-		Example:  Example,
-		Text:     func(c llm.Config) (llm.TextModel, error) { return NewTextModel(c) },
-		Vision:   func(c llm.Config) (llm.VisionModel, error) { return NewVisionModel(c) },
-		Grounder: func(c llm.Config) (llm.Grounder, error) { return NewGrounder(c) },
-		Doctor:   doctor,
+		Name:       "openai",
+		Doc:        "OpenAI, or any OpenAI-compatible server (a base URL up to and including /v1)",
+		Adapters:   []string{llm.AdapterOpenAIComputer, llm.AdapterGeneric, llm.AdapterUITARS},
+		Rules:      Rules,
+		Models:     sdkLifecycle,
+		Example:    Example,
+		KeyEnv:     []string{"OPENAI_API_KEY"},
+		BaseURLEnv: []string{"OPENAI_BASE_URL"},
+		Text:       func(c llm.Config) (llm.TextModel, error) { return NewTextModel(c) },
+		Vision:     func(c llm.Config) (llm.VisionModel, error) { return NewVisionModel(c) },
+		Grounder:   func(c llm.Config) (llm.Grounder, error) { return NewGrounder(c) },
+		Doctor:     doctor,
 	})
 }
 
