@@ -241,8 +241,9 @@ var layers = [][]string{
 	// 4: the task loop.
 	{"internal/agent"},
 	// 5: run records of tasks and MCP sessions; flows, which run steps and
-	// tasks and record them; metrics.
-	{"internal/trace", "internal/flow", "internal/telemetry"},
+	// tasks and record them, and Midscene scripts translated into flows;
+	// metrics.
+	{"internal/trace", "internal/flow", "internal/midscene", "internal/telemetry"},
 	// 6: the two front ends, which never import each other, and the hosting
 	// of an MCP server (stdio framing, the HTTP front's checks).
 	{"internal/mcpserver", "internal/web", "internal/hosting"},

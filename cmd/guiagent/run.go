@@ -13,6 +13,7 @@ import (
 	"github.com/guiagent/guiagent/internal/app"
 	"github.com/guiagent/guiagent/internal/config"
 	"github.com/guiagent/guiagent/internal/flow"
+	"github.com/guiagent/guiagent/internal/midscene"
 	"github.com/guiagent/guiagent/internal/vision"
 )
 
@@ -23,9 +24,15 @@ type runArgs struct {
 	strategy flow.Strategy
 	json     bool
 	rest     []string // configuration flags, for config.Load
+	// cacheSet says --cache was given; format is --format (flow, midscene,
+	// or "" to recognise a Midscene script by its shape); allowJS is
+	// --allow-javascript (a Midscene script's javascript items).
+	cacheSet bool
+	format   string
+	allowJS  bool
 }
 
-const runUsage = "usage: guiagent run FLOW.yaml [--var name=value ...] [--cache read-write|read-only|write-only|off] [--json] [serve flags]"
+const runUsage = "usage: guiagent run FLOW.yaml [--var name=value ...] [--cache read-write|read-only|write-only|off] [--json] [--format flow|midscene] [--allow-javascript] [serve flags]"
 
 // parseRunArgs takes the flow file, --var, --cache and --json out of args.
 func parseRunArgs(args []string) (runArgs, error) {
@@ -63,6 +70,18 @@ func parseRunArgs(args []string) (runArgs, error) {
 			if ra.strategy, err = flow.ParseStrategy(v); err != nil {
 				return ra, fmt.Errorf("run: --cache: %w", err)
 			}
+			ra.cacheSet = true
+		case isFlag && name == "format":
+			v, err := takeValue()
+			if err != nil {
+				return ra, err
+			}
+			if v != "flow" && v != "midscene" {
+				return ra, fmt.Errorf("run: --format %q: use flow or midscene", v)
+			}
+			ra.format = v
+		case isFlag && name == "allow-javascript":
+			ra.allowJS = true
 		case isFlag && name == "json":
 			ra.json = true
 		case !isFlag && ra.path == "" && (i == 0 || !strings.HasPrefix(args[i-1], "-") || strings.Contains(args[i-1], "=")):
@@ -95,6 +114,12 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdo
 	text, err := readFlow(ra.path)
 	if err != nil {
 		return err
+	}
+	if ra.format == "midscene" || (ra.format == "" && midscene.Looks(text)) {
+		return runMidscene(ctx, ra, c, text, getenv, stdout, stderr)
+	}
+	if ra.allowJS {
+		return errors.New("run: --allow-javascript is for Midscene scripts (their javascript items); a flow has none")
 	}
 	f, err := flow.Parse(text, ra.vars)
 	if err != nil {

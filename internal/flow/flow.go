@@ -123,6 +123,9 @@ type Step struct {
 	Duration time.Duration
 	// ContinueOnError lets the flow go on when this step fails.
 	ContinueOnError bool
+	// Extra holds options only flows built in Go set (extra.go); nil
+	// otherwise.
+	Extra *Extra
 }
 
 // Describe is a one-line summary of the step for records and errors.

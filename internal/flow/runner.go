@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -134,8 +135,11 @@ type StepResult struct {
 	// Box is the located element in image pixels of the step's screenshot.
 	Box *vision.Box `json:"box,omitempty"`
 	// Value is a query's answer (JSON), a locate's "x,y" or an assert's reason.
-	Value   string         `json:"value,omitempty"`
-	Actions []action.Trace `json:"actions,omitempty"`
+	Value string `json:"value,omitempty"`
+	// Data is the step's answer as JSON: a query's data as the model gave
+	// it, a locate's rectangle and centre (LocateData), an evaluate's value.
+	Data    json.RawMessage `json:"data,omitempty"`
+	Actions []action.Trace  `json:"actions,omitempty"`
 	// TaskRunID is the agent run of an act step.
 	TaskRunID string `json:"task_run_id,omitempty"`
 	Millis    int64  `json:"ms"`
@@ -222,7 +226,12 @@ func (ru *run) steps() {
 		return
 	}
 	passed := 0
+	skipping := false // the rest of a group whose step failed (extra.go Group)
 	for _, st := range ru.f.Steps {
+		if skipping && st.Kind != Group {
+			continue
+		}
+		skipping = false
 		if err := ru.ctx.Err(); err != nil {
 			ru.res.Status, ru.res.Summary = Failed, fmt.Sprintf("cancelled before step %d: %v", st.Index, err)
 			return
@@ -240,6 +249,8 @@ func (ru *run) steps() {
 		}
 		if sr.Status == Passed {
 			passed++
+		} else {
+			skipping = ru.inGroup(st)
 		}
 	}
 	ru.res.Summary = fmt.Sprintf("%d of %d steps passed; %d model calls, %d cached steps replayed", passed, len(ru.f.Steps), ru.res.ModelCalls, ru.res.CacheHits)
@@ -262,7 +273,14 @@ func (ru *run) step(st Step) StepResult {
 	sr.Description = x.Describe()
 	var shot *imaging.Shot
 	if err == nil {
-		shot, err = ru.exec(x, &sr)
+		if x.Extra != nil && x.Extra.NoCache {
+			cache := ru.cache
+			ru.cache = nil
+			shot, err = ru.exec(x, &sr)
+			ru.cache = cache
+		} else {
+			shot, err = ru.exec(x, &sr)
+		}
 	}
 	if err != nil {
 		sr.Status, sr.Error = Failed, err.Error()
@@ -274,6 +292,9 @@ func (ru *run) step(st Step) StepResult {
 
 // exec dispatches a step by kind; it returns the screenshot the step looked at.
 func (ru *run) exec(st Step, sr *StepResult) (*imaging.Shot, error) {
+	if shot, err, ok := ru.extraStep(st, sr); ok {
+		return shot, err
+	}
 	switch st.Kind {
 	case Act:
 		return nil, ru.act(st, sr)

@@ -205,6 +205,9 @@ func (ru *run) pointStep(st Step, sr *StepResult) (*imaging.Shot, error) {
 	switch st.Kind {
 	case Locate:
 		sr.Value = fmt.Sprintf("%d,%d", at.Global.X, at.Global.Y)
+		if sr.Box != nil {
+			sr.Data = locateData(shot, *sr.Box, at)
+		}
 		if st.SaveAs != "" {
 			ru.vars[st.SaveAs] = sr.Value
 		}
@@ -313,7 +316,7 @@ func (ru *run) ask(st Step, sr *StepResult) (*imaging.Shot, error) {
 		if err != nil {
 			return shot, err
 		}
-		sr.Value = queryValue(ans.Data)
+		sr.Value, sr.Data = queryValue(ans.Data), ans.Data
 		if st.SaveAs != "" {
 			ru.vars[st.SaveAs] = sr.Value
 		}
@@ -332,6 +335,9 @@ func (ru *run) ask(st Step, sr *StepResult) (*imaging.Shot, error) {
 		}
 		sr.Value = v.Reason
 		if !v.Pass {
+			if st.Extra != nil && st.Extra.ErrorMessage != "" {
+				return shot, fmt.Errorf("assertion failed: %s; reason: %s", st.Extra.ErrorMessage, v.Reason)
+			}
 			return shot, fmt.Errorf("assertion failed: %s", v.Reason)
 		}
 		return shot, nil

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/guiagent/guiagent/internal/llm/fakellm"
+	"github.com/guiagent/guiagent/internal/testenv"
+)
+
+// shopPage is the page the Midscene script works on: a Name field and a
+// Submit button in flat colours the vision brain finds, and a Submit that
+// reports what the field held to the test's server.
+const shopPage = `<!doctype html>
+<html><head><title>Shop</title></head>
+<body style="margin:0;padding:40px;background:#ffffff;font:16px sans-serif">
+<p><label for="name">Name</label>
+<input id="name" style="background:rgb(240,200,40);border:0;width:320px;height:44px;font-size:18px"></p>
+<p><button id="submit" style="background:rgb(40,120,220);color:#fff;border:0;width:180px;height:56px;font-size:18px">Submit</button></p>
+<p id="status">waiting</p>
+<script>
+document.getElementById('submit').addEventListener('click', function () {
+  var v = document.getElementById('name').value;
+  document.getElementById('status').textContent = 'sent ' + v;
+  new Image().src = 'HIT/submit?name=' + encodeURIComponent(v);
+});
+</script>
+</body></html>
+`
+
+// shopScript is a Midscene script (the format of its documentation) on
+// that page, served from a local folder.
+const shopScript = `web:
+  serve: %s
+  url: /index.html
+  viewportWidth: 900
+  viewportHeight: 600
+  output: %s
+
+tasks:
+  - name: fill in the form
+    flow:
+      - aiInput: the Name field
+        value: Ada
+      - aiTap: the Submit button
+      - aiAssert: the Submit button is visible
+        name: submitVisible
+      - aiNumber: how many widgets can you see?
+        name: count
+      - aiBoolean: is the form filled in?
+      - javascript: document.getElementById('status').textContent
+        name: status
+      - aiLocate: the Submit button
+        name: submit
+      - javascript: >
+          (() => { const r = document.getElementById('submit').getBoundingClientRect();
+                   return {left: r.left, top: r.top, width: r.width, height: r.height}; })()
+        name: box
+
+  - name: an optional check
+    continueOnError: true
+    flow:
+      - aiAssert: the OK button is visible
+      - aiTap: the Submit button
+
+  - name: read the page
+    flow:
+      - aiString: which widgets are visible?
+        name: widgets
+`
+
+// TestRunMidsceneWebScript: `guiagent run SCRIPT.yaml` recognises a
+// Midscene script, serves its folder on loopback, opens the page in headless
+// Chromium at the script's viewport, types and clicks (the page receives
+// both), asks the model its questions, skips the rest of a failed task that
+// may fail, and writes the named answers to the script's output file in
+// Midscene's shape.
+func TestRunMidsceneWebScript(t *testing.T) {
+	testenv.NeedChromium(t)
+	var mu sync.Mutex
+	var hits []string
+	hit := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits = append(hits, r.URL.Path+"?"+r.URL.RawQuery)
+		mu.Unlock()
+	}))
+	defer hit.Close()
+
+	dir := t.TempDir()
+	site := filepath.Join(dir, "site")
+	os.Mkdir(site, 0o755)
+	os.WriteFile(filepath.Join(site, "index.html"), []byte(strings.ReplaceAll(shopPage, "HIT", hit.URL)), 0o600)
+	out := filepath.Join(dir, "out", "answers.json")
+	script := filepath.Join(dir, "shop.yaml")
+	os.WriteFile(script, []byte(fmt.Sprintf(shopScript, site, out)), 0o600)
+
+	widgets := []fakellm.Widget{
+		{Name: "the Name field", Word: "name", Color: color.RGBA{240, 200, 40, 255}},
+		{Name: "the Submit button", Word: "submit", Color: color.RGBA{40, 120, 220, 255}},
+		{Name: "the OK button", Word: "ok", Color: color.RGBA{10, 200, 10, 255}},
+	}
+	vision := fakellm.VisionBrain(widgets)
+	brain := func(t fakellm.Turn) fakellm.Reply {
+		if strings.Contains(string(t.Schema), `"type":"boolean"`) && strings.Contains(t.Prompt, "Question about the screenshot") {
+			return fakellm.Reply{Answer: map[string]any{"data": true, "reason": "the Name field holds text"}}
+		}
+		return vision(t)
+	}
+	model := fakellm.NewChatServer(brain, fakellm.ChatOptions{})
+	defer model.Close()
+	env := baseEnv(t)
+	env["GUI_AGENT_PROVIDER"], env["GUI_AGENT_MODEL"], env["GUI_AGENT_BASE_URL"] = "openai", "gpt-4.1", model.URL
+
+	code, stdout, stderr := runCmd(t, env, "run", script, "--allow-javascript", "--json")
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var res struct {
+		Status string `json:"status"`
+		Steps  []struct {
+			Kind, Status, Description, Error string
+		} `json:"steps"`
+		Report string          `json:"report"`
+		Output json.RawMessage `json:"output"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("stdout is not the JSON result: %v\n%s", err, stdout)
+	}
+	mu.Lock()
+	got := strings.Join(hits, " ")
+	mu.Unlock()
+	if !strings.Contains(got, "/submit?name=Ada") || strings.Count(got, "/submit?") != 1 {
+		t.Fatalf("the page reported %q, want one submit of Ada (the skipped tap must not click)", got)
+	}
+	if res.Status != "passed" || res.Report == "" {
+		t.Fatalf("status %q report %q\n%s", res.Status, res.Report, stdout)
+	}
+	var kinds []string
+	for _, s := range res.Steps {
+		kinds = append(kinds, s.Kind+":"+s.Status)
+	}
+	if want := "navigate:passed group:passed type:passed click:passed assert:passed query:passed query:passed evaluate:passed locate:passed evaluate:passed " +
+		"group:passed assert:failed group:passed query:passed"; strings.Join(kinds, " ") != want {
+		t.Fatalf("steps %s\nwant  %s", strings.Join(kinds, " "), want)
+	}
+
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromFile, fromJSON any
+	json.Unmarshal(b, &fromFile)
+	json.Unmarshal(res.Output, &fromJSON)
+	if !reflect.DeepEqual(fromFile, fromJSON) || fromFile == nil {
+		t.Fatalf("the output file and --json differ:\n%s\n%s", b, res.Output)
+	}
+	var ans struct {
+		Zero bool `json:"0"`
+		One  struct {
+			Pass    bool
+			Message string
+		}
+		SubmitVisible struct {
+			Pass    bool
+			Thought string
+		}
+		Count  float64
+		Status string
+		Submit struct {
+			Rect   struct{ Left, Top, Width, Height float64 }
+			Center []float64
+		}
+		Box     struct{ Left, Top, Width, Height float64 }
+		Widgets string
+	}
+	if err := json.Unmarshal(b, &ans); err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]json.RawMessage
+	json.Unmarshal(b, &raw)
+	json.Unmarshal(raw["1"], &ans.One)
+	if !strings.HasPrefix(string(b), "{\n  \"0\": true,\n  \"1\": {") {
+		t.Fatalf("unnamed answers are not numbered first:\n%s", b)
+	}
+	if !ans.SubmitVisible.Pass || ans.SubmitVisible.Thought == "" || ans.Count != 3-1 || ans.Status != "sent Ada" ||
+		!strings.Contains(ans.Widgets, "the Submit button") || ans.One.Pass || !strings.HasPrefix(ans.One.Message, "Assertion failed: the OK button is visible") {
+		t.Fatalf("answers:\n%s", b)
+	}
+	r, box := ans.Submit.Rect, ans.Box
+	if math.Abs(r.Left-box.Left) > 4 || math.Abs(r.Top-box.Top) > 4 || math.Abs(r.Width-box.Width) > 6 || math.Abs(r.Height-box.Height) > 6 ||
+		len(ans.Submit.Center) != 2 || ans.Submit.Center[0] < r.Left || ans.Submit.Center[0] > r.Left+r.Width {
+		t.Fatalf("aiLocate gave %+v, the page says the button is at %+v", ans.Submit, box)
+	}
+}
+
+// TestRunMidsceneRefusesBeforeStarting: a Midscene script with a field
+// guiagent cannot honour is refused, the field and its line named, before
+// any browser starts; --format midscene reads a flow as a script (and says
+// what is wrong with it), and a web: script on another backend is refused.
+func TestRunMidsceneRefusesBeforeStarting(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "ua.yaml")
+	os.WriteFile(bad, []byte("web:\n  url: https://example.com\n  userAgent: Bot/1.0\ntasks:\n  - name: a\n    flow:\n      - aiTap: the OK button\n"), 0o600)
+	env := baseEnv(t)
+	env["GUI_AGENT_BROWSER_PATH"] = "/nonexistent/chromium" // a start would fail differently
+	code, stdout, stderr := runCmd(t, env, "run", bad)
+	if code == 0 || !strings.Contains(stderr, "line 3, column 3: web.userAgent") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	flowFile := filepath.Join(dir, "flow.yaml")
+	os.WriteFile(flowFile, []byte("name: f\nsteps:\n  - click: OK\n"), 0o600)
+	if code, _, stderr := runCmd(t, env, "run", flowFile, "--format", "midscene"); code == 0 || !strings.Contains(stderr, "unknown key \"name\"") {
+		t.Fatalf("--format midscene on a flow: exit %d\n%s", code, stderr)
+	}
+	ok := filepath.Join(dir, "ok.yaml")
+	os.WriteFile(ok, []byte("web:\n  url: https://example.com\ntasks:\n  - name: a\n    flow:\n      - aiTap: the OK button\n"), 0o600)
+	if code, _, stderr := runCmd(t, env, "run", ok, "--backend", "x11"); code == 0 || !strings.Contains(stderr, "web: runs on --backend browser, not --backend x11") {
+		t.Fatalf("web: on x11: exit %d\n%s", code, stderr)
+	}
+}
