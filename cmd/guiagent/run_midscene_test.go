@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/guiagent/guiagent/internal/backend/android/androidtest"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
 	"github.com/guiagent/guiagent/internal/testenv"
 )
@@ -226,5 +227,65 @@ func TestRunMidsceneRefusesBeforeStarting(t *testing.T) {
 	os.WriteFile(ok, []byte("web:\n  url: https://example.com\ntasks:\n  - name: a\n    flow:\n      - aiTap: the OK button\n"), 0o600)
 	if code, _, stderr := runCmd(t, env, "run", ok, "--backend", "x11"); code == 0 || !strings.Contains(stderr, "web: runs on --backend browser, not --backend x11") {
 		t.Fatalf("web: on x11: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestRunMidsceneAndroidScript: an android: script runs on the fake phone
+// behind a real adb server (deviceId, remoteAdbHost and remoteAdbPort say
+// which): the app is launched, the taps found in the phone's UI tree with
+// no model reach the app, aiLocate answers in the phone's screen pixels,
+// and the phone's own key is pressed.
+func TestRunMidsceneAndroidScript(t *testing.T) {
+	dev := androidtest.Start(t)
+	phone := dev.Phone
+	host, port, _ := strings.Cut(dev.Server, ":")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "answers.json")
+	script := filepath.Join(dir, "counter.yaml")
+	os.WriteFile(script, []byte(fmt.Sprintf(`android:
+  deviceId: '%s'
+  remoteAdbHost: %s
+  remoteAdbPort: %s
+  launch: %s
+  output: %s
+
+tasks:
+  - name: count twice
+    flow:
+      - aiTap: the Increment button
+      - aiTap: the Increment button
+      - aiLocate: the Reset button
+        name: reset
+      - aiKeyboardPress: home_screen
+`, dev.Serial, host, port, androidtest.CounterApp, out)), 0o600)
+	code, stdout, stderr := runCmd(t, baseEnv(t), "run", script)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if n := phone.Launches(androidtest.CounterApp); n != 1 {
+		t.Errorf("the counter app was launched %d times, want 1", n)
+	}
+	if c := phone.Counter(); c != 2 {
+		t.Errorf("the counter is %d after two aiTaps on Increment, want 2\n%s", c, stdout)
+	}
+	if fg, _ := phone.Foreground(); fg != androidtest.LauncherApp {
+		t.Errorf("in front after aiKeyboardPress home_screen: %s, want the launcher", fg)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ans struct {
+		Reset struct {
+			Rect   struct{ Left, Top, Width, Height float64 }
+			Center []float64
+		}
+	}
+	json.Unmarshal(b, &ans)
+	// A Pixel 7's 1080x2400 pixels at scale 2.625: about 411x914; the
+	// Reset button spans 0.53-0.95 of the width and 0.16-0.23 of the height.
+	r := ans.Reset.Rect
+	if math.Abs(r.Left-0.53*411) > 6 || math.Abs(r.Top-0.16*914) > 6 || math.Abs(r.Width-0.42*411) > 8 || len(ans.Reset.Center) != 2 {
+		t.Fatalf("aiLocate answered %s", b)
 	}
 }
