@@ -16,7 +16,9 @@ import (
 	"github.com/guiagent/guiagent/internal/agent"
 	"github.com/guiagent/guiagent/internal/app"
 	"github.com/guiagent/guiagent/internal/config"
+	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/flow"
+	"github.com/guiagent/guiagent/internal/geom"
 	"github.com/guiagent/guiagent/internal/platform"
 )
 
@@ -136,6 +138,10 @@ func (r *runner) config(j job, dir string) (config.Config, func(), error) {
 	}
 	c.VirtualDisplay, c.XDisplay, c.VNC = j.task.Display, "", "" // always a private display
 	c.DisplayIndex = ""
+	if j.task.URL != "" { // a private browser of its own
+		c.Backend, c.BrowserURL, c.BrowserIsolated, c.BrowserViewport = "browser", "", true, j.task.Display
+		c.VirtualDisplay = geom.Size{}
+	}
 	c.RunsDir = filepath.Join(dir, "record")
 	c.LogFile = filepath.Join(dir, "guiagent.log")
 	c.DebugImages = true
@@ -224,15 +230,38 @@ func (r *runner) setup(ctx context.Context, a *app.App, t *Task, out *outputBuff
 	}
 	out.file = log
 	var cmds []*platform.Command
+	display, opened := a.DisplayName(), t.URL == ""
+	if t.URL != "" {
+		display = "" // a page has no X display for the commands
+	}
+	// The page opens once the commands before it have started (a local
+	// server), before the first setup flow or the task.
+	open := func() error {
+		if opened {
+			return nil
+		}
+		opened = true
+		nav, ok := desktop.CapabilityOf[desktop.Navigator](a.Screen())
+		if !ok {
+			return fmt.Errorf("url %s: the backend %s cannot open pages", t.URL, a.Screen().Name())
+		}
+		if _, err := nav.Navigate(ctx, desktop.Navigation{URL: t.URL}); err != nil {
+			return fmt.Errorf("open the task's url: %w", err)
+		}
+		return nil
+	}
 	for i, st := range t.Setup {
 		if st.Flow != nil {
+			if err := open(); err != nil {
+				return cmds, err
+			}
 			res := a.RunFlow(ctx, st.Flow.Flow, nil, nil)
 			if res.Status != flow.Passed {
 				return cmds, fmt.Errorf("setup step %d, the flow %s: %s", i+1, filepath.Base(st.Flow.Path), res.Summary)
 			}
 			continue
 		}
-		cmd, err := platform.StartCommandIn(r.suite.Dir, a.DisplayName(), r.command(st.Run), out)
+		cmd, err := platform.StartCommandIn(r.suite.Dir, display, r.command(st.Run), out)
 		if err != nil {
 			return cmds, fmt.Errorf("setup step %d: %w", i+1, err)
 		}
@@ -241,7 +270,7 @@ func (r *runner) setup(ctx context.Context, a *app.App, t *Task, out *outputBuff
 			return cmds, fmt.Errorf("setup step %d (%s): %w", i+1, st.Run, err)
 		}
 	}
-	return cmds, nil
+	return cmds, open()
 }
 
 // command puts this guiagent binary in place of a leading "guiagent".

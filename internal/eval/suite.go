@@ -10,6 +10,7 @@ package eval
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -54,7 +55,11 @@ type Suite struct {
 type Task struct {
 	Name    string
 	Display geom.Size
-	Setup   []SetupStep
+	// URL, when set, runs the task on a web page: a private browser of its
+	// own (the browser backend) with a viewport of Display, opened at URL
+	// once the setup's commands have started (a local server, say).
+	URL   string
+	Setup []SetupStep
 	// Goal is the text for the agent loop; Flow is set instead when the task
 	// is a flow to run.
 	Goal   string
@@ -223,7 +228,7 @@ func (p *parser) suite(n *yaml.Node) *Suite {
 func (p *parser) task(n *yaml.Node, display geom.Size) Task {
 	t := Task{Display: display, Line: n.Line}
 	if n.Kind != yaml.MappingNode {
-		p.errf(n, "a task is a mapping with name, setup, task, check, budget and tags")
+		p.errf(n, "a task is a mapping with name, display, url, setup, task, check, budget and tags")
 		return t
 	}
 	seen := map[string]bool{}
@@ -235,6 +240,11 @@ func (p *parser) task(n *yaml.Node, display geom.Size) Task {
 			t.Name = p.str(v, "name")
 		case "display":
 			t.Display = p.size(v)
+		case "url":
+			t.URL = p.str(v, "url")
+			if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file" && u.Scheme != "data") {
+				p.errf(v, "url %q is not a web address: give http://, https://, file:// or data: (the page the task starts on)", t.URL)
+			}
 		case "setup":
 			t.Setup = p.setup(v)
 		case "task":
@@ -246,7 +256,7 @@ func (p *parser) task(n *yaml.Node, display geom.Size) Task {
 		case "tags":
 			t.Tags = p.strings(v, "tags")
 		default:
-			p.errf(kv[0], "unknown key %q: a task has name, display, setup, task, check, budget and tags", k)
+			p.errf(kv[0], "unknown key %q: a task has name, display, url, setup, task, check, budget and tags", k)
 		}
 	}
 	switch {
