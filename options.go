@@ -115,8 +115,12 @@ type Options struct {
 	// The Android backend (Backend "android"): Device is the phone's serial
 	// ("" means the only one attached), ADB the adb server's host:port (""
 	// means as adb reads ANDROID_ADB_SERVER_ADDRESS and _PORT, else
-	// 127.0.0.1:5037).
+	// 127.0.0.1:5037); with Backend "harmony" Device is the connect key.
 	Device, ADB string
+	// The iOS backend (Backend "ios"): WDAURL is WebDriverAgent's address
+	// ("" means http://127.0.0.1:8100). The HarmonyOS backend (Backend
+	// "harmony"): HDC is the hdc program ("" means hdc on PATH).
+	WDAURL, HDC string
 
 	// JPEGQuality (1-100; 0 means 75), MaxLongEdge (64-8192; 0 means 1920),
 	// MaxImageBytes (0 means 750000) and ImageFormat ("jpeg" or "png"; ""

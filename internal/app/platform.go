@@ -27,6 +27,8 @@ func PlatformOptions(c config.Config) platform.Options {
 			Headed: c.BrowserHeaded, Isolated: c.BrowserIsolated, Viewport: c.BrowserViewport, Dialogs: c.BrowserDialogs,
 			Files: c.BrowserFiles, FilesSetting: config.Var("BrowserFiles")},
 		Android: platform.AndroidOptions{Serial: c.Device, ADB: c.ADB},
+		IOS:     platform.IOSOptions{URL: c.WDAURL},
+		Harmony: platform.HarmonyOptions{HDC: c.HDC, HDCSetting: config.Var("HDC"), Target: c.Device},
 	}
 	if o.Backend == "" || o.Backend == platform.Auto {
 		switch c.SourceOf("XDisplay") {

@@ -29,7 +29,8 @@ func ToolSelection(c config.Config) []string {
 // to mcpserver.New.
 func serving(c config.Config) mcpserver.Serving {
 	_, err := newVision(c)
-	page, phone := c.Backend == string(platform.Browser), c.Backend == string(platform.Android)
+	page := c.Backend == string(platform.Browser)
+	phone := c.Backend == string(platform.Android) || c.Backend == string(platform.IOS) || c.Backend == string(platform.Harmony)
 	return mcpserver.Serving{Vision: err == nil, Tasks: modelConfigured(c), Flows: true,
 		Elements: page || phone || runtime.GOOS == "linux" && c.Accessibility != "off",
 		Pages:    page, Tabs: page, Uploads: page, Apps: phone}

@@ -74,6 +74,10 @@ type Config struct {
 	// The Android backend: the device's serial and the adb server's address.
 	Device string `json:"device"`
 	ADB    string `json:"adb"`
+	// The iOS backend: WebDriverAgent's address; the HarmonyOS backend: the
+	// hdc program (its device is Device's connect key).
+	WDAURL string `json:"wda_url"`
+	HDC    string `json:"hdc"`
 	// Accessibility reads the accessibility trees applications expose
 	// (AT-SPI2 on Linux): auto, on (also sets org.a11y.Status.IsEnabled so
 	// that Chromium, Qt and GTK 4 expose theirs), off.

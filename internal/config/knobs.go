@@ -92,7 +92,7 @@ func adapters() []string  { return Adapters() }
 // platform.Backends (config may not import platform), held to it by a test
 // in internal/app.
 func backends() []string {
-	anywhere := []string{"vnc", "browser", "android"}
+	anywhere := []string{"vnc", "browser", "android", "ios", "harmony"}
 	switch runtime.GOOS {
 	case "linux":
 		return append([]string{"auto", "x11", "wayland", "portal"}, anywhere...)
@@ -144,7 +144,7 @@ var Knobs = []Knob{
 	{Name: "ModelCoordinates", Env: "GUI_AGENT_MODEL_COORDINATES", Shown: "by model", check: checkModelMode,
 		Doc: "coordinate convention of a model guiagent does not know (known ones use their own): " + strings.Join(geom.CoordinateModes, ", ")},
 	{Name: "Backend", Env: "GUI_AGENT_BACKEND", Flag: "backend", Kind: KindChoice, Choices: backends, Fold: true, Default: "auto",
-		Doc: "desktop `backend`: auto picks from the session (WAYLAND_DISPLAY, XDG_SESSION_TYPE, XDG_CURRENT_DESKTOP, DISPLAY; `guiagent doctor` says which and why); Linux: x11, wayland (wlroots compositors: sway, Hyprland, ...), portal (xdg-desktop-portal: GNOME, KDE); Windows: windows; macOS: darwin; everywhere: vnc, browser (a Chromium page over the DevTools protocol), android (a phone over adb)"},
+		Doc: "desktop `backend`: auto picks from the session (WAYLAND_DISPLAY, XDG_SESSION_TYPE, XDG_CURRENT_DESKTOP, DISPLAY; `guiagent doctor` says which and why); Linux: x11, wayland (wlroots compositors: sway, Hyprland, ...), portal (xdg-desktop-portal: GNOME, KDE); Windows: windows; macOS: darwin; everywhere: vnc, browser (a Chromium page over the DevTools protocol), android (a phone over adb), ios (an iPhone or iPad through WebDriverAgent), harmony (a HarmonyOS device through hdc)"},
 	{Name: "XDisplay", Flag: "display", Shown: "$DISPLAY", Doc: "X `display` to drive, e.g. :1"},
 	{Name: "VirtualDisplay", Env: "GUI_AGENT_VIRTUAL_DISPLAY", Flag: "virtual-display", Kind: KindSize,
 		Doc: "when no X display is reachable, start a private Xvfb of this `size`, e.g. 1280x800 (with one reachable it is not used, and the start-up log says so)"},
@@ -166,9 +166,13 @@ var Knobs = []Knob{
 	{Name: "BrowserFiles", Env: "GUI_AGENT_BROWSER_FILES", Kind: KindList,
 		Doc: "with --backend browser: the folders gui_upload may take files from (none by default)"},
 	{Name: "Device", Env: "GUI_AGENT_DEVICE", Flag: "device",
-		Doc: "with --backend android: the phone's `serial` (adb devices); without it, the only device attached"},
+		Doc: "with --backend android: the phone's `serial` (adb devices); with --backend harmony: its connect key (hdc list targets); without it, the only device attached"},
 	{Name: "ADB", Env: "GUI_AGENT_ADB", Flag: "adb", Shown: "ANDROID_ADB_SERVER_ADDRESS:ANDROID_ADB_SERVER_PORT, else 127.0.0.1:5037",
 		Doc: "with --backend android: the adb server's `host:port`; when nothing answers there and adb is on PATH, it is started as adb does"},
+	{Name: "WDAURL", Env: "GUI_AGENT_WDA_URL", Flag: "wda-url", Kind: KindURL, Default: "http://127.0.0.1:8100",
+		Doc: "with --backend ios: the `address` of WebDriverAgent (7 or later) running on the device or simulator, its port forwarded (iproxy 8100 8100, go-ios forward)"},
+	{Name: "HDC", Env: "GUI_AGENT_HDC", Shown: "hdc on PATH",
+		Doc: "with --backend harmony: the hdc `program` of the HarmonyOS SDK's toolchains"},
 	{Name: "Accessibility", Env: "GUI_AGENT_ACCESSIBILITY", Kind: KindChoice, Choices: choices("auto", "on", "off"), Fold: true, Default: "auto",
 		Doc: "read applications' accessibility trees (Linux: AT-SPI2; Windows: UI Automation; macOS: the AX API, which needs the Accessibility permission); on also asks Chromium, Qt and GTK 4 to expose theirs, as a screen reader does; the bus is found from DBUS_SESSION_BUS_ADDRESS or AT_SPI_BUS_ADDRESS"},
 

@@ -7,6 +7,8 @@ import (
 
 	"github.com/guiagent/guiagent/internal/backend/android"
 	"github.com/guiagent/guiagent/internal/backend/browser"
+	"github.com/guiagent/guiagent/internal/backend/harmony"
+	"github.com/guiagent/guiagent/internal/backend/ios"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 )
@@ -17,6 +19,35 @@ var anywhere = map[Backend]func(context.Context, Options) (desktop.Screen, func(
 	VNC:     openVNC,
 	Browser: openBrowser,
 	Android: openAndroid,
+	IOS:     openIOS,
+	Harmony: openHarmony,
+}
+
+// IOSOptionsOf is the ios package's options for o.
+func IOSOptionsOf(o Options) ios.Options { return ios.Options{URL: o.IOS.URL} }
+
+// openIOS reaches WebDriverAgent and creates the session.
+func openIOS(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
+	b, err := ios.Open(ctx, IOSOptionsOf(o))
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, b.Close, nil
+}
+
+// HarmonyOptionsOf is the harmony package's options for o.
+func HarmonyOptionsOf(o Options) harmony.Options {
+	h := o.Harmony
+	return harmony.Options{HDC: h.HDC, HDCSetting: h.HDCSetting, Target: h.Target}
+}
+
+// openHarmony finds hdc and the device.
+func openHarmony(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
+	b, err := harmony.Open(ctx, HarmonyOptionsOf(o))
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, b.Close, nil
 }
 
 // BrowserOptionsOf is the browser package's options for o: the profile

@@ -25,6 +25,8 @@ const (
 	Darwin  Backend = "darwin"
 	Browser Backend = "browser" // a Chromium page over the DevTools protocol, on any system
 	Android Backend = "android" // a phone over adb, on any system
+	IOS     Backend = "ios"     // an iPhone or iPad through WebDriverAgent, on any system
+	Harmony Backend = "harmony" // a HarmonyOS device through hdc, on any system
 )
 
 // Session is what the environment says about the desktop session; config
@@ -79,9 +81,25 @@ type Options struct {
 	// portal's restore token, the browser's profile); StateSetting names its
 	// setting in messages.
 	StateDir, StateSetting string
-	// Browser configures the browser backend; Android the Android one.
+	// Browser configures the browser backend; Android, IOS and Harmony the
+	// phones'.
 	Browser BrowserOptions
 	Android AndroidOptions
+	IOS     IOSOptions
+	Harmony HarmonyOptions
+}
+
+// IOSOptions configure the iOS backend.
+type IOSOptions struct {
+	// URL is WebDriverAgent's address ("": http://127.0.0.1:8100).
+	URL string
+}
+
+// HarmonyOptions configure the HarmonyOS backend.
+type HarmonyOptions struct {
+	// HDC is the hdc program ("": hdc on PATH), HDCSetting its setting's
+	// name for messages; Target the device's connect key ("": the only one).
+	HDC, HDCSetting, Target string
 }
 
 // BrowserOptions configure the browser backend.

@@ -64,7 +64,7 @@ func Select(o Options) (Choice, error) {
 
 // Backends lists the backends --backend accepts on this operating system.
 func Backends() []Backend {
-	anywhere := []Backend{VNC, Browser, Android}
+	anywhere := []Backend{VNC, Browser, Android, IOS, Harmony}
 	switch runtime.GOOS {
 	case "linux":
 		return append([]Backend{Auto, X11, Wayland, Portal}, anywhere...)
