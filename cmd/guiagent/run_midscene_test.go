@@ -47,6 +47,7 @@ const shopScript = `web:
   viewportWidth: 900
   viewportHeight: 600
   output: %s
+  cookie: %s
 
 tasks:
   - name: fill in the form
@@ -61,6 +62,8 @@ tasks:
       - aiBoolean: is the form filled in?
       - javascript: document.getElementById('status').textContent
         name: status
+      - javascript: document.cookie
+        name: cookie
       - aiLocate: the Submit button
         name: submit
       - javascript: >
@@ -81,8 +84,8 @@ tasks:
 `
 
 // TestRunMidsceneWebScript: `guiagent run SCRIPT.yaml` recognises a
-// Midscene script, serves its folder on loopback, opens the page in headless
-// Chromium at the script's viewport, types and clicks (the page receives
+// Midscene script, serves its folder on loopback, sets the cookie file's
+// cookies, opens the page in headless Chromium at the script's viewport, types and clicks (the page receives
 // both), asks the model its questions, skips the rest of a failed task that
 // may fail, and writes the named answers to the script's output file in
 // Midscene's shape.
@@ -103,7 +106,9 @@ func TestRunMidsceneWebScript(t *testing.T) {
 	os.WriteFile(filepath.Join(site, "index.html"), []byte(strings.ReplaceAll(shopPage, "HIT", hit.URL)), 0o600)
 	out := filepath.Join(dir, "out", "answers.json")
 	script := filepath.Join(dir, "shop.yaml")
-	os.WriteFile(script, []byte(fmt.Sprintf(shopScript, site, out)), 0o600)
+	cookies := filepath.Join(dir, "cookies.json")
+	os.WriteFile(cookies, []byte(`[{"name": "flavour", "value": "oat", "url": "http://127.0.0.1/", "path": "/"}]`), 0o600)
+	os.WriteFile(script, []byte(fmt.Sprintf(shopScript, site, out, cookies)), 0o600)
 
 	widgets := []fakellm.Widget{
 		{Name: "the Name field", Word: "name", Color: color.RGBA{240, 200, 40, 255}},
@@ -150,7 +155,7 @@ func TestRunMidsceneWebScript(t *testing.T) {
 	for _, s := range res.Steps {
 		kinds = append(kinds, s.Kind+":"+s.Status)
 	}
-	if want := "navigate:passed group:passed type:passed click:passed assert:passed query:passed query:passed evaluate:passed locate:passed evaluate:passed " +
+	if want := "set_cookies:passed navigate:passed group:passed type:passed click:passed assert:passed query:passed query:passed evaluate:passed evaluate:passed locate:passed evaluate:passed " +
 		"group:passed assert:failed group:passed query:passed"; strings.Join(kinds, " ") != want {
 		t.Fatalf("steps %s\nwant  %s", strings.Join(kinds, " "), want)
 	}
@@ -177,6 +182,7 @@ func TestRunMidsceneWebScript(t *testing.T) {
 		}
 		Count  float64
 		Status string
+		Cookie string
 		Submit struct {
 			Rect   struct{ Left, Top, Width, Height float64 }
 			Center []float64
@@ -193,7 +199,7 @@ func TestRunMidsceneWebScript(t *testing.T) {
 	if !strings.HasPrefix(string(b), "{\n  \"0\": true,\n  \"1\": {") {
 		t.Fatalf("unnamed answers are not numbered first:\n%s", b)
 	}
-	if !ans.SubmitVisible.Pass || ans.SubmitVisible.Thought == "" || ans.Count != 3-1 || ans.Status != "sent Ada" ||
+	if !ans.SubmitVisible.Pass || ans.SubmitVisible.Thought == "" || ans.Count != 3-1 || ans.Status != "sent Ada" || ans.Cookie != "flavour=oat" ||
 		!strings.Contains(ans.Widgets, "the Submit button") || ans.One.Pass || !strings.HasPrefix(ans.One.Message, "Assertion failed: the OK button is visible") {
 		t.Fatalf("answers:\n%s", b)
 	}
@@ -201,6 +207,29 @@ func TestRunMidsceneWebScript(t *testing.T) {
 	if math.Abs(r.Left-box.Left) > 4 || math.Abs(r.Top-box.Top) > 4 || math.Abs(r.Width-box.Width) > 6 || math.Abs(r.Height-box.Height) > 6 ||
 		len(ans.Submit.Center) != 2 || ans.Submit.Center[0] < r.Left || ans.Submit.Center[0] > r.Left+r.Width {
 		t.Fatalf("aiLocate gave %+v, the page says the button is at %+v", ans.Submit, box)
+	}
+
+	// Again: the field, the button and the located button replay from the
+	// script's cache (shop.cache.yaml), verified on the page.
+	code, stdout, stderr = runCmd(t, env, "run", script, "--allow-javascript", "--json")
+	var again struct {
+		Status    string `json:"status"`
+		CacheHits int    `json:"cache_hits"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &again); err != nil || code != 0 || again.Status != "passed" {
+		t.Fatalf("second run: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
+	}
+	if again.CacheHits < 3 {
+		t.Errorf("the second run replayed %d steps from the cache, want the input, the tap and the locate", again.CacheHits)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "shop.cache.yaml")); err != nil {
+		t.Errorf("no cache beside the script: %v", err)
+	}
+	mu.Lock()
+	got = strings.Join(hits, " ")
+	mu.Unlock()
+	if strings.Count(got, "/submit?name=Ada") != 2 {
+		t.Errorf("after two runs the page reported %q, want two submits of Ada", got)
 	}
 }
 
