@@ -19,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/guiagent/guiagent/internal/backend/harmony/harmonytest"
 	"github.com/guiagent/guiagent/internal/imaging"
 	"github.com/guiagent/guiagent/internal/platform/xvfbtest"
 	"github.com/guiagent/guiagent/internal/sampleapp"
@@ -29,6 +30,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if harmonytest.IsFake() { // the harmony backend started this binary as its hdc
+		os.Exit(harmonytest.Main(os.Args[1:], os.Stdout))
+	}
 	dir, err := os.MkdirTemp("", "guiagent-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
