@@ -171,8 +171,8 @@ steps:
 	//   type "type into the Name field (replace)" passed=true cache=miss
 	//   click "click: the Submit button" passed=true cache=miss
 	//   wait_for "wait_for: the form was submitted" passed=true cache=
-	// run 2 passed: true cache hits: 1
-	//   type "type into the Name field (replace)" passed=true cache=miss
+	// run 2 passed: true cache hits: 2
+	//   type "type into the Name field (replace)" passed=true cache=hit
 	//   click "click: the Submit button" passed=true cache=hit
 	//   wait_for "wait_for: the form was submitted" passed=true cache=
 	// the form was submitted: true

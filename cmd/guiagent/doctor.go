@@ -98,6 +98,7 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 
 	checkBrowser(c, &cs)
 	checkAndroid(ctx, c, &cs)
+	checkPhones(ctx, c, &cs)
 	checkOCR(ctx, c, cs.add)
 	checkAccessibility(ctx, c, cs.add)
 
