@@ -106,8 +106,14 @@ func pairs(n *yaml.Node) [][2]*yaml.Node {
 	return out
 }
 
-// envRef is ${NAME} as Midscene reads it (a name up to the first "}").
-var envRef = regexp.MustCompile(`\$\{([^}]*)\}`)
+// envRef is ${NAME} as Midscene reads it (a name up to the first "}");
+// tasksKey and topKey are its patterns of the top-level tasks key and of
+// any other top-level key.
+var (
+	envRef   = regexp.MustCompile(`\$\{([^}]*)\}`)
+	tasksKey = regexp.MustCompile(`^tasks\s*:`)
+	topKey   = regexp.MustCompile(`^[^\s#][^:]*:`)
+)
 
 // interpolate replaces ${NAME} line by line as Midscene's parseYamlScript
 // does: comment lines are left alone; outside the top-level tasks block an
@@ -122,11 +128,11 @@ func (p *parser) interpolate(text []byte) []byte {
 			continue
 		}
 		if len(trimmed) == len(line) { // a top-level key
-			if regexp.MustCompile(`^tasks\s*:`).MatchString(trimmed) {
+			if tasksKey.MatchString(trimmed) {
 				inTasks = true
 				continue
 			}
-			if regexp.MustCompile(`^[^\s#][^:]*:`).MatchString(trimmed) {
+			if topKey.MatchString(trimmed) {
 				inTasks = false
 			}
 		}
