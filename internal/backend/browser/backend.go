@@ -503,21 +503,28 @@ func (b *Backend) Displays(ctx context.Context) ([]geom.Display, error) {
 	return []geom.Display{{ID: "0", Name: "viewport", Bounds: geom.Rect{W: size.W, H: size.H}, Scale: scale, Primary: true}}, nil
 }
 
-// viewport reads the tab's viewport size and device pixel ratio.
+// viewport reads the tab's viewport size and device pixel ratio (the two
+// calls in flight together).
 func (b *Backend) viewport(ctx context.Context, t *tab) (geom.Size, float64, error) {
+	var dpr float64 = 1
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var r evalResult
+		if err := t.s.call(ctx, "Runtime.evaluate", map[string]any{"expression": "window.devicePixelRatio", "returnByValue": true}, &r); err == nil {
+			if v, ok := r.Result.Value.(float64); ok && v > 0 {
+				dpr = v
+			}
+		}
+	}()
 	var m page.GetLayoutMetricsResult
-	if err := t.s.call(ctx, page.CommandGetLayoutMetrics, nil, &m); err != nil {
+	err := t.s.call(ctx, page.CommandGetLayoutMetrics, nil, &m)
+	<-done
+	if err != nil {
 		return geom.Size{}, 0, b.explain(err)
 	}
 	if m.CSSLayoutViewport == nil {
 		return geom.Size{}, 0, errors.New("the browser reported no viewport")
-	}
-	var dpr float64 = 1
-	var r evalResult
-	if err := t.s.call(ctx, "Runtime.evaluate", map[string]any{"expression": "window.devicePixelRatio", "returnByValue": true}, &r); err == nil {
-		if v, ok := r.Result.Value.(float64); ok && v > 0 {
-			dpr = v
-		}
 	}
 	return geom.Size{W: int(m.CSSLayoutViewport.ClientWidth), H: int(m.CSSLayoutViewport.ClientHeight)}, dpr, nil
 }

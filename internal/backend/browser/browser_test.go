@@ -75,6 +75,8 @@ root.getElementById('sb').onclick = () => report('shadow');</script>
 <iframe id="f" src="OTHER/inner" style="width:400px;height:200px;margin-left:60px;border:3px solid black"></iframe>`,
 	"/inner": `<!doctype html><title>Inner</title><script>` + reportJS + `</script>
 <div style="height:50px"></div><button onclick="report('inner')" style="margin-left:100px">Inner button</button>`,
+	"/sameframe": `<!doctype html><title>Same frame</title><p>A frame of this site, in process:</p>
+<iframe src="/inner" style="width:400px;height:200px;margin-left:30px;border:5px solid black;padding:7px"></iframe>`,
 	"/covered": `<!doctype html><title>Covered</title><button id="under" style="position:absolute;left:100px;top:100px;width:120px;height:40px">Buy</button>
 <div id="overlay" role="dialog" aria-label="Cookie banner" style="position:fixed;left:0;top:0;width:100%;height:300px;background:rgba(0,0,0,0.5)"></div>`,
 	"/dialog": `<!doctype html><title>Dialog</title><script>` + reportJS + `</script>
@@ -249,6 +251,74 @@ func TestFramesAndShadowRoots(t *testing.T) {
 	// Reveal sees through the iframe: the button is what sits at its centre.
 	if r, err := b.Reveal(tctx(t), inner.Handle); err != nil || r != inner.Box {
 		t.Errorf("Reveal(inner) = %v, %v; want %v", r, err, inner.Box)
+	}
+}
+
+func TestSameSiteFrameInProcess(t *testing.T) {
+	s := newSite(t)
+	b := newContext(t)
+	navigate(t, b, s.URL+"/sameframe")
+	var inner desktop.Element
+	testenv.WaitUntil(5*time.Second, func() bool {
+		for _, e := range snapshot(t, b, desktop.ElementQuery{}).Elements {
+			if e.Role == desktop.RoleButton && e.Name == "Inner button" {
+				inner = e
+				return true
+			}
+		}
+		return false
+	})
+	if inner.Handle == "" {
+		t.Fatal("the snapshot lacks the same-site iframe's button")
+	}
+	// The page's own view of where the button is: the frame's content box
+	// plus the button's place in it.
+	want := eval(t, b, `(() => { const f = document.querySelector('iframe'), r = f.getBoundingClientRect(), cs = getComputedStyle(f);
+		const br = f.contentDocument.querySelector('button').getBoundingClientRect();
+		return [r.left + f.clientLeft + parseFloat(cs.paddingLeft) + br.left, r.top + f.clientTop + parseFloat(cs.paddingTop) + br.top, br.width, br.height].map(Math.round).join(','); })()`)
+	if got := fmt.Sprintf("%d,%d,%d,%d", inner.Box.X, inner.Box.Y, inner.Box.W, inner.Box.H); got != want {
+		t.Errorf("the inner button's box is %s, the page says %s", got, want)
+	}
+	clickAt(t, b, center(inner.Box))
+	s.waitReport(t, "inner")
+	if r, err := b.Reveal(tctx(t), inner.Handle); err != nil || r != inner.Box {
+		t.Errorf("Reveal(inner) = %v, %v; want %v", r, err, inner.Box)
+	}
+}
+
+// TestSnapshotFollowsNavigation: the script that finds what is in view runs
+// in the document shown, never in one left for another (or kept in the
+// back/forward cache).
+func TestSnapshotFollowsNavigation(t *testing.T) {
+	s := newSite(t)
+	b := newContext(t)
+	has := func(name string) bool {
+		for _, e := range snapshot(t, b, desktop.ElementQuery{}).Elements {
+			if e.Role == desktop.RoleButton && e.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	navigate(t, b, s.URL+"/form")
+	if !has("Send") {
+		t.Fatal("no Send on the form")
+	}
+	navigate(t, b, s.URL+"/popup")
+	if !has("Open") || has("Send") {
+		t.Errorf("after navigating to /popup: Open %v, Send %v; want only Open", has("Open"), has("Send"))
+	}
+	if _, err := b.Navigate(tctx(t), desktop.Navigation{Action: desktop.NavBack}); err != nil {
+		t.Fatal(err)
+	}
+	if !has("Send") || has("Open") {
+		t.Errorf("back on the form: Send %v, Open %v; want only Send", has("Send"), has("Open"))
+	}
+	if _, err := b.Navigate(tctx(t), desktop.Navigation{Action: desktop.NavForward}); err != nil {
+		t.Fatal(err)
+	}
+	if !has("Open") || has("Send") {
+		t.Errorf("forward on /popup: Open %v, Send %v; want only Open", has("Open"), has("Send"))
 	}
 }
 

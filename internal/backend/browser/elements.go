@@ -279,7 +279,11 @@ func (b *Backend) readDoc(ctx context.Context, d *doc) error {
 	sd := d.sess
 	s := sd.s
 	defer func() {
-		_ = s.call(context.WithoutCancel(ctx), "Runtime.releaseObjectGroup", map[string]any{"objectGroup": snapGroup}, nil)
+		go func() { // the snapshot does not wait for it
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = s.call(ctx, "Runtime.releaseObjectGroup", map[string]any{"objectGroup": snapGroup}, nil)
+		}()
 	}()
 	var root struct {
 		Node *accessibility.Node `json:"node"`
