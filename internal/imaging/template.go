@@ -324,6 +324,9 @@ func FindTemplateMasked(screen *image.RGBA, tmpl image.Image, mask *image.Alpha,
 	return findTemplate(screen, tmpl, mask, threshold, maxResults)
 }
 
+// findTemplate is FindTemplate and FindTemplateMasked (a nil mask: none),
+// in named steps: planes, pyramid factor, coarse candidates, refinement,
+// and the best non-overlapping matches.
 func findTemplate(screen *image.RGBA, tmpl image.Image, mask *image.Alpha, threshold float64, maxResults int) []Match {
 	if threshold == 0 {
 		threshold = DefaultMatchThreshold
@@ -331,24 +334,45 @@ func findTemplate(screen *image.RGBA, tmpl image.Image, mask *image.Alpha, thres
 	if maxResults <= 0 {
 		maxResults = DefaultMaxMatches
 	}
-	s, t := toGray(screen), toGray(tmpl)
-	if t.w == 0 || t.h == 0 || t.w > s.w || t.h > s.h {
+	s, t, m, ok := templatePlanes(screen, tmpl, mask)
+	if !ok {
 		return nil
 	}
-	var m gray // the mask's plane; nil p: no mask
+	k := pyramidFactor(t, m)
+	cands := coarseCandidates(s, t, m, k, threshold)
+	sort.Slice(cands, func(i, j int) bool { return cands[i].s > cands[j].s })
+	if len(cands) > 8*maxResults+16 {
+		cands = cands[:8*maxResults+16]
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	found := refineCandidates(s, t, m, k, cands, threshold, screen.Rect.Min)
+	return bestDisjoint(found, maxResults)
+}
+
+// templatePlanes converts the screen, the template and the mask (nil: none)
+// to planes; m.p is nil without a mask. It reports false when nothing can
+// match: an empty template, one larger than the screen, or a mask of
+// another size.
+func templatePlanes(screen *image.RGBA, tmpl image.Image, mask *image.Alpha) (s, t, m gray, ok bool) {
+	s, t = toGray(screen), toGray(tmpl)
+	if t.w == 0 || t.h == 0 || t.w > s.w || t.h > s.h {
+		return s, t, m, false
+	}
 	if mask != nil {
 		if mask.Rect.Dx() != t.w || mask.Rect.Dy() != t.h {
-			return nil
+			return s, t, m, false
 		}
 		m = maskPlane(mask, t.w, t.h)
 	}
-	scorerFor := func(s gray, in integral, rows rowSums, t, m gray) *scorer {
-		if m.p == nil {
-			return newScorer(s, in, t)
-		}
-		return newMaskedScorer(s, rows, t, m)
-	}
-	// Pyramid factor: keep the coarse template at least 6 px on its short side.
+	return s, t, m, true
+}
+
+// pyramidFactor is the coarse level's shrink factor (1, 2, 4 or 8) for
+// template t and mask plane m (nil p: no mask).
+func pyramidFactor(t, m gray) int {
+	// Keep the coarse template at least 6 px on its short side.
 	k := 1
 	for k < 8 && min(t.w, t.h)/(k*2) >= 6 {
 		k *= 2
@@ -359,11 +383,30 @@ func findTemplate(screen *image.RGBA, tmpl image.Image, mask *image.Alpha, thres
 	for m.p != nil && k > 1 && m.shrink(k).binarize().count()*float64(k*k) < m.count()/4 {
 		k /= 2
 	}
-	type cand struct {
-		x, y int // full-resolution position
-		s    float64
+	return k
+}
+
+// templateCand is a coarse match to refine: its full-resolution position
+// and coarse score.
+type templateCand struct {
+	x, y int
+	s    float64
+}
+
+// scorerFor is the scorer of template t on screen s: an unmasked one from
+// s's integral in, or a masked one (m.p not nil) from its row sums rows.
+func scorerFor(s gray, in integral, rows rowSums, t, m gray) *scorer {
+	if m.p == nil {
+		return newScorer(s, in, t)
 	}
-	var cands []cand
+	return newMaskedScorer(s, rows, t, m)
+}
+
+// coarseCandidates searches the screen shrunk by k for the template and
+// returns the local maxima scoring near threshold or above, unsorted, at
+// full-resolution positions.
+func coarseCandidates(s, t, m gray, k int, threshold float64) []templateCand {
+	var cands []templateCand
 	cs := s.shrink(k)
 	var csIn integral
 	var csRows rowSums
@@ -394,32 +437,38 @@ func findTemplate(screen *image.RGBA, tmpl image.Image, mask *image.Alpha, thres
 			if coarse == nil {
 				continue
 			}
-			cw, ch := cs.w-ct.w+1, cs.h-ct.h+1
-			grid := make([]float64, cw*ch)
-			for y := range ch {
-				for x := range cw {
-					grid[y*cw+x] = coarse.score(x, y)
-				}
-			}
-			for y := range ch {
-				for x := range cw {
-					v := grid[y*cw+x]
-					if v < threshold-slack || !localMax(grid, cw, ch, x, y) {
-						continue
-					}
-					cands = append(cands, cand{x*k - px, y*k - py, v})
-				}
-			}
+			cands = appendPeaks(cands, coarse, cs.w-ct.w+1, cs.h-ct.h+1, k, px, py, threshold-slack)
 		}
 	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].s > cands[j].s })
-	if len(cands) > 8*maxResults+16 {
-		cands = cands[:8*maxResults+16]
+	return cands
+}
+
+// appendPeaks scores coarse at every position of its cw x ch grid and
+// appends to cands the local maxima scoring at least floor, at their
+// full-resolution positions (shrink factor k, template phase px, py).
+func appendPeaks(cands []templateCand, coarse *scorer, cw, ch, k, px, py int, floor float64) []templateCand {
+	grid := make([]float64, cw*ch)
+	for y := range ch {
+		for x := range cw {
+			grid[y*cw+x] = coarse.score(x, y)
+		}
 	}
-	if len(cands) == 0 {
-		return nil
+	for y := range ch {
+		for x := range cw {
+			v := grid[y*cw+x]
+			if v < floor || !localMax(grid, cw, ch, x, y) {
+				continue
+			}
+			cands = append(cands, templateCand{x*k - px, y*k - py, v})
+		}
 	}
-	// Refine at full resolution around each candidate.
+	return cands
+}
+
+// refineCandidates scores the template at full resolution within k pixels
+// of each candidate and returns the best position of each that scores at
+// least threshold, offset by origin (the screen image's Rect.Min).
+func refineCandidates(s, t, m gray, k int, cands []templateCand, threshold float64, origin image.Point) []Match {
 	var full *scorer
 	if m.p == nil {
 		full = newScorer(s, newIntegral(s), t)
@@ -437,9 +486,15 @@ func findTemplate(screen *image.RGBA, tmpl image.Image, mask *image.Alpha, thres
 			}
 		}
 		if best >= threshold {
-			found = append(found, Match{Rect: image.Rect(bx, by, bx+t.w, by+t.h).Add(screen.Rect.Min), Score: best})
+			found = append(found, Match{Rect: image.Rect(bx, by, bx+t.w, by+t.h).Add(origin), Score: best})
 		}
 	}
+	return found
+}
+
+// bestDisjoint sorts found best first and keeps at most maxResults of them,
+// each not overlapping a better one kept by more than half its area.
+func bestDisjoint(found []Match, maxResults int) []Match {
 	sort.Slice(found, func(i, j int) bool { return found[i].Score > found[j].Score })
 	var out []Match
 	for _, m := range found {

@@ -56,8 +56,39 @@ func exception(errw writer, cmd string, e string) int {
 	return 255
 }
 
+// input is the device's input tool: tap, swipe, draganddrop, motionevent,
+// text, keyevent and keycombination, with what the tool prints on errors.
 func (p *Phone) input(args []string, out, errw writer) int {
-	// [<source>] [-d DISPLAY_ID] <command> ...
+	args = skipInputTarget(args)
+	if len(args) == 0 {
+		fmt.Fprintln(errw, "Error: Unknown command: ")
+		return 1
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "tap":
+		return p.inputTap(rest, errw)
+	case "swipe", "draganddrop":
+		return p.inputSwipe(cmd, rest, errw)
+	case "motionevent":
+		return p.inputMotionEvent(rest, errw)
+	case "text":
+		if len(rest) < 1 {
+			return exception(errw, cmd, "java.lang.IllegalArgumentException: Argument expected after \"text\"")
+		}
+		return p.text(rest[0], errw)
+	case "keyevent":
+		return p.inputKeyEvent(rest, errw)
+	case "keycombination":
+		return p.inputKeyCombination(rest, errw)
+	}
+	fmt.Fprintf(errw, "Error: Unknown command: %s\n", cmd)
+	return 1
+}
+
+// skipInputTarget drops input's optional leading [<source>] [-d DISPLAY_ID]
+// arguments, which the fake ignores, leaving <command> ...
+func skipInputTarget(args []string) []string {
 	if len(args) > 0 {
 		switch args[0] {
 		case "touchscreen", "keyboard", "mouse", "touchpad", "stylus", "dpad", "gamepad", "trackball", "joystick", "touchnavigation", "rotaryencoder", "keyboard_touchpad":
@@ -67,129 +98,141 @@ func (p *Phone) input(args []string, out, errw writer) int {
 	if len(args) > 1 && args[0] == "-d" {
 		args = args[2:]
 	}
-	if len(args) == 0 {
-		fmt.Fprintln(errw, "Error: Unknown command: ")
-		return 1
+	return args
+}
+
+// inputNums parses every argument of rest as a number (truncated to an
+// int), failing when there are fewer than n arguments or one is not a
+// number.
+func inputNums(rest []string, n int) ([]int, bool) {
+	if len(rest) < n {
+		return nil, false
 	}
-	cmd, rest := args[0], args[1:]
-	nums := func(n int) ([]int, bool) {
-		if len(rest) < n {
+	v := make([]int, len(rest))
+	for i, a := range rest {
+		f, err := strconv.ParseFloat(a, 64)
+		if err != nil {
 			return nil, false
 		}
-		v := make([]int, len(rest))
-		for i, a := range rest {
-			f, err := strconv.ParseFloat(a, 64)
-			if err != nil {
-				return nil, false
-			}
-			v[i] = int(f)
-		}
-		return v, true
+		v[i] = int(f)
 	}
-	switch cmd {
-	case "tap":
-		v, ok := nums(2)
-		if !ok {
-			return exception(errw, cmd, "java.lang.IllegalArgumentException: Error: Invalid arguments for command: tap")
-		}
+	return v, true
+}
+
+// inputTap is `input tap X Y`: a touch down and up at X,Y.
+func (p *Phone) inputTap(rest []string, errw writer) int {
+	v, ok := inputNums(rest, 2)
+	if !ok {
+		return exception(errw, "tap", "java.lang.IllegalArgumentException: Error: Invalid arguments for command: tap")
+	}
+	p.touch("down", v[0], v[1])
+	p.touch("up", v[0], v[1])
+	return 0
+}
+
+// inputSwipe is `input swipe|draganddrop X1 Y1 X2 Y2 [DURATION_MS]`
+// (300 ms when no or a negative duration is given).
+func (p *Phone) inputSwipe(cmd string, rest []string, errw writer) int {
+	v, ok := inputNums(rest, 4)
+	if !ok {
+		return exception(errw, cmd, "java.lang.IllegalArgumentException: Error: Invalid arguments for command: "+cmd)
+	}
+	dur := 300
+	if len(v) > 4 && v[4] >= 0 {
+		dur = v[4]
+	}
+	p.swipe(v[0], v[1], v[2], v[3], time.Duration(dur)*time.Millisecond)
+	return 0
+}
+
+// inputMotionEvent is `input motionevent DOWN|MOVE|UP X Y`, unknown to
+// the tool on phones configured without it (noMotion).
+func (p *Phone) inputMotionEvent(rest []string, errw writer) int {
+	const cmd = "motionevent"
+	p.mu.Lock()
+	no := p.noMotion
+	p.mu.Unlock()
+	if no {
+		fmt.Fprintf(errw, "Error: Unknown command: %s\n", cmd)
+		return 1
+	}
+	if len(rest) < 1 {
+		return exception(errw, cmd, "java.lang.IllegalArgumentException: Argument expected after \"motionevent\"")
+	}
+	action := strings.ToUpper(rest[0])
+	v, ok := inputNums(rest[1:], 2)
+	if !ok {
+		return exception(errw, cmd, "java.lang.IllegalArgumentException: Error: Invalid arguments for command: motionevent")
+	}
+	switch action {
+	case "DOWN":
 		p.touch("down", v[0], v[1])
+	case "MOVE":
+		p.touch("move", v[0], v[1])
+	case "UP":
 		p.touch("up", v[0], v[1])
-		return 0
-	case "swipe", "draganddrop":
-		v, ok := nums(4)
-		if !ok {
-			return exception(errw, cmd, "java.lang.IllegalArgumentException: Error: Invalid arguments for command: "+cmd)
-		}
-		dur := 300
-		if len(v) > 4 && v[4] >= 0 {
-			dur = v[4]
-		}
-		p.swipe(v[0], v[1], v[2], v[3], time.Duration(dur)*time.Millisecond)
-		return 0
-	case "motionevent":
-		p.mu.Lock()
-		no := p.noMotion
-		p.mu.Unlock()
-		if no {
-			fmt.Fprintf(errw, "Error: Unknown command: %s\n", cmd)
-			return 1
-		}
-		if len(rest) < 1 {
-			return exception(errw, cmd, "java.lang.IllegalArgumentException: Argument expected after \"motionevent\"")
-		}
-		action := strings.ToUpper(rest[0])
-		rest = rest[1:]
-		v, ok := nums(2)
-		if !ok {
-			return exception(errw, cmd, "java.lang.IllegalArgumentException: Error: Invalid arguments for command: motionevent")
-		}
-		switch action {
-		case "DOWN":
-			p.touch("down", v[0], v[1])
-		case "MOVE":
-			p.touch("move", v[0], v[1])
-		case "UP":
-			p.touch("up", v[0], v[1])
-		default:
-			return exception(errw, cmd, "java.lang.IllegalArgumentException: Unknown action: "+action)
-		}
-		return 0
-	case "text":
-		if len(rest) < 1 {
-			return exception(errw, cmd, "java.lang.IllegalArgumentException: Argument expected after \"text\"")
-		}
-		return p.text(rest[0], errw)
-	case "keyevent":
-		var keys []string
-		for _, a := range rest {
-			if strings.HasPrefix(a, "--") {
-				continue
-			}
-			k, _ := keyName(a)
-			keys = append(keys, k)
-		}
-		if len(keys) == 0 {
-			return exception(errw, cmd, "java.lang.IllegalArgumentException: Argument expected after \"keyevent\"")
-		}
-		for _, k := range keys {
-			p.key(k, true)
-			p.key(k, false)
-		}
-		return 0
-	case "keycombination":
-		p.mu.Lock()
-		sdk := p.c.SDK
-		p.mu.Unlock()
-		if sdk < 33 {
-			fmt.Fprintf(errw, "Error: Unknown command: %s\n", cmd)
-			return 1
-		}
-		if len(rest) > 1 && rest[0] == "-t" {
-			rest = rest[2:]
-		}
-		var keys []string
-		for _, a := range rest {
-			k, ok := keyName(a)
-			if !ok {
-				return exception(errw, cmd, "java.lang.IllegalArgumentException: Unknown keycode: "+a)
-			}
-			keys = append(keys, k)
-		}
-		if len(keys) < 2 {
-			return exception(errw, cmd, "java.lang.IllegalArgumentException: keycombination requires at least 2 keycodes")
-		}
-		// InputShellCommand.sendKeyCombination: every key down in order,
-		// then every key up in the same order.
-		for _, k := range keys {
-			p.key(k, true)
-		}
-		for _, k := range keys {
-			p.key(k, false)
-		}
-		return 0
+	default:
+		return exception(errw, cmd, "java.lang.IllegalArgumentException: Unknown action: "+action)
 	}
-	fmt.Fprintf(errw, "Error: Unknown command: %s\n", cmd)
-	return 1
+	return 0
+}
+
+// inputKeyEvent is `input keyevent [--FLAG...] KEY...`: each key pressed
+// and released in turn (flags ignored; unknown keys are sent as
+// KEYCODE_UNKNOWN).
+func (p *Phone) inputKeyEvent(rest []string, errw writer) int {
+	var keys []string
+	for _, a := range rest {
+		if strings.HasPrefix(a, "--") {
+			continue
+		}
+		k, _ := keyName(a)
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return exception(errw, "keyevent", "java.lang.IllegalArgumentException: Argument expected after \"keyevent\"")
+	}
+	for _, k := range keys {
+		p.key(k, true)
+		p.key(k, false)
+	}
+	return 0
+}
+
+// inputKeyCombination is `input keycombination [-t DURATION] KEY KEY...`,
+// which the tool knows from SDK 33 on.
+func (p *Phone) inputKeyCombination(rest []string, errw writer) int {
+	const cmd = "keycombination"
+	p.mu.Lock()
+	sdk := p.c.SDK
+	p.mu.Unlock()
+	if sdk < 33 {
+		fmt.Fprintf(errw, "Error: Unknown command: %s\n", cmd)
+		return 1
+	}
+	if len(rest) > 1 && rest[0] == "-t" {
+		rest = rest[2:]
+	}
+	var keys []string
+	for _, a := range rest {
+		k, ok := keyName(a)
+		if !ok {
+			return exception(errw, cmd, "java.lang.IllegalArgumentException: Unknown keycode: "+a)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) < 2 {
+		return exception(errw, cmd, "java.lang.IllegalArgumentException: keycombination requires at least 2 keycodes")
+	}
+	// InputShellCommand.sendKeyCombination: every key down in order,
+	// then every key up in the same order.
+	for _, k := range keys {
+		p.key(k, true)
+	}
+	for _, k := range keys {
+		p.key(k, false)
+	}
+	return 0
 }
 
 // text is `input text`: %s is a space; the virtual keyboard's key

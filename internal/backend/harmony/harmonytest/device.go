@@ -292,112 +292,156 @@ func point(a []string, out io.Writer) (int, int, bool) {
 	return x, y, true
 }
 
+// uiInput is `uitest uiInput OP ...`: it records the operation's events,
+// acts on the state, and prints what ui_input.cpp prints ("No Error" once
+// the operation is done).
 func uiInput(s *State, a []string, out io.Writer) {
 	if len(a) < 1 {
 		fmt.Fprint(out, "Missing parameter. \n\n")
 		return
 	}
-	op := a[0]
-	switch op {
+	var ok bool
+	switch a[0] {
 	case "click", "doubleClick", "longClick":
-		if len(a) != 3 && len(a) != 4 {
-			fmt.Fprint(out, "The number of parameters is incorrect. \n\n")
-			return
-		}
-		x, y, ok := point(a[1:], out)
-		if !ok {
-			return
-		}
-		s.Events = append(s.Events, Event{Kind: op, X: x, Y: y})
-		switch op {
-		case "click":
-			s.tap(x, y)
-		case "doubleClick":
-			s.tap(x, y)
-			s.tap(x, y)
-		}
+		ok = uiClick(s, a, out)
 	case "swipe", "drag":
-		if len(a) < 5 {
-			fmt.Fprint(out, "Missing parameter. \n\n")
-			return
-		}
-		x, y, ok := point(a[1:], out)
-		if !ok {
-			return
-		}
-		x2, y2, ok := point(a[3:], out)
-		if !ok {
-			return
-		}
-		v := 600
-		if len(a) >= 6 {
-			v = atoi(a[5])
-		}
-		if v < 200 || v > 40000 {
-			fmt.Fprint(out, "The swipe velocity out of range, the default value will be used. \n\n")
-			v = 600
-		}
-		s.Events = append(s.Events, Event{Kind: op, X: x, Y: y, X2: x2, Y2: y2, Velocity: v})
+		ok = uiSwipe(s, a, out)
 	case "keyEvent":
-		if len(a) < 2 {
-			fmt.Fprint(out, "Missing parameter. \n\n")
-			return
-		}
-		switch a[1] {
-		case "Back", "Home", "Power":
-			s.Events = append(s.Events, Event{Kind: "key_down", KeyByName: a[1]}, Event{Kind: "key_up", KeyByName: a[1]})
-			if a[1] == "Home" {
-				s.Front = "com.ohos.sceneboard"
-			}
-		default:
-			codes := []int{}
-			for _, c := range a[1:min(len(a), 4)] {
-				codes = append(codes, atoi(c))
-			}
-			if codes[0] == 0 {
-				fmt.Fprint(out, "Invalid parameters. \n\n")
-				return
-			}
-			// CombinedKeys: all down in order, then all up in the same order.
-			for _, c := range codes {
-				s.Events = append(s.Events, Event{Kind: "key_down", Key: c})
-			}
-			for _, c := range codes {
-				s.Events = append(s.Events, Event{Kind: "key_up", Key: c})
-			}
-			if len(codes) == 1 {
-				s.key(codes[0])
-			}
-		}
+		ok = uiKeyEvent(s, a, out)
 	case "text":
-		if s.NoText {
-			fmt.Fprint(out, "Invalid parameters. \n\n")
-			fmt.Fprint(out, uiInputUsage+"\n")
-			return
-		}
-		if len(a) != 2 && len(a) != 3 {
-			fmt.Fprint(out, "The number of parameters is incorrect. \n\n")
-			return
-		}
-		s.typeText(a[1])
+		ok = uiText(s, a, out)
 	case "inputText":
-		if len(a) != 4 && len(a) != 5 {
-			fmt.Fprint(out, "The number of parameters is incorrect. \n\n")
-			return
-		}
-		x, y, ok := point(a[1:], out)
-		if !ok {
-			return
-		}
-		s.Events = append(s.Events, Event{Kind: "click", X: x, Y: y})
-		s.tap(x, y)
-		s.typeText(a[3])
+		ok = uiInputText(s, a, out)
 	default:
 		fmt.Fprint(out, "Invalid parameters. \n\n")
 		fmt.Fprint(out, uiInputUsage+"\n")
 		return
 	}
-	fmt.Fprintln(out, "No Error")
+	if ok {
+		fmt.Fprintln(out, "No Error")
+	}
+}
+
+// uiClick is `uiInput click|doubleClick|longClick X Y`: a click taps once,
+// a double click twice, a long click not at all. It reports whether the
+// arguments were valid.
+func uiClick(s *State, a []string, out io.Writer) bool {
+	op := a[0]
+	if len(a) != 3 && len(a) != 4 {
+		fmt.Fprint(out, "The number of parameters is incorrect. \n\n")
+		return false
+	}
+	x, y, ok := point(a[1:], out)
+	if !ok {
+		return false
+	}
+	s.Events = append(s.Events, Event{Kind: op, X: x, Y: y})
+	switch op {
+	case "click":
+		s.tap(x, y)
+	case "doubleClick":
+		s.tap(x, y)
+		s.tap(x, y)
+	}
+	return true
+}
+
+// uiSwipe is `uiInput swipe|drag X1 Y1 X2 Y2 [VELOCITY]`: VELOCITY out of
+// 200..40000 (or none) is 600. It reports whether the arguments were valid.
+func uiSwipe(s *State, a []string, out io.Writer) bool {
+	if len(a) < 5 {
+		fmt.Fprint(out, "Missing parameter. \n\n")
+		return false
+	}
+	x, y, ok := point(a[1:], out)
+	if !ok {
+		return false
+	}
+	x2, y2, ok := point(a[3:], out)
+	if !ok {
+		return false
+	}
+	v := 600
+	if len(a) >= 6 {
+		v = atoi(a[5])
+	}
+	if v < 200 || v > 40000 {
+		fmt.Fprint(out, "The swipe velocity out of range, the default value will be used. \n\n")
+		v = 600
+	}
+	s.Events = append(s.Events, Event{Kind: a[0], X: x, Y: y, X2: x2, Y2: y2, Velocity: v})
+	return true
+}
+
+// uiKeyEvent is `uiInput keyEvent Back|Home|Power` or `uiInput keyEvent
+// CODE [CODE [CODE]]` (a combination: all down in order, then all up). It
+// reports whether the arguments were valid.
+func uiKeyEvent(s *State, a []string, out io.Writer) bool {
+	if len(a) < 2 {
+		fmt.Fprint(out, "Missing parameter. \n\n")
+		return false
+	}
+	switch a[1] {
+	case "Back", "Home", "Power":
+		s.Events = append(s.Events, Event{Kind: "key_down", KeyByName: a[1]}, Event{Kind: "key_up", KeyByName: a[1]})
+		if a[1] == "Home" {
+			s.Front = "com.ohos.sceneboard"
+		}
+		return true
+	}
+	codes := []int{}
+	for _, c := range a[1:min(len(a), 4)] {
+		codes = append(codes, atoi(c))
+	}
+	if codes[0] == 0 {
+		fmt.Fprint(out, "Invalid parameters. \n\n")
+		return false
+	}
+	// CombinedKeys: all down in order, then all up in the same order.
+	for _, c := range codes {
+		s.Events = append(s.Events, Event{Kind: "key_down", Key: c})
+	}
+	for _, c := range codes {
+		s.Events = append(s.Events, Event{Kind: "key_up", Key: c})
+	}
+	if len(codes) == 1 {
+		s.key(codes[0])
+	}
+	return true
+}
+
+// uiText is `uiInput text TEXT`: TEXT typed into the focused field (an
+// unknown operation on devices configured without it, NoText). It reports
+// whether the arguments were valid.
+func uiText(s *State, a []string, out io.Writer) bool {
+	if s.NoText {
+		fmt.Fprint(out, "Invalid parameters. \n\n")
+		fmt.Fprint(out, uiInputUsage+"\n")
+		return false
+	}
+	if len(a) != 2 && len(a) != 3 {
+		fmt.Fprint(out, "The number of parameters is incorrect. \n\n")
+		return false
+	}
+	s.typeText(a[1])
+	return true
+}
+
+// uiInputText is `uiInput inputText X Y TEXT`: a click at X,Y, then TEXT
+// typed. It reports whether the arguments were valid.
+func uiInputText(s *State, a []string, out io.Writer) bool {
+	if len(a) != 4 && len(a) != 5 {
+		fmt.Fprint(out, "The number of parameters is incorrect. \n\n")
+		return false
+	}
+	x, y, ok := point(a[1:], out)
+	if !ok {
+		return false
+	}
+	s.Events = append(s.Events, Event{Kind: "click", X: x, Y: y})
+	s.tap(x, y)
+	s.typeText(a[3])
+	return true
 }
 
 func (s *State) typeText(t string) {
