@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/guiagent/guiagent"
@@ -95,7 +96,7 @@ func configureFor(plan *midscene.Plan, c *config.Config) error {
 	chosen := c.Backend != "" && c.Backend != "auto"
 	switch plan.Backend {
 	case "":
-		if c.Backend == "browser" || c.Backend == "android" {
+		if slices.Contains([]string{"browser", "android", "ios", "harmony"}, c.Backend) {
 			return fmt.Errorf("%s: runs on this computer's desktop, not --backend %s", plan.Section, c.Backend)
 		}
 	default:
@@ -110,13 +111,18 @@ func configureFor(plan *midscene.Plan, c *config.Config) error {
 		if plan.BrowserURL != "" {
 			c.BrowserURL = plan.BrowserURL
 		}
-	case midscene.Android:
+	case midscene.Android, midscene.Harmony:
 		if plan.Device != "" {
 			c.Device = plan.Device
 		}
 		if plan.ADB != "" {
 			c.ADB = plan.ADB
 		}
+		if plan.HDC != "" {
+			c.HDC = plan.HDC
+		}
+	case midscene.IOS:
+		c.WDAURL = plan.WDAURL
 	}
 	if plan.MaxSteps > 0 {
 		c.MaxSteps = plan.MaxSteps

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/guiagent/guiagent/internal/backend/android/androidtest"
+	"github.com/guiagent/guiagent/internal/backend/ios/iostest"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
 	"github.com/guiagent/guiagent/internal/testenv"
 )
@@ -316,5 +318,44 @@ tasks:
 	r := ans.Reset.Rect
 	if math.Abs(r.Left-0.53*411) > 6 || math.Abs(r.Top-0.16*914) > 6 || math.Abs(r.Width-0.42*411) > 8 || len(ans.Reset.Center) != 2 {
 		t.Fatalf("aiLocate answered %s", b)
+	}
+}
+
+// TestRunMidsceneIOSScript: an ios: script reaches the fake WebDriverAgent
+// at wdaHost:wdaPort, launches the app, types into the field and taps the
+// button it finds in the app's element tree, with no model.
+func TestRunMidsceneIOSScript(t *testing.T) {
+	wda := iostest.Start(t)
+	u, err := url.Parse(wda.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "counter.yaml")
+	os.WriteFile(script, []byte(fmt.Sprintf(`ios:
+  wdaHost: %s
+  wdaPort: %s
+  launch: %s
+
+tasks:
+  - name: sign and count
+    flow:
+      - aiInput: the Name field
+        value: Ada
+      - aiTap: the Increment button
+`, u.Hostname(), u.Port(), iostest.AppBundleID)), 0o600)
+	code, stdout, stderr := runCmd(t, baseEnv(t), "run", script)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if wda.Field() != "Ada" || wda.Counter() != 1 || wda.Front() != iostest.AppBundleID {
+		t.Fatalf("the app holds %q, counted %d, %s in front\n%s", wda.Field(), wda.Counter(), wda.Front(), stdout)
+	}
+	launched := false
+	for _, r := range wda.Requests() {
+		launched = launched || strings.Contains(r, "apps/launch")
+	}
+	if !launched {
+		t.Fatalf("the app was not launched: %v", wda.Requests())
 	}
 }

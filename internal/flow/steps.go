@@ -262,6 +262,11 @@ func (ru *run) typeText(st Step, sr *StepResult) (*imaging.Shot, error) {
 	if err != nil {
 		return shot, err
 	}
+	if mode == operate.Replace {
+		if done, err := ru.replaceByActor(st.Text, sr); done || err != nil {
+			return shot, err
+		}
+	}
 	_, err = ru.do(operate.Op{Action: action.Action{Kind: action.TypeText, Text: st.Text}, Mode: mode}, sr)
 	return shot, err
 }

@@ -163,15 +163,15 @@ func (p *parser) item(n *yaml.Node) {
 	case "aiClearInput":
 		p.pointer(it, kind, flow.Clear)
 	case "aiLongPress":
-		if p.plan.Platform != Android && p.plan.Platform != IOS {
+		if !p.phone() {
 			p.errf(it.key, "aiLongPress is a phone's: on this platform use aiRightClick")
 		}
 		p.pointer(it, kind, flow.RightClick) // a right click is a long press on a phone (desktop.Touch)
 	case "launch":
-		if p.plan.Platform != Android && p.plan.Platform != IOS {
+		if !p.phone() {
 			p.errf(it.key, "launch opens a phone's app or URL: this script's platform is %s", p.plan.Section)
 		}
-		p.add(flow.Step{Kind: flow.Launch, Target: p.str(it.keys[kind], "launch")})
+		p.add(flow.Step{Kind: flow.Launch, Target: p.appName(p.str(it.keys[kind], "launch"))})
 	}
 	for i := before; i < len(p.steps); i++ {
 		if p.steps[i].Line == 0 {
@@ -213,6 +213,11 @@ func (p *parser) refuseKey(kind string, k, v *yaml.Node) {
 		}
 		p.errf(k, "%s: unknown key %q: guiagent cannot honour it", kind, k.Value)
 	}
+}
+
+// phone reports whether the script runs on a phone.
+func (p *parser) phone() bool {
+	return p.plan.Platform == Android || p.plan.Platform == IOS || p.plan.Platform == Harmony
 }
 
 func mapKeys(m map[string]*yaml.Node) []string {

@@ -35,6 +35,7 @@ const (
 	Android  = "android"
 	IOS      = "ios"
 	Computer = "computer"
+	Harmony  = "harmony"
 )
 
 // DefaultViewport is Midscene's browser viewport when the script gives none
@@ -82,11 +83,12 @@ type Options struct {
 type Plan struct {
 	// Name is the flow's name (agent.testId, else Options.Name).
 	Name string
-	// Platform is Web, Android, IOS or Computer; Section the key that named
-	// it (page, browser, web, target, android, ios, computer).
+	// Platform is Web, Android, IOS, Harmony or Computer; Section the key
+	// that named it (page, browser, web, target, android, ios, harmony,
+	// computer).
 	Platform, Section string
 	// Backend is the --backend the script needs ("browser", "android",
-	// "ios"), or "" for the desktop configured (computer:).
+	// "ios", "harmony"), or "" for the desktop configured (computer:).
 	Backend string
 	// Web: the start URL (relative to Serve when Serve is set), the folder
 	// served on loopback, the viewport, and a running browser to attach to
@@ -95,8 +97,11 @@ type Plan struct {
 	Viewport   geom.Size
 	BrowserURL string
 	// Android: the device's serial (deviceId) and the adb server
-	// (remoteAdbHost:remoteAdbPort; "" = the configured one).
-	Device, ADB string
+	// (remoteAdbHost:remoteAdbPort; "" = the configured one); HarmonyOS:
+	// the device's connect key (deviceId) and the hdc program (hdcPath).
+	Device, ADB, HDC string
+	// WDAURL is iOS's WebDriverAgent (http://wdaHost:wdaPort).
+	WDAURL string
 	// Output is the JSON file the named answers are written to ("" = none).
 	Output string
 	// Cache is what agent.cache says.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"regexp"
@@ -87,7 +88,9 @@ type parser struct {
 	context string
 	// display is computer.displayId.
 	display string
-	steps   []flow.Step
+	// appNames is harmony.appNameMapping.
+	appNames map[string]string
+	steps    []flow.Step
 }
 
 func (p *parser) errf(n *yaml.Node, format string, args ...any) {
@@ -297,10 +300,10 @@ func (p *parser) platform(k, v *yaml.Node) {
 	case k.Value == "ios":
 		pl.Platform, pl.Backend = IOS, "ios"
 		if !slices.Contains(p.o.Backends, "ios") {
-			p.errf(k, "ios: this guiagent has no iOS backend (--backend takes %s): it cannot run an ios: script yet", strings.Join(p.o.Backends, ", "))
+			p.errf(k, "ios: this guiagent has no iOS backend (--backend takes %s): it cannot run an ios: script", strings.Join(p.o.Backends, ", "))
 			return
 		}
-		p.errf(k, "ios: guiagent has an iOS backend, but running Midscene's ios: section on it is not wired yet: run the script's tasks as a flow with --backend ios")
+		p.ios(v)
 	case k.Value == "computer":
 		pl.Platform = Computer
 		p.mapping(v, "computer", func(k, v *yaml.Node) {
@@ -314,7 +317,12 @@ func (p *parser) platform(k, v *yaml.Node) {
 			}
 		})
 	case k.Value == "harmony":
-		p.errf(k, "harmony: guiagent has no HarmonyOS backend")
+		pl.Platform, pl.Backend = Harmony, "harmony"
+		if !slices.Contains(p.o.Backends, "harmony") {
+			p.errf(k, "harmony: this guiagent has no HarmonyOS backend (--backend takes %s)", strings.Join(p.o.Backends, ", "))
+			return
+		}
+		p.harmony(v)
 	case k.Value == "interface":
 		p.errf(k, "interface: guiagent cannot load a JavaScript device module; use page:, web:, android: or computer:")
 	}
@@ -489,6 +497,75 @@ func (p *parser) android(v *yaml.Node) {
 	if launch != nil {
 		p.add(flow.Step{Kind: flow.Launch, Target: p.str(launch, "android.launch"), Line: launch.Line, Column: launch.Column})
 	}
+}
+
+// ios reads the ios: section: WebDriverAgent's address (wdaHost, wdaPort:
+// localhost:8100 as in Midscene) and the app or URL to launch.
+func (p *parser) ios(v *yaml.Node) {
+	pl := p.plan
+	host, port := "localhost", "8100"
+	var launch *yaml.Node
+	p.mapping(v, "ios", func(k, v *yaml.Node) {
+		switch k.Value {
+		case "wdaHost":
+			host = p.str(v, "ios.wdaHost")
+		case "wdaPort":
+			port = strconv.Itoa(p.positive(v, "ios.wdaPort"))
+		case "launch":
+			launch = v
+		case "output":
+			pl.Output = p.str(v, "ios.output")
+		default:
+			if !p.agentOpt(k, v, "ios") {
+				p.cannot(k, "ios", "wdaHost, wdaPort, launch, output, and agent options")
+			}
+		}
+	})
+	pl.WDAURL = "http://" + net.JoinHostPort(host, port)
+	if launch != nil {
+		p.add(flow.Step{Kind: flow.Launch, Target: p.str(launch, "ios.launch"), Line: launch.Line, Column: launch.Column})
+	}
+}
+
+// harmony reads the harmony: section: the device's connect key, the hdc
+// program, the app to launch (appNameMapping turns a name into a bundle).
+func (p *parser) harmony(v *yaml.Node) {
+	pl := p.plan
+	var launch *yaml.Node
+	p.mapping(v, "harmony", func(k, v *yaml.Node) {
+		switch k.Value {
+		case "deviceId":
+			pl.Device = p.str(v, "harmony.deviceId")
+		case "hdcPath":
+			pl.HDC = p.str(v, "harmony.hdcPath")
+		case "launch":
+			launch = v
+		case "appNameMapping":
+			p.mapping(v, "harmony.appNameMapping", func(k, v *yaml.Node) {
+				if p.appNames == nil {
+					p.appNames = map[string]string{}
+				}
+				p.appNames[k.Value] = p.str(v, "harmony.appNameMapping."+k.Value)
+			})
+		case "output":
+			pl.Output = p.str(v, "harmony.output")
+		default:
+			if !p.agentOpt(k, v, "harmony") {
+				p.cannot(k, "harmony", "deviceId, hdcPath, launch, appNameMapping, output, and agent options")
+			}
+		}
+	})
+	if launch != nil {
+		p.add(flow.Step{Kind: flow.Launch, Target: p.appName(p.str(launch, "harmony.launch")), Line: launch.Line, Column: launch.Column})
+	}
+}
+
+// appName is what harmony.appNameMapping maps name to, else name.
+func (p *parser) appName(name string) string {
+	if b, ok := p.appNames[name]; ok {
+		return b
+	}
+	return name
 }
 
 // agentOpts reads the agent: section (its options may also sit in the

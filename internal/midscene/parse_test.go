@@ -372,7 +372,7 @@ func TestErrors(t *testing.T) {
 		{"web:\n  url: https://a\ntasks:\n  - name: a\n    flow:\n      - aiInput: x\n        mode: overwrite\n        value: y\n", `line 7, column 15: aiInput mode "overwrite"`},
 		{"web:\n  url: ${SITE}\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n", "line 2: ${SITE} is not defined"},
 		{"ios:\n  wdaPort: 8100\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n", "line 1, column 1: ios: this guiagent has no iOS backend"},
-		{"harmony: {}\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n", "harmony: guiagent has no HarmonyOS backend"},
+		{"harmony: {}\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n", "harmony: this guiagent has no HarmonyOS backend"},
 		{"web:\n  url: https://a\ntasks:\n  - name: a\n    flow:\n  - aiTap: [\n", "line 6, column"},
 		{"web:\n  url: https://a\nagent:\n  cache:\n    strategy: sometimes\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n", `line 5, column 15: cache.strategy "sometimes"`},
 	} {
@@ -464,4 +464,31 @@ func get(t *testing.T, u string) string {
 	defer r.Body.Close()
 	b, _ := io.ReadAll(r.Body)
 	return string(b)
+}
+
+// TestIOSAndHarmony: with their backends in this build, ios: reaches
+// WebDriverAgent at wdaHost:wdaPort (localhost:8100 by default) and
+// harmony: its device, hdc and the app launched, by a mapped name too.
+func TestIOSAndHarmony(t *testing.T) {
+	o := opts()
+	o.Backends = append(o.Backends, "ios", "harmony")
+	pl, err := Parse([]byte("ios:\n  wdaPort: 8200\n  launch: com.apple.Preferences\n  output: o.json\ntasks:\n  - name: a\n    flow:\n      - aiTap: General\n      - launch: https://example.com\n"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Backend != "ios" || pl.WDAURL != "http://localhost:8200" || pl.Output != "o.json" {
+		t.Fatalf("plan %+v", pl)
+	}
+	wantSteps(t, pl, "launch com.apple.Preferences", "group a", "click General", "launch https://example.com")
+	pl, err = Parse([]byte("harmony:\n  deviceId: 'dev1'\n  hdcPath: /opt/hdc\n  appNameMapping:\n    Video: com.example.video/PhoneAbility\n  launch: Video\ntasks:\n  - name: a\n    flow:\n      - aiLongPress: the clip\n      - launch: Video\n"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Backend != "harmony" || pl.Device != "dev1" || pl.HDC != "/opt/hdc" {
+		t.Fatalf("plan %+v", pl)
+	}
+	wantSteps(t, pl, "launch com.example.video/PhoneAbility", "group a", "right_click the clip", "launch com.example.video/PhoneAbility")
+	if _, err := Parse([]byte("ios:\n  wdaHost: 10.0.0.5\n  sessionId: abc\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n"), o); err == nil || !strings.Contains(err.Error(), "line 3, column 3: ios.sessionId") {
+		t.Fatalf("ios.sessionId: %v", err)
+	}
 }
