@@ -103,7 +103,8 @@ type sessData struct {
 // cannot see or change it): it finds the elements and text nodes that
 // intersect the rectangle (vx, vy, vw, vh) of the document's viewport, and
 // those holding one, without visiting the subtrees of rows, list items,
-// paragraphs and controls that lie outside it. It returns them as an array
+// paragraphs and controls that lie outside it, nor the content of buttons
+// and text areas, which the walk does not read. It returns them as an array
 // whose r holds five numbers a node (box and flags: 1 a password field) and
 // f the content boxes of iframes (index, x, y, w, h).
 const visibleJS = `function(vx, vy, vw, vh) {
@@ -127,8 +128,10 @@ const visibleJS = `function(vx, vy, vw, vh) {
     const b = e.getBoundingClientRect();
     const own = inside(b);
     if (!own && b.width > 0 && b.height > 0 && prune.test(e.tagName)) return false;
-    let any = kids(e);
-    if (e.shadowRoot && kids(e.shadowRoot)) any = true;
+    // A button's content is its name: the walk reads none of it.
+    const leaf = (e.tagName === 'BUTTON' || e.tagName === 'TEXTAREA') && !e.hasAttribute('role');
+    let any = !leaf && kids(e);
+    if (!leaf && e.shadowRoot && kids(e.shadowRoot)) any = true;
     if (!own && !any) return false;
     const tag = e.tagName;
     if (tag === 'IFRAME' || tag === 'FRAME') {

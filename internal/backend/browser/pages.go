@@ -27,7 +27,20 @@ func (b *Backend) Navigate(ctx context.Context, n desktop.Navigation) (desktop.P
 	}
 	p, err := b.navigateTab(ctx, t, n)
 	p.Events = b.TakeEvents()
+	if err == nil {
+		go warmAX(t)
+	}
 	return p, b.explain(err)
+}
+
+// warmAX has the browser build the new page's accessibility tree while the
+// caller looks at the result: the first snapshot of a page waits for that
+// build (2 s for a table of 3000 rows on a loaded machine), later ones do
+// not.
+func warmAX(t *tab) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_ = t.s.call(ctx, "Accessibility.getRootAXNode", nil, nil)
 }
 
 // forbidden reports whether u is a browser-internal page guiagent never touches.
