@@ -84,7 +84,7 @@ func parseRunArgs(args []string) (runArgs, error) {
 			ra.allowJS = true
 		case isFlag && name == "json":
 			ra.json = true
-		case !isFlag && ra.path == "" && (i == 0 || !strings.HasPrefix(args[i-1], "-") || strings.Contains(args[i-1], "=")):
+		case !isFlag && ra.path == "" && (i == 0 || !strings.HasPrefix(args[i-1], "-") || strings.Contains(args[i-1], "=") || runSwitch(args[i-1])):
 			ra.path = a
 		default:
 			ra.rest = append(ra.rest, a)
@@ -94,6 +94,13 @@ func parseRunArgs(args []string) (runArgs, error) {
 		return ra, errors.New("run: no flow file given (" + runUsage + ")")
 	}
 	return ra, nil
+}
+
+// runSwitch reports whether a is one of run's own flags that take no value
+// (so the argument after it may be the file).
+func runSwitch(a string) bool {
+	n := strings.TrimLeft(a, "-")
+	return n == "json" || n == "allow-javascript"
 }
 
 // cmdRun runs a YAML flow: it is read and validated whole before the desktop

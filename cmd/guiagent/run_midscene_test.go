@@ -17,6 +17,7 @@ import (
 
 	"github.com/guiagent/guiagent/internal/backend/android/androidtest"
 	"github.com/guiagent/guiagent/internal/backend/ios/iostest"
+	"github.com/guiagent/guiagent/internal/llm"
 	"github.com/guiagent/guiagent/internal/llm/fakellm"
 	"github.com/guiagent/guiagent/internal/testenv"
 )
@@ -51,9 +52,13 @@ const shopScript = `web:
   output: %s
   cookie: %s
 
+agent:
+  aiActionContext: The form is a test shop's.
+
 tasks:
   - name: fill in the form
     flow:
+      - ai: check that the form is on the screen
       - aiInput: the Name field
         value: Ada
       - aiTap: the Submit button
@@ -118,7 +123,14 @@ func TestRunMidsceneWebScript(t *testing.T) {
 		{Name: "the OK button", Word: "ok", Color: color.RGBA{10, 200, 10, 255}},
 	}
 	vision := fakellm.VisionBrain(widgets)
+	var actPrompt string
 	brain := func(t fakellm.Turn) fakellm.Reply {
+		if t.Schema == nil { // the agent's step of the ai item
+			mu.Lock()
+			actPrompt = t.Prompt
+			mu.Unlock()
+			return fakellm.Reply{Status: llm.Done, Result: "the form is on the screen", Observation: "a form with a Name field"}
+		}
 		if strings.Contains(string(t.Schema), `"type":"boolean"`) && strings.Contains(t.Prompt, "Question about the screenshot") {
 			return fakellm.Reply{Answer: map[string]any{"data": true, "reason": "the Name field holds text"}}
 		}
@@ -157,7 +169,13 @@ func TestRunMidsceneWebScript(t *testing.T) {
 	for _, s := range res.Steps {
 		kinds = append(kinds, s.Kind+":"+s.Status)
 	}
-	if want := "set_cookies:passed navigate:passed group:passed type:passed click:passed assert:passed query:passed query:passed evaluate:passed evaluate:passed locate:passed evaluate:passed " +
+	mu.Lock()
+	prompt := actPrompt
+	mu.Unlock()
+	if !strings.Contains(prompt, "The form is a test shop's.") || !strings.Contains(prompt, "check that the form is on the screen") {
+		t.Errorf("the agent's task lacks the ai item or agent.aiActionContext:\n%s", prompt)
+	}
+	if want := "set_cookies:passed navigate:passed group:passed act:passed type:passed click:passed assert:passed query:passed query:passed evaluate:passed evaluate:passed locate:passed evaluate:passed " +
 		"group:passed assert:failed group:passed query:passed"; strings.Join(kinds, " ") != want {
 		t.Fatalf("steps %s\nwant  %s", strings.Join(kinds, " "), want)
 	}
@@ -245,7 +263,7 @@ func TestRunMidsceneRefusesBeforeStarting(t *testing.T) {
 	os.WriteFile(bad, []byte("web:\n  url: https://example.com\n  userAgent: Bot/1.0\ntasks:\n  - name: a\n    flow:\n      - aiTap: the OK button\n"), 0o600)
 	env := baseEnv(t)
 	env["GUI_AGENT_BROWSER_PATH"] = "/nonexistent/chromium" // a start would fail differently
-	code, stdout, stderr := runCmd(t, env, "run", bad)
+	code, stdout, stderr := runCmd(t, env, "run", "--allow-javascript", bad)
 	if code == 0 || !strings.Contains(stderr, "line 3, column 3: web.userAgent") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -288,7 +306,8 @@ tasks:
       - aiLocate: the Reset button
         name: reset
       - aiKeyboardPress: home_screen
-`, dev.Serial, host, port, androidtest.CounterApp, out)), 0o600)
+      - terminate: %s
+`, dev.Serial, host, port, androidtest.CounterApp, out, androidtest.CounterApp)), 0o600)
 	code, stdout, stderr := runCmd(t, baseEnv(t), "run", script)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
@@ -301,6 +320,13 @@ tasks:
 	}
 	if fg, _ := phone.Foreground(); fg != androidtest.LauncherApp {
 		t.Errorf("in front after aiKeyboardPress home_screen: %s, want the launcher", fg)
+	}
+	stopped := false
+	for _, c := range phone.Commands() {
+		stopped = stopped || strings.Contains(c, "force-stop "+androidtest.CounterApp)
+	}
+	if !stopped {
+		t.Errorf("terminate did not stop the app: %v", phone.Commands())
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {

@@ -27,6 +27,7 @@ const (
 	ScrollToEdge Kind = "scroll_to_edge" // scroll in Direction (over Target if any) until the screen stops changing
 	Navigate     Kind = "navigate"       // the browser goes to the URL in Target (desktop.Navigator)
 	Launch       Kind = "launch"         // a phone opens the app id or URL in Target (desktop.Apps)
+	StopApp      Kind = "stop_app"       // a phone stops the app whose id is Target (desktop.Apps)
 	Evaluate     Kind = "evaluate"       // the page evaluates the JavaScript expression in Text (desktop.Evaluator); Value is its JSON
 	Record       Kind = "record"         // a screenshot into the run's record, titled Target, with Text as its note
 	SetCookies   Kind = "set_cookies"    // the browser takes Extra.Cookies (desktop.CookieSetter); Target names where they came from
@@ -66,7 +67,7 @@ func (ru *run) extraStep(st Step, sr *StepResult) (shot *imaging.Shot, err error
 		shot, err = ru.scrollToEdge(st, sr)
 	case Navigate:
 		err = ru.navigate(st, sr)
-	case Launch:
+	case Launch, StopApp:
 		err = ru.launch(st, sr)
 	case Evaluate:
 		err = ru.evaluate(st, sr)
@@ -178,11 +179,15 @@ func (ru *run) navigate(st Step, sr *StepResult) error {
 	return err
 }
 
-// launch has a phone open an app (by its id) or a URL.
+// launch has a phone open an app (by its id) or a URL, or stop an app.
 func (ru *run) launch(st Step, sr *StepResult) error {
 	apps, ok := desktop.CapabilityOf[desktop.Apps](ru.r.o.Screen)
 	if !ok {
 		return errors.New("this desktop has no apps to launch: run with --backend android")
+	}
+	if st.Kind == StopApp {
+		sr.Value = "stopped " + st.Target
+		return apps.StopApp(ru.ctx, st.Target)
 	}
 	if strings.Contains(st.Target, "://") {
 		sr.Value = "opened " + st.Target

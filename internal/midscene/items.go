@@ -82,7 +82,7 @@ type item struct {
 // player looks for them.
 var actionKeys = []string{"aiAct", "aiAction", "ai", "aiAssert", "aiQuery", "aiNumber", "aiString", "aiBoolean", "aiAsk", "aiLocate",
 	"aiWaitFor", "sleep", "javascript", "recordToReport", "logScreenshot", "aiInput", "aiKeyboardPress", "aiScroll", "aiTap",
-	"aiDoubleClick", "aiRightClick", "aiHover", "aiClearInput", "aiLongPress", "launch"}
+	"aiDoubleClick", "aiRightClick", "aiHover", "aiClearInput", "aiLongPress", "launch", "terminate"}
 
 // refusedItems are flow items Midscene knows that guiagent does not run.
 var refusedItems = map[string]string{
@@ -172,6 +172,11 @@ func (p *parser) item(n *yaml.Node) {
 			p.errf(it.key, "launch opens a phone's app or URL: this script's platform is %s", p.plan.Section)
 		}
 		p.add(flow.Step{Kind: flow.Launch, Target: p.appName(p.str(it.keys[kind], "launch"))})
+	case "terminate":
+		if !p.phone() {
+			p.errf(it.key, "terminate stops a phone's app: this script's platform is %s", p.plan.Section)
+		}
+		p.add(flow.Step{Kind: flow.StopApp, Target: p.appName(p.str(it.keys[kind], "terminate"))})
 	}
 	for i := before; i < len(p.steps); i++ {
 		if p.steps[i].Line == 0 {

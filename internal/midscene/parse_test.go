@@ -148,11 +148,11 @@ func TestAndroidScript(t *testing.T) {
 	if n := len(pl.Flow.Steps); n != 6 || pl.Flow.Steps[1].Kind != flow.Act || pl.Flow.Steps[1].Text != "open Maps app" {
 		t.Fatalf("steps %v", kinds(pl))
 	}
-	pl, err = Parse([]byte("android:\n  deviceId: 'emulator-5554'\n  launch: com.android.settings\n  remoteAdbHost: 10.0.0.2\ntasks:\n  - name: t\n    flow:\n      - aiTap: Wi-Fi\n      - launch: https://example.com\n"), opts())
+	pl, err = Parse([]byte("android:\n  deviceId: 'emulator-5554'\n  launch: com.android.settings\n  remoteAdbHost: 10.0.0.2\ntasks:\n  - name: t\n    flow:\n      - aiTap: Wi-Fi\n      - launch: https://example.com\n      - terminate: com.android.settings\n"), opts())
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSteps(t, pl, "launch com.android.settings", "group t", "click Wi-Fi", "launch https://example.com")
+	wantSteps(t, pl, "launch com.android.settings", "group t", "click Wi-Fi", "launch https://example.com", "stop_app com.android.settings")
 	if pl.ADB != "10.0.0.2:5037" || pl.Device != "emulator-5554" {
 		t.Fatalf("adb %q device %q", pl.ADB, pl.Device)
 	}
