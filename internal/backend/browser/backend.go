@@ -164,27 +164,8 @@ func (b *Backend) setupLocked(ctx context.Context, c *conn, gen int) error {
 	if err := root.call(ctx, target.CommandSetDiscoverTargets, map[string]any{"discover": true}, nil); err != nil {
 		return err
 	}
-	if !b.attachMode() || b.isolated || b.opts.DownloadDir != "" {
-		dl := map[string]any{"behavior": "deny", "eventsEnabled": true}
-		if b.opts.DownloadDir != "" {
-			dl["behavior"], dl["downloadPath"] = "allow", b.opts.DownloadDir
-		}
-		if b.ctxID != "" {
-			dl["browserContextId"] = b.ctxID
-		}
-		if err := root.call(ctx, browser.CommandSetDownloadBehavior, dl, nil); err != nil {
-			return err
-		}
-	}
-	if !b.attachMode() || b.isolated {
-		// Without the grant the backend's own clipboard stands in.
-		for _, name := range []string{"clipboard-read", "clipboard-write"} {
-			perm := map[string]any{"permission": map[string]any{"name": name, "allowWithoutSanitization": true}, "setting": "granted"}
-			if b.ctxID != "" {
-				perm["browserContextId"] = b.ctxID
-			}
-			_ = root.call(ctx, browser.CommandSetPermission, perm, nil)
-		}
+	if err := b.setPolicies(ctx, root); err != nil {
+		return err
 	}
 	// Launch mode in the default context: the browser's first tab is ours.
 	if !b.attachMode() && !b.isolated {
@@ -211,6 +192,35 @@ func (b *Backend) setupLocked(ctx context.Context, c *conn, gen int) error {
 	if b.opts.StartURL != "" {
 		if _, err := b.navigateTab(ctx, b.active, desktop.Navigation{URL: b.opts.StartURL}); err != nil {
 			return fmt.Errorf("start URL: %w", err)
+		}
+	}
+	return nil
+}
+
+// setPolicies sets where downloads go (refused without a folder) and
+// grants the clipboard, in the backend's browser context; in attach mode
+// only for a context of its own.
+func (b *Backend) setPolicies(ctx context.Context, root *session) error {
+	if !b.attachMode() || b.isolated || b.opts.DownloadDir != "" {
+		dl := map[string]any{"behavior": "deny", "eventsEnabled": true}
+		if b.opts.DownloadDir != "" {
+			dl["behavior"], dl["downloadPath"] = "allow", b.opts.DownloadDir
+		}
+		if b.ctxID != "" {
+			dl["browserContextId"] = b.ctxID
+		}
+		if err := root.call(ctx, browser.CommandSetDownloadBehavior, dl, nil); err != nil {
+			return err
+		}
+	}
+	if !b.attachMode() || b.isolated {
+		// Without the grant the backend's own clipboard stands in.
+		for _, name := range []string{"clipboard-read", "clipboard-write"} {
+			perm := map[string]any{"permission": map[string]any{"name": name, "allowWithoutSanitization": true}, "setting": "granted"}
+			if b.ctxID != "" {
+				perm["browserContextId"] = b.ctxID
+			}
+			_ = root.call(ctx, browser.CommandSetPermission, perm, nil)
 		}
 	}
 	return nil

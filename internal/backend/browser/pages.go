@@ -72,104 +72,122 @@ func (b *Backend) navigateTab(ctx context.Context, t *tab, n desktop.Navigation)
 	if n.URL != "" && forbidden(n.URL) {
 		return desktop.Page{}, fmt.Errorf("%s: guiagent does not open the browser's internal pages", n.URL)
 	}
-
-	// Listen before acting, so no event is missed. The loader id is known
-	// only after Page.navigate returns, so every event is kept meanwhile.
-	type lc struct {
-		loader cdp.LoaderID
-		name   string
+	// Listen before acting, so no event is missed.
+	w := watchNavigation(t)
+	defer w.close()
+	loader, anyLoader, done, err := startNavigation(ctx, t, n)
+	if err != nil {
+		return desktop.Page{}, err
 	}
-	events := make(chan lc, 256)
-	statuses := make(chan *network.EventResponseReceived, 64)
-	offs := []func(){
+	if done {
+		return b.pageOf(ctx, t, 0)
+	}
+	return b.awaitNavigation(ctx, t, w, loader, anyLoader, lifecycle, wait, timeout)
+}
+
+// lifecycleEvent is one main-frame lifecycle event of a navigation.
+type lifecycleEvent struct {
+	loader cdp.LoaderID
+	name   string
+}
+
+// navWatch holds the events of t's main frame while a navigation goes on.
+// The loader id is known only after Page.navigate returns, so every event
+// is kept meanwhile.
+type navWatch struct {
+	events   chan lifecycleEvent
+	statuses chan *network.EventResponseReceived
+	offs     []func()
+}
+
+func (w *navWatch) send(ev lifecycleEvent) {
+	select {
+	case w.events <- ev:
+	default:
+	}
+}
+
+func (w *navWatch) close() {
+	for _, off := range w.offs {
+		off()
+	}
+}
+
+// watchNavigation listens to t's lifecycle, same-document, back-forward
+// cache and document response events.
+func watchNavigation(t *tab) *navWatch {
+	w := &navWatch{events: make(chan lifecycleEvent, 256), statuses: make(chan *network.EventResponseReceived, 64)}
+	w.offs = []func(){
 		t.s.on(page.LifecycleEvent.Method, func(_ string, p jsonv2.Value) {
 			var ev page.EventLifecycleEvent
 			if jsonv2.Unmarshal(p, &ev) == nil && ev.FrameID == cdp.FrameID(t.id) {
-				select {
-				case events <- lc{ev.LoaderID, ev.Name}:
-				default:
-				}
+				w.send(lifecycleEvent{ev.LoaderID, ev.Name})
 			}
 		}),
 		t.s.on(page.NavigatedWithinDocument.Method, func(_ string, p jsonv2.Value) {
-			select {
-			case events <- lc{"", "sameDocument"}:
-			default:
-			}
+			w.send(lifecycleEvent{"", "sameDocument"})
 		}),
 		t.s.on(page.FrameNavigated.Method, func(_ string, p jsonv2.Value) {
 			var ev page.EventFrameNavigated
 			if jsonv2.Unmarshal(p, &ev) == nil && ev.Frame != nil && ev.Frame.ParentID == "" && ev.Type == page.NavigationTypeBackForwardCacheRestore {
-				select {
-				case events <- lc{ev.Frame.LoaderID, "bfcache"}:
-				default:
-				}
+				w.send(lifecycleEvent{ev.Frame.LoaderID, "bfcache"})
 			}
 		}),
 		t.s.on(network.ResponseReceived.Method, func(_ string, p jsonv2.Value) {
 			var ev network.EventResponseReceived
 			if jsonv2.Unmarshal(p, &ev) == nil && ev.Type == network.ResourceTypeDocument && ev.FrameID == cdp.FrameID(t.id) {
 				select {
-				case statuses <- &ev:
+				case w.statuses <- &ev:
 				default:
 				}
 			}
 		}),
 	}
-	defer func() {
-		for _, off := range offs {
-			off()
-		}
-	}()
+	return w
+}
 
-	var loader cdp.LoaderID
-	anyLoader := false // back/forward and reload: the first main-frame navigation counts
+// startNavigation starts n in t: the loader of a URL's navigation, or
+// anyLoader for back, forward and reload (the first main-frame navigation
+// counts); done when nothing is left to wait for (a download, a
+// same-document navigation).
+func startNavigation(ctx context.Context, t *tab, n desktop.Navigation) (loader cdp.LoaderID, anyLoader, done bool, err error) {
 	switch {
 	case n.URL != "":
 		var r page.NavigateResult
 		if err := t.s.call(ctx, page.CommandNavigate, map[string]any{"url": n.URL}, &r); err != nil {
-			return desktop.Page{}, err
+			return "", false, false, err
 		}
 		if r.ErrorText != "" {
-			return desktop.Page{}, fmt.Errorf("navigation to %s failed: %s", n.URL, r.ErrorText)
+			return "", false, false, fmt.Errorf("navigation to %s failed: %s", n.URL, r.ErrorText)
 		}
-		if r.IsDownload {
-			return b.pageOf(ctx, t, 0)
-		}
-		if r.LoaderID == "" { // same-document navigation: done
-			return b.pageOf(ctx, t, 0)
-		}
-		loader = r.LoaderID
+		return r.LoaderID, false, r.IsDownload || r.LoaderID == "", nil
 	case n.Action == desktop.NavReload:
-		if err := t.s.call(ctx, page.CommandReload, nil, nil); err != nil {
-			return desktop.Page{}, err
-		}
-		anyLoader = true
+		return "", true, false, t.s.call(ctx, page.CommandReload, nil, nil)
 	case n.Action == desktop.NavBack || n.Action == desktop.NavForward:
 		var h page.GetNavigationHistoryResult
 		if err := t.s.call(ctx, page.CommandGetNavigationHistory, nil, &h); err != nil {
-			return desktop.Page{}, err
+			return "", false, false, err
 		}
 		i := int(h.CurrentIndex) - 1
 		if n.Action == desktop.NavForward {
 			i = int(h.CurrentIndex) + 1
 		}
 		if i < 0 || i >= len(h.Entries) {
-			return desktop.Page{}, fmt.Errorf("cannot go %s: the tab has no page %s in its history", n.Action, map[bool]string{true: "before this one", false: "after this one"}[n.Action == desktop.NavBack])
+			return "", false, false, fmt.Errorf("cannot go %s: the tab has no page %s in its history", n.Action, map[bool]string{true: "before this one", false: "after this one"}[n.Action == desktop.NavBack])
 		}
-		if err := t.s.call(ctx, page.CommandNavigateToHistoryEntry, map[string]any{"entryId": h.Entries[i].ID}, nil); err != nil {
-			return desktop.Page{}, err
-		}
-		anyLoader = true
-	default:
-		return desktop.Page{}, errors.New("a navigation needs a URL or an action (back, forward, reload)")
+		return "", true, false, t.s.call(ctx, page.CommandNavigateToHistoryEntry, map[string]any{"entryId": h.Entries[i].ID}, nil)
 	}
+	return "", false, false, errors.New("a navigation needs a URL or an action (back, forward, reload)")
+}
 
+// awaitNavigation waits until the navigation's loader reaches lifecycle,
+// and reports the page with its document's HTTP status.
+func (b *Backend) awaitNavigation(ctx context.Context, t *tab, w *navWatch, loader cdp.LoaderID, anyLoader bool, lifecycle string, wait desktop.Wait, timeout time.Duration) (desktop.Page, error) {
 	seen := map[cdp.LoaderID]bool{}
 	status := 0
 	for {
 		select {
-		case ev := <-events:
+		case ev := <-w.events:
 			switch {
 			case ev.name == "sameDocument" && anyLoader, ev.name == "bfcache" && anyLoader:
 				return b.pageOf(ctx, t, 0)
@@ -179,15 +197,15 @@ func (b *Backend) navigateTab(ctx context.Context, t *tab, n desktop.Navigation)
 				seen[ev.loader] = true
 			}
 			if loader != "" && seen[loader] {
-				for len(statuses) > 0 {
-					r := <-statuses
+				for len(w.statuses) > 0 {
+					r := <-w.statuses
 					if r.LoaderID == loader && r.Response != nil {
 						status = int(r.Response.Status)
 					}
 				}
 				return b.pageOf(ctx, t, status)
 			}
-		case r := <-statuses:
+		case r := <-w.statuses:
 			if (r.LoaderID == loader || loader == "") && r.Response != nil {
 				status = int(r.Response.Status)
 				if loader == "" && anyLoader {
