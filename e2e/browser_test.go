@@ -151,8 +151,11 @@ func TestBrowserOverMCP(t *testing.T) {
 	}
 
 	// The tab list shows the page the click led to.
-	tabs := textOf(call(t, cs, "gui_tabs", map[string]any{"action": "list"}))
-	if !strings.Contains(tabs, "/submit") {
+	var tabs string
+	if !testenv.WaitUntil(10*time.Second, func() bool {
+		tabs = textOf(call(t, cs, "gui_tabs", map[string]any{"action": "list"}))
+		return strings.Contains(tabs, "/submit")
+	}) {
 		t.Errorf("gui_tabs list does not show the submitted page: %s", tabs)
 	}
 	// A failed navigation is an error with the browser's reason.
