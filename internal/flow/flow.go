@@ -83,6 +83,9 @@ type Flow struct {
 	Name string
 	// Display is the display id the flow runs on; "" = the primary display.
 	Display string
+	// URL is the page the flow starts on (the browser backend): a first
+	// navigate step opens it.
+	URL string
 	// Steps are the steps in order.
 	Steps []Step
 }

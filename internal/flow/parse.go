@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -112,7 +113,7 @@ func mapping(n *yaml.Node) [][2]*yaml.Node {
 func (p *parser) flow(n *yaml.Node) *Flow {
 	f := &Flow{}
 	if n.Kind != yaml.MappingNode {
-		p.errf(n, "a flow is a mapping with name, display (optional) and steps")
+		p.errf(n, "a flow is a mapping with name, display and url (optional) and steps")
 		return f
 	}
 	var steps *yaml.Node
@@ -122,10 +123,15 @@ func (p *parser) flow(n *yaml.Node) *Flow {
 			f.Name = p.str(kv[1], "name")
 		case "display":
 			f.Display = p.str(kv[1], "display")
+		case "url":
+			f.URL = p.str(kv[1], "url")
+			if u, err := url.Parse(f.URL); err != nil || u.Scheme == "" {
+				p.errf(kv[1], "url %q is not an address a browser opens: give http://, https://, file:// or data: (the page the flow starts on, with --backend browser)", f.URL)
+			}
 		case "steps":
 			steps = kv[1]
 		default:
-			p.errf(kv[0], "unknown key %q: a flow has name, display and steps", kv[0].Value)
+			p.errf(kv[0], "unknown key %q: a flow has name, display, url and steps", kv[0].Value)
 		}
 	}
 	if strings.TrimSpace(f.Name) == "" {
@@ -143,9 +149,12 @@ func (p *parser) flow(n *yaml.Node) *Flow {
 		p.errf(steps, "the flow has %d steps, more than the limit of %d: split it into smaller flows", n, MaxSteps)
 		return f
 	}
-	for i, sn := range steps.Content {
+	if f.URL != "" { // the start page: a first step that opens it
+		f.Steps = append(f.Steps, Step{Index: 1, Line: n.Line, Column: n.Column, Kind: Navigate, Target: f.URL})
+	}
+	for _, sn := range steps.Content {
 		st := p.step(sn)
-		st.Index = i + 1
+		st.Index = len(f.Steps) + 1
 		f.Steps = append(f.Steps, st)
 	}
 	return f
