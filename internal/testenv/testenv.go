@@ -1,5 +1,5 @@
 // Package testenv names what a test needs beyond the Go toolchain: an X
-// server it starts (Xvfb, Xvnc), an Xorg dummy server, sway, Wine or Chromium. Each
+// server it starts (Xvfb, Xvnc), an Xorg dummy server, sway, Wine, Chromium or Node.js. Each
 // Need function skips the test in the short lane (go test -short), saying
 // what it needs, so that a change to a pure package tests in seconds; without
 // -short (CI and the README's go test ./...) it does nothing and the test runs,
@@ -15,6 +15,7 @@
 package testenv
 
 import (
+	"os/exec"
 	"testing"
 	"time"
 )
@@ -48,6 +49,18 @@ func NeedWine(t testing.TB) {
 func NeedChromium(t testing.TB) {
 	t.Helper()
 	skipShort(t, "a headless Chromium")
+}
+
+// NeedNode: the test runs a Node.js program installed with npm (a peer MCP
+// server measured beside guiagent). Without node or npm it fails, saying so.
+func NeedNode(t testing.TB) {
+	t.Helper()
+	skipShort(t, "Node.js and npm")
+	for _, prog := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Fatalf("%s is not installed: this test runs a Node.js program installed with npm (Debian: apt-get install nodejs npm)", prog)
+		}
+	}
 }
 
 func skipShort(t testing.TB, what string) {
