@@ -87,6 +87,29 @@ func TestAndroidOverMCP(t *testing.T) {
 		t.Errorf("the name field holds %q after gui_type by ref", got)
 	}
 
+	// The phone turns to landscape: the next screenshot has its new shape
+	// (the image is wider than tall), and a tap placed in it lands.
+	phone.SetRotation(1)
+	info, img := screenshot(t, cs, nil)
+	if img.Bounds().Dx() <= img.Bounds().Dy() {
+		t.Fatalf("the screenshot after the phone turned is %v (frame %s), want landscape", img.Bounds(), info.FrameID)
+	}
+	snap = snapshotOf(t, cs)
+	inc = refOf(t, snap, "button", "Increment")
+	before = phone.Counter()
+	call(t, cs, "gui_click", map[string]any{"ref": inc})
+	if !testenv.WaitUntil(5*time.Second, func() bool { return phone.Counter() == before+1 }) {
+		t.Fatalf("in landscape the counter is %d after a tap by ref on Increment, want %d", phone.Counter(), before+1)
+	}
+	// A tap is one adb command: the size of the screenshot the caller saw
+	// places it, with no capture of its own.
+	phone.Commands() // forget the commands so far
+	call(t, cs, "gui_click", map[string]any{"ref": inc})
+	if cmds := phone.Commands(); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "input tap") {
+		t.Errorf("a tap ran %d commands %q, want one input tap", len(cmds), cmds)
+	}
+	phone.SetRotation(0)
+
 	apps := textOf(call(t, cs, "gui_apps", map[string]any{"action": "list"}))
 	if !strings.Contains(apps, androidtest.CounterApp) {
 		t.Errorf("gui_apps list does not name %s: %s", androidtest.CounterApp, apps)

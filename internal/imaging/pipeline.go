@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -116,6 +117,11 @@ func (p *Pipeline) Shoot(ctx context.Context, s desktop.Screen, d geom.Display, 
 	shot.Timing.Capture = time.Since(t0)
 	if err != nil {
 		return nil, err
+	}
+	if !zoom {
+		// A screen that turned since its size was read (a phone) comes
+		// back in its new shape: the frame describes the pixels captured.
+		d, region = turned(d, img)
 	}
 	// The thumbnail summarizes the capture itself, so a Thumb of the same
 	// screen (Pipeline.Thumb, no scaling or encoding) equals it.
@@ -378,4 +384,19 @@ func median(v []float64) float64 {
 		return v[len(v)/2]
 	}
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// turned returns d and its region as img, a capture of the whole display,
+// shows them: when img's size is not d's size at its scale (more than a
+// rounding apart), the display has turned or been resized since d was
+// listed, and its logical size is taken from the pixels.
+func turned(d geom.Display, img *image.RGBA) (geom.Display, geom.Rect) {
+	sc := d.ScaleFactor()
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	ew, eh := float64(d.Bounds.W)*sc, float64(d.Bounds.H)*sc
+	if math.Abs(float64(w)-ew) <= sc+1 && math.Abs(float64(h)-eh) <= sc+1 {
+		return d, d.Bounds
+	}
+	d.Bounds.W, d.Bounds.H = int(math.Round(float64(w)/sc)), int(math.Round(float64(h)/sc))
+	return d, d.Bounds
 }

@@ -87,8 +87,7 @@ type Backend struct {
 
 	mu       sync.Mutex
 	size     image.Point // device pixels of the last screenshot
-	sizeAt   time.Time
-	unicode  bool // ADBKeyboard installed
+	unicode  bool        // ADBKeyboard installed
 	keysHeld []desktop.Key
 	used     map[desktop.Key]bool
 }
@@ -284,16 +283,17 @@ func (b *Backend) hasUnicode() bool {
 	return b.unicode
 }
 
-// sizeFresh is how long a screenshot's size stands for the screen's.
-const sizeFresh = 500 * time.Millisecond
-
-// screenSize is the display's size in device pixels now: the last
-// screenshot's when it is fresh, else the header of a new one.
+// screenSize is the display's size in device pixels: the last
+// screenshot's, else the header of a new one. It stands until the next
+// capture, so a tap costs one command: a tap is placed in the screenshot
+// its caller saw, and a capture of the whole screen always comes back in
+// the screen's shape at that moment (Capture), which the frame then
+// describes, so a turned phone is never described with a stale size.
 func (b *Backend) screenSize(ctx context.Context) (image.Point, error) {
 	b.mu.Lock()
-	s, at := b.size, b.sizeAt
+	s := b.size
 	b.mu.Unlock()
-	if s != (image.Point{}) && time.Since(at) < sizeFresh {
+	if s != (image.Point{}) {
 		return s, nil
 	}
 	r, err := b.dev.ExecStream(ctx, "screencap")
@@ -315,7 +315,7 @@ func (b *Backend) screenSize(ctx context.Context) (image.Point, error) {
 
 func (b *Backend) noteSize(s image.Point) {
 	b.mu.Lock()
-	b.size, b.sizeAt = s, time.Now()
+	b.size = s
 	b.mu.Unlock()
 }
 

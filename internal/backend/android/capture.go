@@ -75,6 +75,9 @@ func (b *Backend) Capture(ctx context.Context, region geom.Rect, dst *image.RGBA
 	if region.Empty() {
 		return nil, fmt.Errorf("empty capture region %v", region)
 	}
+	b.mu.Lock()
+	known := b.size // the size the caller's region was taken from
+	b.mu.Unlock()
 	img, err := b.Screenshot(ctx)
 	if err != nil {
 		return nil, err
@@ -83,7 +86,10 @@ func (b *Backend) Capture(ctx context.Context, region geom.Rect, dst *image.RGBA
 	r := image.Rect(int(math.Round(float64(region.X)*s)), int(math.Round(float64(region.Y)*s)),
 		int(math.Round(float64(region.X+region.W)*s)), int(math.Round(float64(region.Y+region.H)*s)))
 	full := b.logical(img.Bounds().Size())
-	if full == region {
+	if full == region || (known != (image.Point{}) && region == b.logical(known)) {
+		// The whole screen, as it is now: a phone that turned since its
+		// size was read comes back in its new shape, which the
+		// screenshot's frame then describes.
 		r = img.Bounds()
 	}
 	r = r.Intersect(img.Bounds())
