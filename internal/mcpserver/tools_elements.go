@@ -108,6 +108,9 @@ func (s *Server) snapshotAndShot(ctx context.Context, c *call, d geom.Display, q
 		shot, err := s.capture(ctx, c, d, geom.Rect{}, o)
 		return snap, shot, err
 	}
+	if snap, f, ok, err := s.snapshotInSeenFrame(ctx, c, d, q); ok || err != nil {
+		return snap, &imaging.Shot{Frame: f}, err
+	}
 	type shotOrErr struct {
 		shot *imaging.Shot
 		err  error
@@ -153,4 +156,32 @@ func snapshotText(h *heldSnap, d geom.Display) string {
 	b.WriteString("\n")
 	b.WriteString(uitree.Outline(snap.Elements, func(r geom.Rect) (int, int, int, int) { return imageBox(r, f) }))
 	return b.String()
+}
+
+// snapshotInSeenFrame reads the UI as elements and gives their boxes in the
+// session's latest screenshot of the whole display d, when there is one and
+// the display still has d's shape after the walk (a phone may turn): boxes
+// are placed through a frame's geometry only, so no new capture is needed
+// (on a phone or a browser a capture costs as much as the walk). ok is
+// false when there is no such frame.
+func (s *Server) snapshotInSeenFrame(ctx context.Context, c *call, d geom.Display, q desktop.ElementQuery) (*desktop.ElementSnapshot, geom.Frame, bool, error) {
+	h, ok := s.frames.sessionLatest(c.ss, d.ID)
+	same := func(f geom.Frame, d geom.Display) bool {
+		return f.Region == d.Bounds && f.Display.Bounds == d.Bounds && f.Display.ScaleFactor() == d.ScaleFactor()
+	}
+	if !ok || !same(h.frame, d) {
+		return nil, geom.Frame{}, false, nil
+	}
+	snap, err := s.elements.Elements(ctx, q)
+	if err != nil {
+		return nil, geom.Frame{}, true, fmt.Errorf("reading the UI as elements: %w", err)
+	}
+	ds, err := s.displays(ctx)
+	if err != nil {
+		return nil, geom.Frame{}, true, err
+	}
+	if now, err := geom.FindDisplay(ds, d.ID); err != nil || !same(h.frame, now) {
+		return nil, geom.Frame{}, false, nil
+	}
+	return snap, h.frame, true, nil
 }
