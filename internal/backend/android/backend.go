@@ -41,7 +41,6 @@ import (
 
 	"github.com/guiagent/guiagent/internal/backend/android/adb"
 	"github.com/guiagent/guiagent/internal/backend/phone"
-	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
@@ -83,31 +82,21 @@ type Backend struct {
 	density        int
 	scale          float64
 
-	gesture phone.Gesture
+	// Gesture is the pointer: taps, swipes and long presses.
+	phone.Gesture
+	held phone.Keys // keys held: sent at their release
 
-	mu       sync.Mutex
-	size     image.Point // device pixels of the last screenshot
-	unicode  bool        // ADBKeyboard installed
-	keysHeld []desktop.Key
-	used     map[desktop.Key]bool
+	mu      sync.Mutex
+	size    image.Point // device pixels of the last screenshot
+	unicode bool        // ADBKeyboard installed
 }
 
-var (
-	_ desktop.Screen        = (*Backend)(nil)
-	_ desktop.Pointer       = (*Backend)(nil)
-	_ desktop.Keyboard      = (*Backend)(nil)
-	_ desktop.PointerEcho   = (*Backend)(nil)
-	_ desktop.ElementSource = (*Backend)(nil)
-	_ desktop.ElementActor  = (*Backend)(nil)
-	_ desktop.Apps          = (*Backend)(nil)
-	_ desktop.Touch         = (*Backend)(nil)
-	_ desktop.Describer     = (*Backend)(nil)
-)
+var _ phone.Backend = (*Backend)(nil)
 
 // Open connects to the device through the adb server and reads what it
 // is: model, Android version, density, whether ADBKeyboard is installed.
 func Open(ctx context.Context, o Options) (*Backend, error) {
-	b := &Backend{opts: o, log: o.Logger, client: &adb.Client{Addr: o.ADB, Timeout: o.Timeout}, used: map[desktop.Key]bool{}}
+	b := &Backend{opts: o, log: o.Logger, client: &adb.Client{Addr: o.ADB, Timeout: o.Timeout}}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -128,7 +117,7 @@ func Open(ctx context.Context, o Options) (*Backend, error) {
 	if b.scale <= 0 {
 		b.scale = 1
 	}
-	b.gesture.F = finger{b}
+	b.Gesture.F = finger{b}
 	return b, nil
 }
 

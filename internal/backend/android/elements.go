@@ -88,20 +88,12 @@ func (b *Backend) find(ctx context.Context, handle string) (*phone.Node, error) 
 	if err != nil {
 		return nil, err
 	}
-	n, ok := phone.Find(roots, handle)
-	if !ok {
-		return nil, fmt.Errorf("the element is no longer on the screen (take a new snapshot)")
-	}
-	return n, nil
+	return phone.Lookup(roots, handle)
 }
 
 func handleBounds(handle string) (image.Rectangle, error) {
-	parts := strings.SplitN(handle, "|", 3)
-	var r image.Rectangle
-	if len(parts) != 3 {
-		return r, fmt.Errorf("not an android element handle: %q", handle)
-	}
-	if _, err := fmt.Sscanf(parts[2], "%d,%d,%d,%d", &r.Min.X, &r.Min.Y, &r.Max.X, &r.Max.Y); err != nil {
+	r, ok := phone.HandleBounds(handle)
+	if !ok {
 		return r, fmt.Errorf("not an android element handle: %q", handle)
 	}
 	return r, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -45,32 +44,6 @@ func (f finger) Screen(ctx context.Context) (geom.Rect, error) {
 		return geom.Rect{}, err
 	}
 	return f.b.logical(s), nil
-}
-
-// MoveTo moves the (invisible) pointer; with a finger down, the swipe's path.
-func (b *Backend) MoveTo(ctx context.Context, p geom.GlobalPoint) error {
-	return b.gesture.MoveTo(ctx, p)
-}
-
-// ButtonDown starts a touch (sent with its release, or with
-// `input motionevent` when held open across calls).
-func (b *Backend) ButtonDown(ctx context.Context, btn desktop.Button) error {
-	return b.gesture.ButtonDown(ctx, btn)
-}
-
-// ButtonUp ends the touch: a tap, a swipe or a long press.
-func (b *Backend) ButtonUp(ctx context.Context, btn desktop.Button) error {
-	return b.gesture.ButtonUp(ctx, btn)
-}
-
-// Scroll swipes so the content scrolls in direction d.
-func (b *Backend) Scroll(ctx context.Context, d desktop.Direction, notches int) error {
-	return b.gesture.Scroll(ctx, d, notches)
-}
-
-// CursorPosition echoes where guiagent last put the pointer.
-func (b *Backend) CursorPosition(ctx context.Context) (geom.GlobalPoint, error) {
-	return b.gesture.Position(), nil
 }
 
 // keycodes maps named keys to Android KEYCODE_ names.
@@ -138,9 +111,7 @@ func (b *Backend) KeyDown(ctx context.Context, k desktop.Key) error {
 			return fmt.Errorf("android has no key for %q: use a key name (Return, BackSpace, Tab, Escape, Left, a-z, 0-9, XF86Back...)", k)
 		}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.keysHeld = append(b.keysHeld, k)
+	b.held.Down(k)
 	return nil
 }
 
@@ -148,25 +119,7 @@ func (b *Backend) KeyDown(ctx context.Context, k desktop.Key) error {
 // held with modifiers as `input keycombination` (Android 13+); a modifier
 // that went with no other key is sent alone.
 func (b *Backend) KeyUp(ctx context.Context, k desktop.Key) error {
-	b.mu.Lock()
-	i := slices.Index(b.keysHeld, k)
-	if i >= 0 {
-		b.keysHeld = slices.Delete(b.keysHeld, i, i+1)
-	}
-	var mods []desktop.Key
-	for _, h := range b.keysHeld {
-		if h.IsModifier() {
-			mods = append(mods, h)
-		}
-	}
-	usedAlready := b.used[k]
-	delete(b.used, k)
-	if !k.IsModifier() {
-		for _, m := range mods {
-			b.used[m] = true
-		}
-	}
-	b.mu.Unlock()
+	mods, usedAlready := b.held.Up(k)
 	if k.IsModifier() && usedAlready {
 		return nil
 	}

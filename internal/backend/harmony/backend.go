@@ -97,27 +97,17 @@ type Backend struct {
 
 	model, version, api string
 
-	gesture phone.Gesture
+	// Gesture is the pointer: taps, swipes and long presses.
+	phone.Gesture
+	held phone.Keys // keys held: sent at their release
 
-	mu       sync.Mutex
-	size     image.Point
-	sizeAt   time.Time
-	keysHeld []desktop.Key
-	used     map[desktop.Key]bool
-	noText   bool // uitest has no `uiInput text`
+	mu     sync.Mutex
+	size   image.Point
+	sizeAt time.Time
+	noText bool // uitest has no `uiInput text`
 }
 
-var (
-	_ desktop.Screen        = (*Backend)(nil)
-	_ desktop.Pointer       = (*Backend)(nil)
-	_ desktop.Keyboard      = (*Backend)(nil)
-	_ desktop.PointerEcho   = (*Backend)(nil)
-	_ desktop.ElementSource = (*Backend)(nil)
-	_ desktop.ElementActor  = (*Backend)(nil)
-	_ desktop.Apps          = (*Backend)(nil)
-	_ desktop.Touch         = (*Backend)(nil)
-	_ desktop.Describer     = (*Backend)(nil)
-)
+var _ phone.Backend = (*Backend)(nil)
 
 // FindHDC returns the hdc program of o, or an error wrapping ErrNoHDC that
 // says how to get it.
@@ -143,7 +133,7 @@ func Open(ctx context.Context, o Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{opts: o, log: o.Logger, hdc: hdc, used: map[desktop.Key]bool{}}
+	b := &Backend{opts: o, log: o.Logger, hdc: hdc}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -162,7 +152,7 @@ func Open(ctx context.Context, o Options) (*Backend, error) {
 	if b.tmp, err = os.MkdirTemp("", "guiagent-harmony-"); err != nil {
 		return nil, err
 	}
-	b.gesture.F = finger{b}
+	b.Gesture.F = finger{b}
 	return b, nil
 }
 

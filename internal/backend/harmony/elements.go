@@ -142,12 +142,8 @@ func systemBundle(b string) bool {
 }
 
 func handleRect(handle string) (image.Rectangle, error) {
-	parts := strings.SplitN(handle, "|", 3)
-	var r image.Rectangle
-	if len(parts) != 3 {
-		return r, fmt.Errorf("not a harmony element handle: %q", handle)
-	}
-	if _, err := fmt.Sscanf(parts[2], "%d,%d,%d,%d", &r.Min.X, &r.Min.Y, &r.Max.X, &r.Max.Y); err != nil {
+	r, ok := phone.HandleBounds(handle)
+	if !ok {
 		return r, fmt.Errorf("not a harmony element handle: %q", handle)
 	}
 	return r, nil
@@ -158,11 +154,7 @@ func (b *Backend) find(ctx context.Context, handle string) (*phone.Node, error) 
 	if err != nil {
 		return nil, err
 	}
-	n, ok := phone.Find(roots, handle)
-	if !ok {
-		return nil, fmt.Errorf("the element is no longer on the screen (take a new snapshot)")
-	}
-	return n, nil
+	return phone.Lookup(roots, handle)
 }
 
 // Press clicks the element's centre.
@@ -202,7 +194,7 @@ func (b *Backend) SetText(ctx context.Context, handle, text string) error {
 	if err := (finger{b}).Tap(ctx, c); err != nil {
 		return err
 	}
-	b.gesture.MoveTo(ctx, c) //nolint:errcheck // a move without a finger down sends nothing
+	b.Gesture.MoveTo(ctx, c) //nolint:errcheck // a move without a finger down sends nothing
 	if err := b.uiInput(ctx, "keyEvent", "2082"); err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,31 +71,6 @@ func (f finger) Screen(ctx context.Context) (geom.Rect, error) {
 	return geom.Rect{W: s.X, H: s.Y}, nil
 }
 
-// MoveTo moves the (invisible) pointer; with a finger down, the swipe's path.
-func (b *Backend) MoveTo(ctx context.Context, p geom.GlobalPoint) error {
-	return b.gesture.MoveTo(ctx, p)
-}
-
-// ButtonDown starts a touch, sent with its release.
-func (b *Backend) ButtonDown(ctx context.Context, btn desktop.Button) error {
-	return b.gesture.ButtonDown(ctx, btn)
-}
-
-// ButtonUp ends the touch: a tap, a swipe or a long press.
-func (b *Backend) ButtonUp(ctx context.Context, btn desktop.Button) error {
-	return b.gesture.ButtonUp(ctx, btn)
-}
-
-// Scroll swipes so the content scrolls in direction d.
-func (b *Backend) Scroll(ctx context.Context, d desktop.Direction, notches int) error {
-	return b.gesture.Scroll(ctx, d, notches)
-}
-
-// CursorPosition echoes where guiagent last put the pointer.
-func (b *Backend) CursorPosition(context.Context) (geom.GlobalPoint, error) {
-	return b.gesture.Position(), nil
-}
-
 // keycodes maps key names to OpenHarmony key codes (KeyCode of
 // @ohos.multimodalInput.keyCode).
 var keycodes = map[desktop.Key]int{
@@ -155,9 +129,7 @@ func (b *Backend) KeyDown(ctx context.Context, k desktop.Key) error {
 			return fmt.Errorf("HarmonyOS has no key for %q: use a key name (Return, BackSpace, Tab, Escape, Left, a-z, 0-9, back, home_screen, power...)", k)
 		}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.keysHeld = append(b.keysHeld, k)
+	b.held.Down(k)
 	return nil
 }
 
@@ -166,24 +138,7 @@ func (b *Backend) KeyDown(ctx context.Context, k desktop.Key) error {
 // pressed them); a modifier that went with no other key is sent alone; a
 // character with no key code is typed.
 func (b *Backend) KeyUp(ctx context.Context, k desktop.Key) error {
-	b.mu.Lock()
-	if i := slices.Index(b.keysHeld, k); i >= 0 {
-		b.keysHeld = slices.Delete(b.keysHeld, i, i+1)
-	}
-	var mods []desktop.Key
-	for _, h := range b.keysHeld {
-		if h.IsModifier() {
-			mods = append(mods, h)
-		}
-	}
-	usedAlready := b.used[k]
-	delete(b.used, k)
-	if !k.IsModifier() {
-		for _, m := range mods {
-			b.used[m] = true
-		}
-	}
-	b.mu.Unlock()
+	mods, usedAlready := b.held.Up(k)
 	if k.IsModifier() && usedAlready {
 		return nil
 	}
@@ -236,7 +191,7 @@ func (b *Backend) typeLine(ctx context.Context, text string) error {
 		b.noText = true
 		b.mu.Unlock()
 	}
-	return b.uiInput(ctx, "inputText", xy(b.gesture.Position()), quote(text))
+	return b.uiInput(ctx, "inputText", xy(b.Gesture.Position()), quote(text))
 }
 
 // TypeText types text into the focused field: lines through uitest,

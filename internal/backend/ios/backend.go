@@ -86,25 +86,16 @@ type Backend struct {
 
 	version, osName, osVersion, device, name string
 
-	gesture phone.Gesture
+	// Gesture is the pointer: taps, swipes and long presses.
+	phone.Gesture
+	held phone.Keys // keys held: sent at their release
 
 	mu       sync.Mutex
 	screen   screenInfo
 	screenAt time.Time
-	keysHeld []desktop.Key
 }
 
-var (
-	_ desktop.Screen        = (*Backend)(nil)
-	_ desktop.Pointer       = (*Backend)(nil)
-	_ desktop.Keyboard      = (*Backend)(nil)
-	_ desktop.PointerEcho   = (*Backend)(nil)
-	_ desktop.ElementSource = (*Backend)(nil)
-	_ desktop.ElementActor  = (*Backend)(nil)
-	_ desktop.Apps          = (*Backend)(nil)
-	_ desktop.Touch         = (*Backend)(nil)
-	_ desktop.Describer     = (*Backend)(nil)
-)
+var _ phone.Backend = (*Backend)(nil)
 
 // status is GET /status's value.
 type status struct {
@@ -159,7 +150,7 @@ func Open(ctx context.Context, o Options) (*Backend, error) {
 	if _, err := b.screenNow(ctx); err != nil {
 		return nil, err
 	}
-	b.gesture.F = finger{b}
+	b.Gesture.F = finger{b}
 	return b, nil
 }
 

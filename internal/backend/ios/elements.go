@@ -167,12 +167,8 @@ func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*deskto
 }
 
 func handleCentre(handle string) (geom.GlobalPoint, error) {
-	parts := strings.SplitN(handle, "|", 3)
-	var r image.Rectangle
-	if len(parts) != 3 {
-		return geom.GlobalPoint{}, fmt.Errorf("not an ios element handle: %q", handle)
-	}
-	if _, err := fmt.Sscanf(parts[2], "%d,%d,%d,%d", &r.Min.X, &r.Min.Y, &r.Max.X, &r.Max.Y); err != nil {
+	r, ok := phone.HandleBounds(handle)
+	if !ok {
 		return geom.GlobalPoint{}, fmt.Errorf("not an ios element handle: %q", handle)
 	}
 	return geom.GlobalPoint{X: (r.Min.X + r.Max.X) / 2, Y: (r.Min.Y + r.Max.Y) / 2}, nil
@@ -183,11 +179,7 @@ func (b *Backend) find(ctx context.Context, handle string) (*phone.Node, error) 
 	if err != nil {
 		return nil, err
 	}
-	n, ok := phone.Find(roots, handle)
-	if !ok {
-		return nil, fmt.Errorf("the element is no longer on the screen (take a new snapshot)")
-	}
-	return n, nil
+	return phone.Lookup(roots, handle)
 }
 
 // Press taps the element's centre.

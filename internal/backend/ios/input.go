@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/guiagent/guiagent/internal/desktop"
@@ -71,31 +70,6 @@ func (f finger) Screen(ctx context.Context) (geom.Rect, error) {
 	return s.bounds(), nil
 }
 
-// MoveTo moves the (invisible) pointer; with a finger down, the swipe's path.
-func (b *Backend) MoveTo(ctx context.Context, p geom.GlobalPoint) error {
-	return b.gesture.MoveTo(ctx, p)
-}
-
-// ButtonDown starts a touch, sent with its release.
-func (b *Backend) ButtonDown(ctx context.Context, btn desktop.Button) error {
-	return b.gesture.ButtonDown(ctx, btn)
-}
-
-// ButtonUp ends the touch: a tap, a swipe or a long press.
-func (b *Backend) ButtonUp(ctx context.Context, btn desktop.Button) error {
-	return b.gesture.ButtonUp(ctx, btn)
-}
-
-// Scroll swipes so the content scrolls in direction d.
-func (b *Backend) Scroll(ctx context.Context, d desktop.Direction, notches int) error {
-	return b.gesture.Scroll(ctx, d, notches)
-}
-
-// CursorPosition echoes where guiagent last put the pointer.
-func (b *Backend) CursorPosition(context.Context) (geom.GlobalPoint, error) {
-	return b.gesture.Position(), nil
-}
-
 // typed maps key names to what /wda/keys types for them.
 var typed = map[desktop.Key]string{
 	"Return": "\n", "KP_Enter": "\n", "BackSpace": "\b", "Tab": "\t", "space": " ",
@@ -130,9 +104,7 @@ func (b *Backend) KeyDown(ctx context.Context, k desktop.Key) error {
 	if !isText && !home[k] && buttons[k] == "" && !k.IsModifier() {
 		return fmt.Errorf("iOS has no key %q through WebDriverAgent: it types characters, Return, BackSpace and Tab, and presses home_screen, volume_up and volume_down: %w", k, desktop.ErrUnsupported)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.keysHeld = append(b.keysHeld, k)
+	b.held.Down(k)
 	return nil
 }
 
@@ -141,17 +113,7 @@ func (b *Backend) KeyDown(ctx context.Context, k desktop.Key) error {
 // a modifier is refused (WDA has no modifier keys), and a modifier alone
 // sends nothing.
 func (b *Backend) KeyUp(ctx context.Context, k desktop.Key) error {
-	b.mu.Lock()
-	if i := slices.Index(b.keysHeld, k); i >= 0 {
-		b.keysHeld = slices.Delete(b.keysHeld, i, i+1)
-	}
-	var mods []desktop.Key
-	for _, h := range b.keysHeld {
-		if h.IsModifier() {
-			mods = append(mods, h)
-		}
-	}
-	b.mu.Unlock()
+	mods, _ := b.held.Up(k)
 	if k.IsModifier() {
 		return nil
 	}

@@ -83,6 +83,12 @@ func (g *Gesture) Position() geom.GlobalPoint {
 	return g.pos
 }
 
+// CursorPosition is Position, as desktop.Pointer asks it: a backend that
+// embeds a Gesture is a desktop.Pointer through it.
+func (g *Gesture) CursorPosition(context.Context) (geom.GlobalPoint, error) {
+	return g.Position(), nil
+}
+
 // MoveTo moves the pointer; with the finger down it is part of a swipe.
 func (g *Gesture) MoveTo(ctx context.Context, p geom.GlobalPoint) error {
 	g.mu.Lock()

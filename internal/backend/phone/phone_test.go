@@ -72,6 +72,9 @@ func TestGestureKinds(t *testing.T) {
 	if pos := g.Position(); pos != q {
 		t.Errorf("Position %v, want the last move %v", pos, q)
 	}
+	if pos, err := g.CursorPosition(ctx); pos != q || err != nil {
+		t.Errorf("CursorPosition %v, %v, want the last move %v", pos, err, q)
+	}
 }
 
 func TestGestureHeldOpen(t *testing.T) {

@@ -3,6 +3,7 @@ package phone
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"image"
 	"math"
@@ -148,14 +149,11 @@ func Handle(n *Node) string {
 // Find returns the node of roots a Handle names: the same resource id and
 // class (the bounds decide between several, and name a node without an id).
 func Find(roots []*Node, handle string) (*Node, bool) {
+	b, ok := HandleBounds(handle)
+	if !ok {
+		return nil, false
+	}
 	parts := strings.SplitN(handle, "|", 3)
-	if len(parts) != 3 {
-		return nil, false
-	}
-	var b image.Rectangle
-	if _, err := fmt.Sscanf(parts[2], "%d,%d,%d,%d", &b.Min.X, &b.Min.Y, &b.Max.X, &b.Max.Y); err != nil {
-		return nil, false
-	}
 	var best *Node
 	bestD := math.MaxInt
 	var walk func(n *Node)
@@ -174,6 +172,33 @@ func Find(roots []*Node, handle string) (*Node, bool) {
 		walk(r)
 	}
 	return best, best != nil
+}
+
+// ErrGone is what Lookup returns for a handle whose node is gone.
+var ErrGone = errors.New("the element is no longer on the screen (take a new snapshot)")
+
+// Lookup is Find of a backend's element actor: a node no longer there is
+// ErrGone.
+func Lookup(roots []*Node, handle string) (*Node, error) {
+	n, ok := Find(roots, handle)
+	if !ok {
+		return nil, ErrGone
+	}
+	return n, nil
+}
+
+// HandleBounds returns the bounds a Handle names (device pixels), and
+// false when handle is not one.
+func HandleBounds(handle string) (image.Rectangle, bool) {
+	parts := strings.SplitN(handle, "|", 3)
+	var r image.Rectangle
+	if len(parts) != 3 {
+		return r, false
+	}
+	if _, err := fmt.Sscanf(parts[2], "%d,%d,%d,%d", &r.Min.X, &r.Min.Y, &r.Max.X, &r.Max.Y); err != nil {
+		return image.Rectangle{}, false
+	}
+	return r, true
 }
 
 func abs(v int) int {
