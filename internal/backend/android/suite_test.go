@@ -94,26 +94,11 @@ func (h *harness) convert(evs []androidtest.Event) []suite.Received {
 }
 
 func (h *harness) Events(t testing.TB, n int, timeout time.Duration) []suite.Received {
-	var out []suite.Received
-	deadline := time.Now().Add(timeout)
-	for {
-		out = append(out, h.convert(h.d.Phone.Events())...)
-		if len(out) >= n || time.Now().After(deadline) {
-			return out
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return suite.PollEvents(n, timeout, func() []suite.Received { return h.convert(h.d.Phone.Events()) })
 }
 
 func (h *harness) Text(t testing.TB, want string, timeout time.Duration) string {
-	deadline := time.Now().Add(timeout)
-	for {
-		got := h.d.Phone.FocusedText()
-		if got == want || time.Now().After(deadline) {
-			return got
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return suite.PollText(want, timeout, h.d.Phone.FocusedText)
 }
 
 func (h *harness) ResetText(t testing.TB) {

@@ -68,26 +68,11 @@ func convert(evs []harmonytest.Event) []suite.Received {
 }
 
 func (h *harness) Events(t testing.TB, n int, timeout time.Duration) []suite.Received {
-	var out []suite.Received
-	deadline := time.Now().Add(timeout)
-	for {
-		out = append(out, convert(h.p.Events())...)
-		if len(out) >= n || time.Now().After(deadline) {
-			return out
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return suite.PollEvents(n, timeout, func() []suite.Received { return convert(h.p.Events()) })
 }
 
 func (h *harness) Text(t testing.TB, want string, timeout time.Duration) string {
-	deadline := time.Now().Add(timeout)
-	for {
-		got := h.p.Read().Field
-		if got == want || time.Now().After(deadline) {
-			return got
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return suite.PollText(want, timeout, func() string { return h.p.Read().Field })
 }
 
 func (h *harness) ResetText(t testing.TB) {

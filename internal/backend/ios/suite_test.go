@@ -70,26 +70,11 @@ func (h *harness) convert(evs []iostest.Event) []suite.Received {
 }
 
 func (h *harness) Events(t testing.TB, n int, timeout time.Duration) []suite.Received {
-	var out []suite.Received
-	deadline := time.Now().Add(timeout)
-	for {
-		out = append(out, h.convert(h.w.Events())...)
-		if len(out) >= n || time.Now().After(deadline) {
-			return out
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return suite.PollEvents(n, timeout, func() []suite.Received { return h.convert(h.w.Events()) })
 }
 
 func (h *harness) Text(t testing.TB, want string, timeout time.Duration) string {
-	deadline := time.Now().Add(timeout)
-	for {
-		got := h.w.Field()
-		if got == want || time.Now().After(deadline) {
-			return got
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return suite.PollText(want, timeout, h.w.Field)
 }
 
 func (h *harness) ResetText(t testing.TB) {

@@ -53,3 +53,32 @@ type Harness interface {
 type Excepter interface {
 	Except() map[string]string
 }
+
+// PollEvents serves a Harness's Events from next, which returns the events
+// that arrived since it was last called: it asks every 20ms until n have
+// come or timeout has passed, and returns them all.
+func PollEvents(n int, timeout time.Duration, next func() []Received) []Received {
+	var out []Received
+	deadline := time.Now().Add(timeout)
+	for {
+		out = append(out, next()...)
+		if len(out) >= n || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// PollText serves a Harness's Text from read, which returns what the
+// focused field holds: it asks every 20ms until the field holds want or
+// timeout has passed, and returns the last answer.
+func PollText(want string, timeout time.Duration, read func() string) string {
+	deadline := time.Now().Add(timeout)
+	for {
+		got := read()
+		if got == want || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
