@@ -301,6 +301,46 @@ type ElementActor interface {
 	Press(ctx context.Context, handle string) error
 }
 
+// SourceActor is the ElementActor of a backend whose element source is
+// attached from outside (X11 and Wayland, over AT-SPI2): it acts through
+// Source's own actor. A Source with no actor, or none, gives errors
+// wrapping ErrUnsupported. Such a backend embeds one.
+type SourceActor struct{ Source ElementSource }
+
+func (s SourceActor) actor() (ElementActor, error) {
+	if a, ok := s.Source.(ElementActor); ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("acting on an element: %w: the element source cannot", ErrUnsupported)
+}
+
+// SetText sets an element's text through the attached element source.
+func (s SourceActor) SetText(ctx context.Context, handle, text string) error {
+	a, err := s.actor()
+	if err != nil {
+		return err
+	}
+	return a.SetText(ctx, handle, text)
+}
+
+// Text reads an element's text through the attached element source.
+func (s SourceActor) Text(ctx context.Context, handle string) (string, error) {
+	a, err := s.actor()
+	if err != nil {
+		return "", err
+	}
+	return a.Text(ctx, handle)
+}
+
+// Press performs an element's action through the attached element source.
+func (s SourceActor) Press(ctx context.Context, handle string) error {
+	a, err := s.actor()
+	if err != nil {
+		return err
+	}
+	return a.Press(ctx, handle)
+}
+
 // ActorOf returns s's element actor, found as ElementsOf finds its element
 // source (through wrappers, and only while an element source is attached).
 func ActorOf(s Screen) (ElementActor, bool) {

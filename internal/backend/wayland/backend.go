@@ -105,8 +105,10 @@ type global struct {
 
 // Backend is a session on one Wayland compositor. It is safe for concurrent use.
 type Backend struct {
-	opts       Options
-	log        *slog.Logger
+	opts Options
+	log  *slog.Logger
+	// SourceActor acts on elements through Options.Elements.
+	desktop.SourceActor
 	c          *client
 	socket     string
 	compositor string
@@ -166,7 +168,7 @@ func connect(ctx context.Context, o Options) (*Backend, error) {
 	if l == nil {
 		l = slog.Default()
 	}
-	b := &Backend{opts: o, log: l.With("backend", "wayland"), socket: path, start: time.Now(),
+	b := &Backend{opts: o, log: l.With("backend", "wayland"), SourceActor: desktop.SourceActor{Source: o.Elements}, socket: path, start: time.Now(),
 		globals: map[uint32]global{}, bound: map[string]uint32{}, btns: map[desktop.Button]bool{}}
 	b.seatChange = make(chan struct{}, 1)
 	b.compositor = peerCommand(s)

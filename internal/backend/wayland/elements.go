@@ -74,41 +74,6 @@ func shift(rs []geom.Rect, by geom.GlobalPoint, sign int) []geom.Rect {
 	return out
 }
 
-// actor is the attached element source's actor (AT-SPI2), if it has one.
-func (b *Backend) actor() (desktop.ElementActor, error) {
-	if a, ok := b.opts.Elements.(desktop.ElementActor); ok {
-		return a, nil
-	}
-	return nil, fmt.Errorf("acting on an element: %w: the element source cannot", desktop.ErrUnsupported)
-}
-
-// SetText sets an element's text through the attached element source.
-func (b *Backend) SetText(ctx context.Context, handle, text string) error {
-	a, err := b.actor()
-	if err != nil {
-		return err
-	}
-	return a.SetText(ctx, handle, text)
-}
-
-// Text reads an element's text through the attached element source.
-func (b *Backend) Text(ctx context.Context, handle string) (string, error) {
-	a, err := b.actor()
-	if err != nil {
-		return "", err
-	}
-	return a.Text(ctx, handle)
-}
-
-// Press performs an element's action through the attached element source.
-func (b *Backend) Press(ctx context.Context, handle string) error {
-	a, err := b.actor()
-	if err != nil {
-		return err
-	}
-	return a.Press(ctx, handle)
-}
-
 // closeElements closes the element source when it holds connections.
 func (b *Backend) closeElements() error {
 	if c, ok := b.opts.Elements.(io.Closer); ok {

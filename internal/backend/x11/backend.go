@@ -56,6 +56,8 @@ type Options struct {
 type Backend struct {
 	opts Options
 	log  *slog.Logger
+	// SourceActor acts on elements through Options.Elements.
+	desktop.SourceActor
 
 	conn    *xgb.Conn
 	setup   *xproto.SetupInfo
@@ -104,7 +106,7 @@ func New(o Options) *Backend {
 	if l == nil {
 		l = slog.Default()
 	}
-	return &Backend{opts: o, log: l.With("backend", "x11")}
+	return &Backend{opts: o, log: l.With("backend", "x11"), SourceActor: desktop.SourceActor{Source: o.Elements}}
 }
 
 // Name returns "x11".
