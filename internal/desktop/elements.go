@@ -301,6 +301,30 @@ type ElementActor interface {
 	Press(ctx context.Context, handle string) error
 }
 
+// MoveRects returns a copy of rs with each rectangle moved by (dx, dy);
+// never nil.
+func MoveRects(rs []geom.Rect, dx, dy int) []geom.Rect {
+	out := make([]geom.Rect, len(rs))
+	for i, r := range rs {
+		r.X += dx
+		r.Y += dy
+		out[i] = r
+	}
+	return out
+}
+
+// Move moves the element boxes and the query's bounds of s by (dx, dy): a
+// backend whose element source works in a space of its own (X root-window
+// pixels, a compositor's layout) moves what the source returns into global
+// logical pixels.
+func (s *ElementSnapshot) Move(dx, dy int) {
+	for i := range s.Elements {
+		s.Elements[i].Box.X += dx
+		s.Elements[i].Box.Y += dy
+	}
+	s.Query.Bounds = MoveRects(s.Query.Bounds, dx, dy)
+}
+
 // SourceActor is the ElementActor of a backend whose element source is
 // attached from outside (X11 and Wayland, over AT-SPI2): it acts through
 // Source's own actor. A Source with no actor, or none, gives errors

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/guiagent/guiagent/internal/desktop"
-	"github.com/guiagent/guiagent/internal/geom"
 )
 
 var (
@@ -50,28 +49,14 @@ func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*deskto
 			q.Bounds = append(q.Bounds, p.logical)
 		}
 	} else {
-		q.Bounds = shift(q.Bounds, origin, 1)
+		q.Bounds = desktop.MoveRects(q.Bounds, origin.X, origin.Y)
 	}
 	snap, err := src.Elements(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	for i := range snap.Elements {
-		snap.Elements[i].Box.X -= origin.X
-		snap.Elements[i].Box.Y -= origin.Y
-	}
-	snap.Query.Bounds = shift(snap.Query.Bounds, origin, -1)
+	snap.Move(-origin.X, -origin.Y)
 	return snap, nil
-}
-
-func shift(rs []geom.Rect, by geom.GlobalPoint, sign int) []geom.Rect {
-	out := make([]geom.Rect, len(rs))
-	for i, r := range rs {
-		r.X += sign * by.X
-		r.Y += sign * by.Y
-		out[i] = r
-	}
-	return out
 }
 
 // closeElements closes the element source when it holds connections.

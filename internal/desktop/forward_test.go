@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/geom"
 )
 
 // source is an element source with no actor; actingSource one with.
@@ -57,5 +58,20 @@ func TestSourceActor(t *testing.T) {
 		if err := sa.SetText(ctx, "h", "x"); !errors.Is(err, desktop.ErrUnsupported) {
 			t.Errorf("SetText with source %T: %v, want unsupported", s, err)
 		}
+	}
+}
+
+func TestSnapshotMove(t *testing.T) {
+	s := &desktop.ElementSnapshot{Elements: []desktop.Element{{Box: geom.Rect{X: 10, Y: 20, W: 5, H: 6}}},
+		Query: desktop.ElementQuery{Bounds: []geom.Rect{{X: 100, Y: 0, W: 50, H: 40}}}}
+	s.Move(-100, 3)
+	if b := s.Elements[0].Box; b != (geom.Rect{X: -90, Y: 23, W: 5, H: 6}) {
+		t.Errorf("box moved to %v", b)
+	}
+	if b := s.Query.Bounds[0]; b != (geom.Rect{X: 0, Y: 3, W: 50, H: 40}) {
+		t.Errorf("bounds moved to %v", b)
+	}
+	if rs := desktop.MoveRects(nil, 1, 1); rs == nil || len(rs) != 0 {
+		t.Errorf("MoveRects(nil) = %#v, want an empty slice", rs)
 	}
 }
