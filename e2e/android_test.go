@@ -108,7 +108,17 @@ func TestAndroidOverMCP(t *testing.T) {
 	if cmds := phone.Commands(); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "input tap") {
 		t.Errorf("a tap ran %d commands %q, want one input tap", len(cmds), cmds)
 	}
+	// Back to portrait, and a snapshot with no screenshot first: its boxes
+	// are not placed in the landscape screenshot's frame, and a tap by ref
+	// lands.
 	phone.SetRotation(0)
+	snap = snapshotOf(t, cs)
+	inc = refOf(t, snap, "button", "Increment")
+	before = phone.Counter()
+	call(t, cs, "gui_click", map[string]any{"ref": inc})
+	if !testenv.WaitUntil(5*time.Second, func() bool { return phone.Counter() == before+1 }) {
+		t.Fatalf("back in portrait the counter is %d after a tap by ref on Increment, want %d", phone.Counter(), before+1)
+	}
 
 	apps := textOf(call(t, cs, "gui_apps", map[string]any{"action": "list"}))
 	if !strings.Contains(apps, androidtest.CounterApp) {

@@ -108,8 +108,18 @@ func (s *Server) snapshotAndShot(ctx context.Context, c *call, d geom.Display, q
 		shot, err := s.capture(ctx, c, d, geom.Rect{}, o)
 		return snap, shot, err
 	}
-	if snap, f, ok, err := s.snapshotInSeenFrame(ctx, c, d, q); ok || err != nil {
+	snap, f, ok, err := s.snapshotInSeenFrame(ctx, c, d, q)
+	switch {
+	case ok || err != nil:
 		return snap, &imaging.Shot{Frame: f}, err
+	case snap != nil: // the display changed during the walk: take it as it is now
+		ds, err := s.displays(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if d, err = geom.FindDisplay(ds, d.ID); err != nil {
+			return nil, nil, err
+		}
 	}
 	type shotOrErr struct {
 		shot *imaging.Shot
@@ -120,7 +130,7 @@ func (s *Server) snapshotAndShot(ctx context.Context, c *call, d geom.Display, q
 		shot, err := s.capture(ctx, c, d, geom.Rect{}, o)
 		shotc <- shotOrErr{shot, err}
 	}()
-	snap, err := s.elements.Elements(ctx, q)
+	snap, err = s.elements.Elements(ctx, q)
 	sh := <-shotc
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the UI as elements: %w", err)
@@ -163,7 +173,8 @@ func snapshotText(h *heldSnap, d geom.Display) string {
 // the display still has d's shape after the walk (a phone may turn): boxes
 // are placed through a frame's geometry only, so no new capture is needed
 // (on a phone or a browser a capture costs as much as the walk). ok is
-// false when there is no such frame.
+// false when there is no such frame; with a snapshot, because the display
+// changed during the walk.
 func (s *Server) snapshotInSeenFrame(ctx context.Context, c *call, d geom.Display, q desktop.ElementQuery) (*desktop.ElementSnapshot, geom.Frame, bool, error) {
 	h, ok := s.frames.sessionLatest(c.ss, d.ID)
 	same := func(f geom.Frame, d geom.Display) bool {
@@ -181,7 +192,7 @@ func (s *Server) snapshotInSeenFrame(ctx context.Context, c *call, d geom.Displa
 		return nil, geom.Frame{}, true, err
 	}
 	if now, err := geom.FindDisplay(ds, d.ID); err != nil || !same(h.frame, now) {
-		return nil, geom.Frame{}, false, nil
+		return snap, geom.Frame{}, false, nil // the walk is taken again with the screenshot
 	}
 	return snap, h.frame, true, nil
 }

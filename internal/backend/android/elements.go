@@ -74,6 +74,7 @@ func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*deskto
 	if len(roots) > 0 {
 		fg = roots[0].Package
 	}
+	b.checkShape(roots)
 	if len(q.Bounds) == 0 {
 		if s, err := b.screenSize(ctx); err == nil {
 			q.Bounds = append(q.Bounds, b.logical(s))
@@ -178,3 +179,19 @@ func (b *Backend) SetText(ctx context.Context, handle, text string) error {
 
 // RoleOf is the role of a node (phone.RoleOf).
 func RoleOf(n *phone.Node) desktop.Role { return phone.RoleOf(n) }
+
+// checkShape forgets the screen's size when the dump's windows reach past
+// it: the phone turned since the last screenshot, and the next Displays
+// reads the size anew, so the boxes of this dump are never placed in a
+// frame of the old shape.
+func (b *Backend) checkShape(roots []*phone.Node) {
+	var ext image.Point
+	for _, r := range roots {
+		ext.X, ext.Y = max(ext.X, r.Bounds.Max.X), max(ext.Y, r.Bounds.Max.Y)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.size != (image.Point{}) && (ext.X > b.size.X+1 || ext.Y > b.size.Y+1) {
+		b.size = image.Point{}
+	}
+}
