@@ -252,6 +252,18 @@ func (in *Input) Click(ctx context.Context, p *geom.GlobalPoint, b Button, count
 				return err
 			}
 		}
+		if mt, ok := in.screen.(MultiTapper); ok && count > 1 && b == Left && len(mods) == 0 {
+			// A finger's double tap is one gesture: two taps sent apart are
+			// too slow for the phone to see one.
+			if err := in.gate(ctx); err != nil {
+				return err
+			}
+			at, err := in.ptr.CursorPosition(ctx)
+			if err != nil {
+				return err
+			}
+			return mt.MultiTap(ctx, at, count)
+		}
 		return in.withModifiers(ctx, mods, func() error {
 			for range count {
 				if err := in.buttonDown(ctx, b); err != nil {

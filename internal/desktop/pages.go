@@ -123,6 +123,14 @@ type Apps interface {
 	OpenURL(ctx context.Context, url string) error
 }
 
+// MultiTapper is a touch backend that sends a double (or triple) tap as one
+// gesture at p: Input.Click uses it for a left double or triple click with
+// no modifier held, since taps sent one by one may come too far apart for
+// the device to see one double tap.
+type MultiTapper interface {
+	MultiTap(ctx context.Context, p geom.GlobalPoint, count int) error
+}
+
 // Touch marks a backend whose pointer is a finger (the phones): a click is
 // a tap, a right click a long press, a scroll a swipe. The agent's system
 // prompt says so; DeviceKind names it ("phone").

@@ -20,6 +20,19 @@ func (f finger) Tap(ctx context.Context, p geom.GlobalPoint) error {
 	return err
 }
 
+// MultiTap implements desktop.MultiTapper: count taps in one shell
+// command, so they come as close together as the device takes them.
+func (b *Backend) MultiTap(ctx context.Context, p geom.GlobalPoint, count int) error {
+	d := b.toDevice(p)
+	tap := fmt.Sprintf("input tap %d %d", d.X, d.Y)
+	cmd := tap
+	for range count - 1 {
+		cmd += "; " + tap
+	}
+	_, err := b.dev.Run(ctx, cmd)
+	return err
+}
+
 func (f finger) Swipe(ctx context.Context, from, to geom.GlobalPoint, dur time.Duration) error {
 	a, z := f.b.toDevice(from), f.b.toDevice(to)
 	_, err := f.b.dev.Run(ctx, fmt.Sprintf("input swipe %d %d %d %d %d", a.X, a.Y, z.X, z.Y, dur.Milliseconds()))

@@ -44,6 +44,15 @@ func (f finger) Tap(ctx context.Context, p geom.GlobalPoint) error {
 	return f.b.uiInput(ctx, "click", xy(p))
 }
 
+// MultiTap implements desktop.MultiTapper: uitest's doubleClick for two
+// taps (one gesture), followed by a click for a third.
+func (b *Backend) MultiTap(ctx context.Context, p geom.GlobalPoint, count int) error {
+	if err := b.uiInput(ctx, "doubleClick", xy(p)); err != nil || count < 3 {
+		return err
+	}
+	return b.uiInput(ctx, "click", xy(p))
+}
+
 // Swipe is a swipe at the speed that covers the path in d (uitest takes a
 // speed, 200-40000 px/s); in place it is a long click.
 func (f finger) Swipe(ctx context.Context, from, to geom.GlobalPoint, d time.Duration) error {

@@ -47,6 +47,19 @@ func (f finger) Tap(ctx context.Context, p geom.GlobalPoint) error {
 	return f.b.perform(ctx, move(p, 0), down, pause(50*time.Millisecond), up)
 }
 
+// MultiTap implements desktop.MultiTapper: count taps in one W3C action
+// sequence, which the device sees as one double (or triple) tap.
+func (b *Backend) MultiTap(ctx context.Context, p geom.GlobalPoint, count int) error {
+	acts := []Action{move(p, 0)}
+	for i := range count {
+		if i > 0 {
+			acts = append(acts, pause(60*time.Millisecond))
+		}
+		acts = append(acts, down, pause(40*time.Millisecond), up)
+	}
+	return b.perform(ctx, acts...)
+}
+
 func (f finger) Swipe(ctx context.Context, from, to geom.GlobalPoint, d time.Duration) error {
 	if from == to {
 		return f.b.perform(ctx, move(from, 0), down, pause(d), up)
