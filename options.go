@@ -111,7 +111,11 @@ type Options struct {
 	BrowserHeaded, BrowserIsolated bool
 	BrowserViewport                Size
 	BrowserDialogs                 string
-	BrowserFiles                   []string
+	// BrowserUserAgent is the user agent pages see ("" the browser's own);
+	// BrowserSameTab loads what a page opens in a new tab in its own tab.
+	BrowserUserAgent string
+	BrowserSameTab   bool
+	BrowserFiles     []string
 	// The Android backend (Backend "android"): Device is the phone's serial
 	// ("" means the only one attached), ADB the adb server's host:port (""
 	// means as adb reads ANDROID_ADB_SERVER_ADDRESS and _PORT, else

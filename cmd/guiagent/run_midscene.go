@@ -108,6 +108,7 @@ func configureFor(plan *midscene.Plan, c *config.Config) error {
 	switch plan.Platform {
 	case midscene.Web:
 		c.BrowserViewport = plan.Viewport
+		c.BrowserUserAgent, c.BrowserSameTab = plan.UserAgent, plan.SameTab
 		if plan.BrowserURL != "" {
 			c.BrowserURL = plan.BrowserURL
 		}

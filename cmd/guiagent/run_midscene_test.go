@@ -259,12 +259,12 @@ func TestRunMidsceneWebScript(t *testing.T) {
 // what is wrong with it), and a web: script on another backend is refused.
 func TestRunMidsceneRefusesBeforeStarting(t *testing.T) {
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "ua.yaml")
-	os.WriteFile(bad, []byte("web:\n  url: https://example.com\n  userAgent: Bot/1.0\ntasks:\n  - name: a\n    flow:\n      - aiTap: the OK button\n"), 0o600)
+	bad := filepath.Join(dir, "certs.yaml")
+	os.WriteFile(bad, []byte("web:\n  url: https://example.com\n  acceptInsecureCerts: true\ntasks:\n  - name: a\n    flow:\n      - aiTap: the OK button\n"), 0o600)
 	env := baseEnv(t)
 	env["GUI_AGENT_BROWSER_PATH"] = "/nonexistent/chromium" // a start would fail differently
 	code, stdout, stderr := runCmd(t, env, "run", "--allow-javascript", bad)
-	if code == 0 || !strings.Contains(stderr, "line 3, column 3: web.userAgent") {
+	if code == 0 || !strings.Contains(stderr, "line 3, column 3: web.acceptInsecureCerts") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	flowFile := filepath.Join(dir, "flow.yaml")

@@ -25,6 +25,7 @@ func PlatformOptions(c config.Config) platform.Options {
 		StateDir: c.StateDir, StateSetting: config.Var("StateDir"),
 		Browser: platform.BrowserOptions{Path: c.BrowserPath, URL: c.BrowserURL, AllowRemote: c.AllowRemote,
 			Headed: c.BrowserHeaded, Isolated: c.BrowserIsolated, Viewport: c.BrowserViewport, Dialogs: c.BrowserDialogs,
+			UserAgent: c.BrowserUserAgent, SameTab: c.BrowserSameTab,
 			Files: c.BrowserFiles, FilesSetting: config.Var("BrowserFiles")},
 		Android: platform.AndroidOptions{Serial: c.Device, ADB: c.ADB},
 		IOS:     platform.IOSOptions{URL: c.WDAURL},

@@ -64,13 +64,15 @@ type Config struct {
 	// The browser backend: the program, or a running browser to attach to;
 	// a headed window, the viewport, a temporary profile, what dialogs get,
 	// the folders uploads may come from.
-	BrowserPath     string    `json:"browser_path"`
-	BrowserURL      string    `json:"browser_url"`
-	BrowserHeaded   bool      `json:"browser_headed"`
-	BrowserViewport geom.Size `json:"browser_viewport"`
-	BrowserIsolated bool      `json:"browser_isolated"`
-	BrowserDialogs  string    `json:"browser_dialogs"`
-	BrowserFiles    []string  `json:"browser_files"`
+	BrowserPath      string    `json:"browser_path"`
+	BrowserURL       string    `json:"browser_url"`
+	BrowserHeaded    bool      `json:"browser_headed"`
+	BrowserViewport  geom.Size `json:"browser_viewport"`
+	BrowserIsolated  bool      `json:"browser_isolated"`
+	BrowserDialogs   string    `json:"browser_dialogs"`
+	BrowserUserAgent string    `json:"browser_user_agent"`
+	BrowserSameTab   bool      `json:"browser_same_tab"`
+	BrowserFiles     []string  `json:"browser_files"`
 	// The Android backend: the device's serial and the adb server's address.
 	Device string `json:"device"`
 	ADB    string `json:"adb"`

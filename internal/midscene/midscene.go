@@ -96,6 +96,11 @@ type Plan struct {
 	URL, Serve string
 	Viewport   geom.Size
 	BrowserURL string
+	// UserAgent is the user agent pages see ("" the browser's own);
+	// SameTab loads what a page opens in a new tab in its own tab
+	// (forceSameTabNavigation, true unless the script says false).
+	UserAgent string
+	SameTab   bool
 	// Android: the device's serial (deviceId) and the adb server
 	// (remoteAdbHost:remoteAdbPort; "" = the configured one); HarmonyOS:
 	// the device's connect key (deviceId) and the hdc program (hdcPath).

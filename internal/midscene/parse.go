@@ -254,7 +254,6 @@ func (p *parser) cannot(k *yaml.Node, section string, takes ...string) {
 
 // refused says why guiagent does not honour a key Midscene knows.
 var refused = map[string]string{
-	"userAgent":                   "the browser backend keeps Chromium's own user agent; guiagent cannot set another",
 	"acceptInsecureCerts":         "guiagent does not turn off certificate checks",
 	"deviceScaleFactor":           "the browser backend keeps the screen's device pixel ratio",
 	"extraHTTPHeaders":            "the browser backend cannot add request headers",
@@ -263,7 +262,6 @@ var refused = map[string]string{
 	"bridgeMode":                  "guiagent has no Chrome extension bridge: attach to a running browser with cdpEndpoint or --browser-url",
 	"closeNewTabsAfterDisconnect": "guiagent has no Chrome extension bridge",
 	"autoFollowNewPage":           "the browser backend stays in the tab it opened; it does not follow a tab a page opens",
-	"forceSameTabNavigation":      "the browser backend cannot keep a page's new tabs in the same tab (it stays in its first tab); remove the key or set it to false",
 	"unstableLogContent":          "guiagent records every run in its own run record and report (guiagent runs, guiagent report)",
 	"mode":                        "guiagent's browser backend works in one page: use page: or web: without mode: browser",
 	"groupName":                   "guiagent names a run after the script (agent.testId)",
@@ -331,6 +329,7 @@ func (p *parser) platform(k, v *yaml.Node) {
 func (p *parser) web(k, v *yaml.Node) {
 	pl := p.plan
 	pl.Viewport = DefaultViewport
+	pl.SameTab = true // Midscene's default: a page's new tabs load in its own
 	idle, idleOK := DefaultNetworkIdle, true
 	var urlNode *yaml.Node
 	if k.Value == "browser" {
@@ -379,9 +378,9 @@ func (p *parser) web(k, v *yaml.Node) {
 		case "cdpEndpoint":
 			pl.BrowserURL = p.cdpEndpoint(val)
 		case "forceSameTabNavigation":
-			if p.boolean(val, key.Value) {
-				p.cannot(key, k.Value)
-			}
+			pl.SameTab = p.boolean(val, key.Value)
+		case "userAgent":
+			pl.UserAgent = p.str(val, k.Value+".userAgent")
 		case "mode":
 			if s := p.str(val, key.Value); s != "page" {
 				p.cannot(key, k.Value)

@@ -364,7 +364,6 @@ func TestErrors(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"tasks:\n  - name: a\n    flow:\n      - aiTap: x\n", "line 1, column 1: no platform"},
 		{"web:\n  url: https://a\nandroid: {}\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n", "line 3, column 1: only one platform can be given, this script has web, android"},
-		{"web:\n  url: https://a\n  userAgent: x\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n", "line 3, column 3: web.userAgent: the browser backend keeps Chromium's own user agent"},
 		{"web:\n  url: https://a\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n        xpath: //button\n", "line 7, column 9: aiTap: xpath"},
 		{"web:\n  url: https://a\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n        deepLocate: true\n", "line 7, column 9: aiTap: deepLocate"},
 		{"web:\n  url: https://a\ntasks:\n  - name: a\n    flow:\n      - aiTapp: x\n", "line 6, column 9: unknown flow item (keys aiTapp)"},
@@ -490,5 +489,22 @@ func TestIOSAndHarmony(t *testing.T) {
 	wantSteps(t, pl, "launch com.example.video/PhoneAbility", "group a", "right_click the clip", "launch com.example.video/PhoneAbility")
 	if _, err := Parse([]byte("ios:\n  wdaHost: 10.0.0.5\n  sessionId: abc\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n"), o); err == nil || !strings.Contains(err.Error(), "line 3, column 3: ios.sessionId") {
 		t.Fatalf("ios.sessionId: %v", err)
+	}
+}
+
+// TestUserAgentAndSameTab: web.userAgent reaches the plan, and a page's new
+// tabs load in its own tab unless forceSameTabNavigation is false, as in
+// Midscene.
+func TestUserAgentAndSameTab(t *testing.T) {
+	pl, err := Parse([]byte("web:\n  url: https://a\n  userAgent: Mozilla/5.0 test\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n"), opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.UserAgent != "Mozilla/5.0 test" || !pl.SameTab {
+		t.Errorf("user agent %q, same tab %v; want the script's agent and the same tab by default", pl.UserAgent, pl.SameTab)
+	}
+	pl, err = Parse([]byte("web:\n  url: https://a\n  forceSameTabNavigation: false\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n"), opts())
+	if err != nil || pl.SameTab {
+		t.Errorf("forceSameTabNavigation: false gives same tab %v (%v)", pl != nil && pl.SameTab, err)
 	}
 }

@@ -56,7 +56,7 @@ func BrowserOptionsOf(o Options) browser.Options {
 	b := o.Browser
 	bo := browser.Options{Path: b.Path, URL: b.URL, AllowRemote: b.AllowRemote, Headed: b.Headed, Isolated: b.Isolated,
 		Viewport: b.Viewport, Dialogs: b.Dialogs, AskDialog: b.Ask, UploadDirs: b.Files, UploadVar: b.FilesSetting,
-		DownloadDir: b.DownloadDir}
+		DownloadDir: b.DownloadDir, UserAgent: b.UserAgent, SameTab: b.SameTab}
 	if !b.Isolated && o.StateDir != "" {
 		bo.ProfileDir = filepath.Join(o.StateDir, "browser-profile")
 	}

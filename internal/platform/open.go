@@ -113,6 +113,10 @@ type BrowserOptions struct {
 	// kept in StateDir/browser-profile); Viewport is in CSS pixels.
 	Headed, Isolated bool
 	Viewport         geom.Size
+	// UserAgent is the user agent pages see ("" the browser's own);
+	// SameTab keeps a page's new pages in its own tab.
+	UserAgent string
+	SameTab   bool
 	// Dialogs is ask, accept or dismiss; Ask asks a person for "ask" (nil:
 	// dismissed).
 	Dialogs string

@@ -342,6 +342,18 @@ func (b *Backend) prepareSession(ctx context.Context, s *session, top bool) erro
 			}{"Emulation.setDeviceMetricsOverride", map[string]any{"width": b.vp.W, "height": b.vp.H, "deviceScaleFactor": 0, "mobile": false}})
 		}
 	}
+	if b.opts.UserAgent != "" {
+		calls = append(calls, struct {
+			m string
+			p any
+		}{"Emulation.setUserAgentOverride", map[string]any{"userAgent": b.opts.UserAgent}})
+	}
+	if top && b.opts.SameTab {
+		calls = append(calls, struct {
+			m string
+			p any
+		}{"Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": sameTabScript}})
+	}
 	calls = append(calls, struct {
 		m string
 		p any
@@ -353,6 +365,18 @@ func (b *Backend) prepareSession(ctx context.Context, s *session, top bool) erro
 	}
 	return nil
 }
+
+// sameTabScript keeps a page's new pages in its own tab (Options.SameTab):
+// window.open and links, forms and areas with a target navigate this tab.
+const sameTabScript = `(() => {
+  window.open = function (u) { if (u) { location.href = new URL(u, location.href).href; } return window; };
+  const same = (e) => {
+    const el = e.target && e.target.closest ? e.target.closest('a[target],area[target],form[target]') : null;
+    if (el) { el.target = '_self'; }
+  };
+  document.addEventListener('click', same, true);
+  document.addEventListener('submit', same, true);
+})();`
 
 // adoptOpened attaches a page a tab of ours opened (window.open, a link
 // with target=_blank): it is ours too.

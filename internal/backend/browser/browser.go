@@ -79,6 +79,11 @@ type Options struct {
 	UploadVar string
 	// StartURL is loaded in the first tab (about:blank when empty).
 	StartURL string
+	// UserAgent, when set, is the user agent the pages see.
+	UserAgent string
+	// SameTab keeps a page's new pages (window.open, target=_blank) in its
+	// own tab, as Midscene's forceSameTabNavigation does.
+	SameTab bool
 
 	// prepare adjusts the browser's command before it starts (tests: have
 	// it die with the test binary).
