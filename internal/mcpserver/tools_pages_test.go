@@ -26,7 +26,6 @@ type pageScreen struct {
 	tabs     []desktop.Tab
 	uploaded map[string][]string
 	events   []string
-	launched []string
 }
 
 func (p *pageScreen) Navigate(ctx context.Context, n desktop.Navigation) (desktop.Page, error) {
