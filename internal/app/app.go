@@ -497,18 +497,25 @@ func (a *App) setVision(c config.Config) {
 	a.server.SetVision(vm.seer, vm.seer.AskProfile(), vm.seer.LocateProfile())
 }
 
-// askDialog asks a person, on the dashboard, what a page's dialog gets
-// (GUI_AGENT_BROWSER_DIALOGS=ask); with no dashboard to ask on, the dialog
-// is dismissed at once (an error here dismisses it).
+// askDialog asks a person what a page's dialog gets
+// (GUI_AGENT_BROWSER_DIALOGS=ask): the user of the MCP client whose input
+// call raised it (elicitation) and the dashboard at once; with nobody to
+// ask, the dialog is dismissed at once (an error here dismisses it).
 func (a *App) askDialog(ctx context.Context, kind, message string) (bool, string, error) {
-	if a.questions == nil || !a.questions.Dashboard() {
-		return false, "", errors.New("nobody to ask: the dashboard is not served")
+	var chs []ask.Channel // the user of the MCP client whose call raised the dialog
+	if a.server != nil {
+		if ch := a.server.ActiveAskChannel(); ch != nil {
+			chs = append(chs, ch)
+		}
+	}
+	if len(chs) == 0 && (a.questions == nil || !a.questions.Dashboard()) {
+		return false, "", errors.New("nobody to ask: no MCP client that can be asked, and the dashboard is not served")
 	}
 	q := ask.Question{Text: fmt.Sprintf("The page shows a %s dialog: %q. Accept it?", kind, message), Kind: action.AskConfirm}
 	if kind == "prompt" {
 		q = ask.Question{Text: fmt.Sprintf("The page asks (prompt dialog): %q. Your answer (cancel dismisses it):", message), Kind: action.AskText}
 	}
-	ans, err := ask.Ask(ctx, a.questions, q)
+	ans, err := ask.Ask(ctx, a.questions, q, chs...)
 	if err != nil {
 		return false, "", err
 	}

@@ -209,6 +209,7 @@ type Metrics interface {
 // Server is guiagent's MCP server. Create it with New; it is safe for
 // concurrent use by any number of sessions.
 type Server struct {
+	askers  askers // the ask channels of the input calls in flight
 	opts    Options
 	mcp     *mcp.Server
 	screen  desktop.Screen

@@ -117,6 +117,7 @@ func newTool[In any](s *Server, group, name, title, desc string, e effect, patch
 			// Input may need a person's answer (a hotkey to confirm, a task's
 			// question): the call may end and resume by the client's retry.
 			return s.resumable(ctx, c, func(ctx context.Context, ch ask.Channel, progress func(agent.Event)) (*mcp.CallToolResult, error) {
+				defer s.askers.hold(ch)()
 				return h(withAsking(ctx, ch, progress), c, in)
 			})
 		}()
