@@ -65,36 +65,7 @@ func (s *Sway) StartApp(t testing.TB) *App {
 	if err := os.WriteFile(script, fixture, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := s.Command("/usr/bin/python3", []string{script, Output1, Output2}, "GDK_BACKEND=wayland", "NO_AT_BRIDGE=1", "GTK_A11Y=none")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := filepath.Join(s.Dir, "fixture.log")
-	ef, err := os.Create(stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = ef
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the GTK fixture: %v", err)
-	}
-	ef.Close()
-	t.Cleanup(func() {
-		_ = in.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	a := &App{in: in, wake: make(chan struct{}, 1)}
-	go a.read(out)
-	if _, ok := a.Wait(20*time.Second, func(e Event) bool { return e.Ev == "ready" }); !ok {
-		b, _ := os.ReadFile(stderr)
-		t.Fatalf("the GTK fixture did not start within 20s: %s", b)
-	}
+	a := s.startPython(t, "the GTK fixture", "fixture.log", []string{script, Output1, Output2}, "GDK_BACKEND=wayland", "NO_AT_BRIDGE=1", "GTK_A11Y=none")
 	a.waitFullscreen(t, s)
 	return a
 }
@@ -244,4 +215,43 @@ func (e Event) String() string {
 		fmt.Fprintf(&b, "(%q)", e.Text)
 	}
 	return b.String()
+}
+
+// startPython starts a GTK application of python3 args as the compositor's
+// user with env, its stderr in logName beside the compositor's files, and
+// waits until it says it is ready; it is stopped at the test's end. what
+// names it in errors.
+func (s *Sway) startPython(t testing.TB, what, logName string, args []string, env ...string) *App {
+	t.Helper()
+	cmd := s.Command("/usr/bin/python3", args, env...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := filepath.Join(s.Dir, logName)
+	ef, err := os.Create(stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = ef
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", what, err)
+	}
+	ef.Close()
+	t.Cleanup(func() {
+		_ = in.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	a := &App{in: in, wake: make(chan struct{}, 1)}
+	go a.read(out)
+	if _, ok := a.Wait(20*time.Second, func(e Event) bool { return e.Ev == "ready" }); !ok {
+		b, _ := os.ReadFile(stderr)
+		t.Fatalf("%s did not start within 20s: %s", what, b)
+	}
+	return a
 }

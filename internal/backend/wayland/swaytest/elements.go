@@ -85,36 +85,7 @@ func (s *Sway) StartElements(t testing.TB, bus string, titles ...string) *App {
 	if err := os.WriteFile(script, elementsApp, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := s.Command("/usr/bin/python3", append([]string{script}, titles...), "GDK_BACKEND=wayland", "DBUS_SESSION_BUS_ADDRESS="+bus, "GTK_USE_PORTAL=0")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := filepath.Join(s.Dir, "elements.log")
-	ef, err := os.Create(stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = ef
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the GTK elements application: %v", err)
-	}
-	ef.Close()
-	t.Cleanup(func() {
-		_ = in.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	a := &App{in: in, wake: make(chan struct{}, 1)}
-	go a.read(out)
-	if _, ok := a.Wait(20*time.Second, func(e Event) bool { return e.Ev == "ready" }); !ok {
-		b, _ := os.ReadFile(stderr)
-		t.Fatalf("the GTK elements application did not start within 20s: %s", b)
-	}
+	a := s.startPython(t, "the GTK elements application", "elements.log", append([]string{script}, titles...), "GDK_BACKEND=wayland", "DBUS_SESSION_BUS_ADDRESS="+bus, "GTK_USE_PORTAL=0")
 	a.Send(t, map[string]any{"cmd": "where"})
 	a.Where = map[string]Event{}
 	a.Wait(5*time.Second, func(e Event) bool {
