@@ -231,10 +231,10 @@ func newVision(c config.Config) (visionModels, error) {
 // deviceOf is what the configured backend's screen is, for the model's
 // system prompt: a desktop (""), a browser tab or a phone.
 func deviceOf(c config.Config) string {
-	switch c.Backend {
-	case string(platform.Browser):
+	switch b := platform.Backend(c.Backend); {
+	case b == platform.Browser:
 		return llm.DeviceBrowser
-	case string(platform.Android), "ios", "harmony":
+	case b.Phone():
 		return llm.DevicePhone
 	}
 	return ""

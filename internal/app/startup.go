@@ -30,7 +30,7 @@ func ToolSelection(c config.Config) []string {
 func serving(c config.Config) mcpserver.Serving {
 	_, err := newVision(c)
 	page := c.Backend == string(platform.Browser)
-	phone := c.Backend == string(platform.Android) || c.Backend == string(platform.IOS) || c.Backend == string(platform.Harmony)
+	phone := platform.Backend(c.Backend).Phone()
 	return mcpserver.Serving{Vision: err == nil, Tasks: modelConfigured(c), Flows: true,
 		Elements: page || phone || runtime.GOOS == "linux" && c.Accessibility != "off",
 		Pages:    page, Tabs: page, Uploads: page, Apps: phone}

@@ -139,7 +139,7 @@ func (r *runner) config(j job, dir string) (config.Config, func(), error) {
 	c.VirtualDisplay, c.XDisplay, c.VNC = j.task.Display, "", "" // always a private display
 	c.DisplayIndex = ""
 	if j.task.URL != "" { // a private browser of its own
-		c.Backend, c.BrowserURL, c.BrowserIsolated, c.BrowserViewport = "browser", "", true, j.task.Display
+		c.Backend, c.BrowserURL, c.BrowserIsolated, c.BrowserViewport = string(platform.Browser), "", true, j.task.Display
 		c.VirtualDisplay = geom.Size{}
 	}
 	c.RunsDir = filepath.Join(dir, "record")

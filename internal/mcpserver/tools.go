@@ -93,6 +93,15 @@ func (s *Server) offers(n need) bool {
 	return true
 }
 
+// killGate refuses a call that changes the desktop while the kill switch
+// is on (no switch: nothing to refuse).
+func (s *Server) killGate(ctx context.Context) error {
+	if s.kill == nil {
+		return nil
+	}
+	return s.kill.Gate(ctx)
+}
+
 // has reports whether the backend has capability T.
 func has[T any](s desktop.Screen) bool {
 	_, ok := desktop.CapabilityOf[T](s)

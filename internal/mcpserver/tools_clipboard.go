@@ -37,10 +37,8 @@ func (s *Server) clipboardTool() toolDef {
 				c.private = fmt.Sprintf("read the clipboard (%d characters)", len([]rune(text)))
 				return textResult("%s", text), nil
 			case "set":
-				if s.kill != nil {
-					if err := s.kill.Gate(ctx); err != nil {
-						return nil, err
-					}
+				if err := s.killGate(ctx); err != nil {
+					return nil, err
 				}
 				if err := cb.WriteClipboard(ctx, in.Text); err != nil {
 					return nil, fmt.Errorf("writing the clipboard: %w", err)

@@ -112,7 +112,7 @@ func (s *Server) snapshotAndShot(ctx context.Context, c *call, d geom.Display, q
 	switch {
 	case ok || err != nil:
 		return snap, &imaging.Shot{Frame: f}, err
-	case snap != nil: // the display changed during the walk: take it as it is now
+	case snap != nil: // the display changed during the walk: its frame is a screenshot of it as it is now
 		ds, err := s.displays(ctx)
 		if err != nil {
 			return nil, nil, err
@@ -120,6 +120,8 @@ func (s *Server) snapshotAndShot(ctx context.Context, c *call, d geom.Display, q
 		if d, err = geom.FindDisplay(ds, d.ID); err != nil {
 			return nil, nil, err
 		}
+		shot, err := s.capture(ctx, c, d, geom.Rect{}, o)
+		return snap, shot, err
 	}
 	type shotOrErr struct {
 		shot *imaging.Shot
@@ -192,7 +194,7 @@ func (s *Server) snapshotInSeenFrame(ctx context.Context, c *call, d geom.Displa
 		return nil, geom.Frame{}, true, err
 	}
 	if now, err := geom.FindDisplay(ds, d.ID); err != nil || !same(h.frame, now) {
-		return snap, geom.Frame{}, false, nil // the walk is taken again with the screenshot
+		return snap, geom.Frame{}, false, nil // the walk stands; the frame is taken anew
 	}
 	return snap, h.frame, true, nil
 }

@@ -51,10 +51,8 @@ func (s *Server) navigateTool() toolDef {
 				return nil, fmt.Errorf("timeout_s %v is out of range: use 0 to %d seconds (0: 30)", in.TimeoutS, maxNavigateTimeout)
 			}
 			n.Timeout = time.Duration(in.TimeoutS * float64(time.Second))
-			if s.kill != nil {
-				if err := s.kill.Gate(ctx); err != nil {
-					return nil, err
-				}
+			if err := s.killGate(ctx); err != nil {
+				return nil, err
 			}
 			page, err := nav.Navigate(ctx, n)
 			if err != nil {
@@ -80,8 +78,8 @@ func (s *Server) tabsTool() toolDef {
 			if !ok {
 				return nil, fmt.Errorf("gui_tabs: %w (backend %s): it needs the browser backend (--backend browser)", desktop.ErrUnsupported, s.screen.Name())
 			}
-			if in.Action != "list" && s.kill != nil {
-				if err := s.kill.Gate(ctx); err != nil {
+			if in.Action != "list" {
+				if err := s.killGate(ctx); err != nil {
 					return nil, err
 				}
 			}
@@ -142,10 +140,8 @@ func (s *Server) uploadTool() toolDef {
 			if err != nil {
 				return nil, err
 			}
-			if s.kill != nil {
-				if err := s.kill.Gate(ctx); err != nil {
-					return nil, err
-				}
+			if err := s.killGate(ctx); err != nil {
+				return nil, err
 			}
 			if err := up.Upload(ctx, el.Handle, in.Paths); err != nil {
 				return nil, err
@@ -170,8 +166,8 @@ func (s *Server) appsTool() toolDef {
 			if !ok {
 				return nil, fmt.Errorf("gui_apps: %w (backend %s): it needs a phone backend (--backend android)", desktop.ErrUnsupported, s.screen.Name())
 			}
-			if in.Action != "list" && s.kill != nil {
-				if err := s.kill.Gate(ctx); err != nil {
+			if in.Action != "list" {
+				if err := s.killGate(ctx); err != nil {
 					return nil, err
 				}
 			}

@@ -23,16 +23,20 @@ var anywhere = map[Backend]func(context.Context, Options) (desktop.Screen, func(
 	Harmony: openHarmony,
 }
 
+// opened is a backend Open returned, with its Close, or the error.
+func opened[B desktop.Screen](b B, err error) (desktop.Screen, func() error, error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, b.Close, nil
+}
+
 // IOSOptionsOf is the ios package's options for o.
 func IOSOptionsOf(o Options) ios.Options { return ios.Options{URL: o.IOS.URL} }
 
 // openIOS reaches WebDriverAgent and creates the session.
 func openIOS(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
-	b, err := ios.Open(ctx, IOSOptionsOf(o))
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, b.Close, nil
+	return opened(ios.Open(ctx, IOSOptionsOf(o)))
 }
 
 // HarmonyOptionsOf is the harmony package's options for o.
@@ -43,11 +47,7 @@ func HarmonyOptionsOf(o Options) harmony.Options {
 
 // openHarmony finds hdc and the device.
 func openHarmony(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
-	b, err := harmony.Open(ctx, HarmonyOptionsOf(o))
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, b.Close, nil
+	return opened(harmony.Open(ctx, HarmonyOptionsOf(o)))
 }
 
 // BrowserOptionsOf is the browser package's options for o: the profile
@@ -68,11 +68,7 @@ func BrowserOptionsOf(o Options) browser.Options {
 
 // openBrowser launches (or attaches to) the browser and opens its page.
 func openBrowser(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
-	b, err := browser.Open(ctx, BrowserOptionsOf(o))
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, b.Close, nil
+	return opened(browser.Open(ctx, BrowserOptionsOf(o)))
 }
 
 // AndroidOptionsOf is the android package's options for o: adb is started
@@ -88,11 +84,7 @@ func AndroidOptionsOf(o Options) android.Options {
 
 // openAndroid connects to the phone through the adb server.
 func openAndroid(ctx context.Context, o Options) (desktop.Screen, func() error, error) {
-	b, err := android.Open(ctx, AndroidOptionsOf(o))
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, b.Close, nil
+	return opened(android.Open(ctx, AndroidOptionsOf(o)))
 }
 
 // SharedBrowser is one browser whose contexts are the desktops of a fleet:
@@ -115,11 +107,7 @@ func LaunchSharedBrowser(ctx context.Context, o Options) (*SharedBrowser, error)
 // Open opens a new browser context with a viewport of size, as a desktop;
 // the function it returns disposes of the context.
 func (s *SharedBrowser) Open(ctx context.Context, size geom.Size) (desktop.Screen, func() error, error) {
-	b, err := s.b.NewContext(ctx, size)
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, b.Close, nil
+	return opened(s.b.NewContext(ctx, size))
 }
 
 // Close closes the browser (a browser it attached to is left running).

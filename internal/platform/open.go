@@ -29,6 +29,9 @@ const (
 	Harmony Backend = "harmony" // a HarmonyOS device through hdc, on any system
 )
 
+// Phone reports whether b drives a phone (a touch screen with apps).
+func (b Backend) Phone() bool { return b == Android || b == IOS || b == Harmony }
+
 // Session is what the environment says about the desktop session; config
 // fills it from the variables named in the comments.
 type Session struct {

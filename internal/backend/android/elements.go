@@ -107,7 +107,7 @@ func (b *Backend) Press(ctx context.Context, handle string) error {
 		return err
 	}
 	c := image.Pt((r.Min.X+r.Max.X)/2, (r.Min.Y+r.Max.Y)/2)
-	_, err = b.dev.Run(ctx, fmt.Sprintf("input tap %d %d", c.X, c.Y))
+	_, err = b.dev.Run(ctx, tapCommand(c))
 	return err
 }
 
@@ -148,7 +148,7 @@ func (b *Backend) SetText(ctx context.Context, handle, text string) error {
 		return fmt.Errorf("%s is not a text field: %w", n.Class, desktop.ErrUnsupported)
 	}
 	c := image.Pt((r.Min.X+r.Max.X)/2, (r.Min.Y+r.Max.Y)/2)
-	clear := fmt.Sprintf("input tap %d %d && ", c.X, c.Y)
+	clear := tapCommand(c) + " && "
 	if b.sdk >= 33 {
 		clear += "input keycombination KEYCODE_CTRL_LEFT KEYCODE_A && input keyevent KEYCODE_DEL"
 	} else {

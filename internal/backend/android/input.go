@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"image"
 	"strings"
 	"time"
 
@@ -14,17 +15,18 @@ import (
 // finger is the phone.Finger of the input tool.
 type finger struct{ b *Backend }
 
+// tapCommand is the shell command that taps p (device pixels).
+func tapCommand(p image.Point) string { return fmt.Sprintf("input tap %d %d", p.X, p.Y) }
+
 func (f finger) Tap(ctx context.Context, p geom.GlobalPoint) error {
-	d := f.b.toDevice(p)
-	_, err := f.b.dev.Run(ctx, fmt.Sprintf("input tap %d %d", d.X, d.Y))
+	_, err := f.b.dev.Run(ctx, tapCommand(f.b.toDevice(p)))
 	return err
 }
 
 // MultiTap implements desktop.MultiTapper: count taps in one shell
 // command, so they come as close together as the device takes them.
 func (b *Backend) MultiTap(ctx context.Context, p geom.GlobalPoint, count int) error {
-	d := b.toDevice(p)
-	tap := fmt.Sprintf("input tap %d %d", d.X, d.Y)
+	tap := tapCommand(b.toDevice(p))
 	cmd := tap
 	for range count - 1 {
 		cmd += "; " + tap
