@@ -424,6 +424,7 @@ func TestWaylandElementsOverMCP(t *testing.T) {
 	for _, out := range []string{swaytest.Output1, swaytest.Output2} {
 		title, di := titles[out], d.displays[out]
 		win := s.Float(t, title, out, at[out][0], at[out][1])
+		app.Floating(t, title)
 		bb := app.Where[title].ButtonBox
 		want := swaytest.Rect{X: win.X + bb.X, Y: win.Y + bb.Y, W: bb.W, H: bb.H}
 		name := "Press " + out

@@ -58,6 +58,7 @@ func TestWaylandElementTreeOnSway(t *testing.T) {
 	t.Cleanup(func() { _ = in.ReleaseAll() })
 	for _, c := range cases {
 		win := s.Float(t, c.title, c.output, c.at.X, c.at.Y)
+		app.Floating(t, c.title)
 		bb := app.Where[c.title].ButtonBox
 		want := geom.Rect{X: win.X + bb.X, Y: win.Y + bb.Y, W: bb.W, H: bb.H}
 		name := "Press " + strings.TrimPrefix(c.title, "guiagent-elements ")
@@ -93,6 +94,15 @@ func TestWaylandElementTreeOnSway(t *testing.T) {
 		box := swaytest.Rect{X: button.Box.X, Y: button.Box.Y, W: button.Box.W, H: button.Box.H}
 		if miss := s.RingMismatch(t, box, color.RGBA{255, 0, 255, 255}); miss != "" {
 			t.Errorf("%s: grim does not show the magenta button at the snapshot's box %+v: %s", c.title, button.Box, miss)
+			// A box that is right a moment later was read mid-layout.
+			time.Sleep(time.Second)
+			if later, err := src.Elements(ctx, desktop.ElementQuery{}); err == nil {
+				for _, e := range later.Elements {
+					if e.Role == desktop.RoleButton && e.Name == name {
+						t.Logf("%s: a second later the button's box is %+v (the window's content %+v, the button at %+v in it)", c.title, e.Box, win, bb)
+					}
+				}
+			}
 		}
 		app.Take()
 		if err := in.Click(ctx, &centre, desktop.Left, 1, nil); err != nil {

@@ -31,6 +31,7 @@ type Event struct {
 	Mods   []string `json:"mods"`
 	Text   string   `json:"text"`
 	Seq    int      `json:"seq"`
+	Tiled  bool     `json:"tiled"` // for "state"
 	// Geometry of the window's widgets, for "where" (window logical pixels).
 	ButtonBox Box `json:"button_box"`
 	EntryBox  Box `json:"entry_box"`

@@ -100,6 +100,24 @@ func (s *Sway) StartElements(t testing.TB, bus string, titles ...string) *App {
 	return a
 }
 
+// Floating waits until the elements application has laid out its window
+// titled title as a floating one (no longer tiled): a header-bar window
+// draws its shadow again then, and its widgets move inside its surface by
+// the shadow's width, a moment after sway has placed it.
+func (a *App) Floating(t testing.TB, title string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		a.Take()
+		a.Send(t, map[string]any{"cmd": "state", "win": title})
+		if e, ok := a.Wait(2*time.Second, func(e Event) bool { return e.Ev == "state" && e.Win == title }); ok && !e.Tiled {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the window %q was still tiled, as GTK sees it, 10 s after sway floated it", title)
+}
+
 // Rect is a rectangle in layout logical pixels.
 type Rect struct{ X, Y, W, H int }
 

@@ -5,7 +5,8 @@ line, 300x200, with one magenta button at (30, 30) in it, so that a
 screenshot shows where the button is; a title ending in " CSD" gets a header
 bar (client-side decorations, a shadow inside the surface). It prints JSON
 lines: ready, clicked (with the window's title), where (the button's box in
-the GTK window's coordinates)."""
+the GTK window's coordinates), state (whether a window is still tiled, once
+GTK has laid it out)."""
 import json
 import sys
 
@@ -58,13 +59,28 @@ def where():
         emit(ev="where", win=title, button_box={"x": x, "y": y, "w": a.width, "h": a.height})
 
 
+def state(title):
+    # After the layout that a configure from the compositor queued: at a
+    # priority below GTK's resize and redraw.
+    def tell():
+        for t, w, _b in wins:
+            if t == title:
+                st = w.get_window().get_state()
+                emit(ev="state", win=t, tiled=bool(st & Gdk.WindowState.TILED))
+        return False
+    GLib.idle_add(tell, priority=GLib.PRIORITY_LOW)
+
+
 def commands(src, cond):
     line = sys.stdin.readline()
     if not line:
         Gtk.main_quit()
         return False
-    if json.loads(line).get("cmd") == "where":
+    cmd = json.loads(line)
+    if cmd.get("cmd") == "where":
         where()
+    elif cmd.get("cmd") == "state":
+        state(cmd.get("win"))
     return True
 
 
