@@ -641,13 +641,12 @@ func (b *Backend) capture(ctx context.Context, t *tab, region geom.Rect, dst *im
 	if format == "jpeg" {
 		p["quality"] = 95
 	}
-	var r page.CaptureScreenshotResult
-	if err := t.s.call(ctx, page.CommandCaptureScreenshot, p, &r); err != nil {
+	r, err := captureCall(ctx, t.s, p)
+	if err != nil {
 		return nil, b.explain(err)
 	}
 	data := r.Data // base64 decoded by the JSON layer
 	var img image.Image
-	var err error
 	if format == "jpeg" {
 		img, err = jpeg.Decode(bytes.NewReader(data))
 	} else {
@@ -669,6 +668,85 @@ func (b *Backend) capture(ctx context.Context, t *tab, region geom.Rect, dst *im
 		draw.Draw(out, out.Rect, img, bd.Min, draw.Src)
 	}
 	return out, nil
+}
+
+// A capture waits for the compositor's next frame of the page, and one sent
+// while a navigation commits can go unanswered for good: the frame it waits
+// for belonged to the document that left (measured: 1 capture in about 60
+// right after a form's submit, on a loaded 2-core machine). captureCall
+// therefore sends the capture again, beside the first, when the page's main
+// frame commits a document or when no answer came within captureGrace
+// (doubled each time), and takes the first answer; a capture answered
+// slowly is never thrown away.
+const (
+	captureGrace = 2 * time.Second
+	captureTries = 4
+	// notAttached is Chromium's answer to a capture sent between two
+	// documents.
+	notAttached = "Not attached to an active page"
+)
+
+func captureCall(ctx context.Context, s *session, p map[string]any) (*page.CaptureScreenshotResult, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultCallTimeout)
+		defer cancel()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // the captures still waiting
+	committed := make(chan struct{}, 1)
+	off := s.on(page.FrameNavigated.Method, func(_ string, raw jsonv2.Value) {
+		var ev page.EventFrameNavigated
+		if jsonv2.Unmarshal(raw, &ev) == nil && ev.Frame != nil && ev.Frame.ParentID == "" {
+			select {
+			case committed <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer off()
+	type answer struct {
+		r   page.CaptureScreenshotResult
+		err error
+	}
+	answers := make(chan *answer, captureTries)
+	sent, pending := 0, 0
+	send := func() {
+		sent++
+		pending++
+		go func() {
+			a := &answer{}
+			a.err = s.call(ctx, page.CommandCaptureScreenshot, p, &a.r)
+			answers <- a
+		}()
+	}
+	send()
+	grace := captureGrace
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	for {
+		select {
+		case a := <-answers:
+			pending--
+			if a.err == nil {
+				return &a.r, nil
+			}
+			if !strings.Contains(a.err.Error(), notAttached) || ctx.Err() != nil || (sent == captureTries && pending == 0) {
+				return nil, a.err
+			}
+			// Between two documents: ask again once one is there.
+			timer.Reset(100 * time.Millisecond)
+			continue
+		case <-committed:
+			timer.Stop() // no stale tick after Stop (Go 1.23 timers)
+		case <-timer.C:
+		}
+		if sent < captureTries {
+			send()
+			grace *= 2
+			timer.Reset(grace)
+		}
+	}
 }
 
 // ActiveWindowTitle implements desktop.Windows: the active tab's title.
@@ -802,19 +880,23 @@ func (b *Backend) answerDialog(s *session, ev page.EventJavascriptDialogOpening)
 	if ev.Type == page.DialogTypePrompt && accept {
 		p["promptText"] = text
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	err := s.call(ctx, page.CommandHandleJavaScriptDialog, p, nil)
-	cancel()
 	verdict := "dismissed"
 	if accept {
 		verdict = "accepted"
 	}
-	if err != nil {
-		verdict += " (failed: " + err.Error() + ")"
-	}
+	// Told before it is answered: the input that raised the dialog returns
+	// as soon as it is, and its result names it.
 	b.mu.Lock()
 	b.events = append(b.events, fmt.Sprintf("dialog %s %q %s", ev.Type, ev.Message, verdict))
 	b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	err := s.call(ctx, page.CommandHandleJavaScriptDialog, p, nil)
+	cancel()
+	if err != nil {
+		b.mu.Lock()
+		b.events = append(b.events, fmt.Sprintf("dialog %s %q could not be %s: %v", ev.Type, ev.Message, verdict, err))
+		b.mu.Unlock()
+	}
 }
 
 // Close implements desktop.Screen: it closes the tabs it opened (the

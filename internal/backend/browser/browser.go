@@ -88,6 +88,9 @@ type Options struct {
 	// prepare adjusts the browser's command before it starts (tests: have
 	// it die with the test binary).
 	prepare func(*exec.Cmd)
+	// wrap stands between the backend and a launched browser's pipe
+	// (tests: lose a message as the browser may).
+	wrap func(transport) transport
 }
 
 func (o Options) viewport() geom.Size {
@@ -300,7 +303,11 @@ func (br *Browser) launchLocked(ctx context.Context) error {
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	br.cmd, br.exited = cmd, exited
-	br.c = newConn(&pipeTransport{r: newReader(outR), rc: outR, w: inW})
+	var tr transport = &pipeTransport{r: newReader(outR), rc: outR, w: inW}
+	if br.opts.wrap != nil {
+		tr = br.opts.wrap(tr)
+	}
+	br.c = newConn(tr)
 	return nil
 }
 
