@@ -262,7 +262,12 @@ func TestChromiumPage(t *testing.T) {
 	atspitest.Start(t, s.display, s.bus, "", bin, "--no-sandbox", "--user-data-dir="+t.TempDir(), "--no-first-run",
 		"--no-default-browser-check", "--disable-gpu", "--password-store=basic", "--force-renderer-accessibility",
 		"--window-position=0,0", "--window-size=1100,750", page)
-	snap := s.waitFor(t, desktop.ElementQuery{}, "the page's Send button", hasName("Send"))
+	// Chromium exposes the page before it has named every element (a
+	// checkbox's name from its label comes later under load).
+	snap := s.waitFor(t, desktop.ElementQuery{}, "the page's Send button and named checkbox", func(snap *desktop.ElementSnapshot) bool {
+		_, _, err := uitree.Find(snap.Elements, "Subscribe checkbox")
+		return hasName("Send")(snap) && err == nil
+	})
 	if !strings.HasPrefix(snap.Window, "Local page") {
 		t.Errorf("window %q: want the page's", snap.Window)
 	}
