@@ -51,11 +51,17 @@ func swayRequest(ctx context.Context, sock string, typ uint32, payload []byte) (
 	msg = binary.LittleEndian.AppendUint32(msg, uint32(len(payload)))
 	msg = binary.LittleEndian.AppendUint32(msg, typ)
 	msg = append(msg, payload...)
-	if _, err := c.Write(msg); err != nil {
-		return nil, err
-	}
+	// A server of another protocol may answer and hang up before it has
+	// read the request: what it said tells more than the broken pipe.
+	_, werr := c.Write(msg)
 	var h [14]byte
-	if _, err := io.ReadFull(c, h[:]); err != nil {
+	if n, err := io.ReadFull(c, h[:]); err != nil {
+		if n >= len(swayMagic) && !bytes.Equal(h[:len(swayMagic)], []byte(swayMagic)) {
+			return nil, fmt.Errorf("the reply does not begin with %q: not an i3/sway IPC socket", swayMagic)
+		}
+		if werr != nil {
+			return nil, werr
+		}
 		return nil, fmt.Errorf("read the reply's header: %w", err)
 	}
 	if !bytes.Equal(h[:6], []byte(swayMagic)) {
