@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/guiagent/guiagent/internal/backend/android/androidtest"
 	"github.com/guiagent/guiagent/internal/backend/ios/iostest"
@@ -383,5 +384,96 @@ tasks:
 	}
 	if !launched {
 		t.Fatalf("the app was not launched: %v", wda.Requests())
+	}
+}
+
+// dragPage has a red card that follows the pointer while a button is held
+// and a green bin; releasing over the bin reports the drop.
+const dragPage = `<!doctype html>
+<html><head><title>Sort</title></head>
+<body style="margin:0;background:#ffffff">
+<div id="card" style="position:absolute;left:60px;top:80px;width:120px;height:80px;background:rgb(220,40,40)"></div>
+<div id="bin" style="position:absolute;left:420px;top:300px;width:160px;height:120px;background:rgb(40,180,60)"></div>
+<script>
+var card = document.getElementById('card'), bin = document.getElementById('bin'), held = false;
+card.addEventListener('mousedown', function (e) { held = true; e.preventDefault(); });
+document.addEventListener('mousemove', function (e) {
+  if (held) { card.style.left = (e.clientX - 60) + 'px'; card.style.top = (e.clientY - 40) + 'px'; }
+});
+document.addEventListener('mouseup', function (e) {
+  if (!held) return;
+  held = false;
+  var r = bin.getBoundingClientRect();
+  var inside = e.clientX >= r.left && e.clientX <= r.right && e.clientY >= r.top && e.clientY <= r.bottom;
+  new Image().src = 'HIT/drop?inside=' + inside;
+});
+</script>
+</body></html>
+`
+
+// TestRunMidsceneDragAndDrop: a script's aiDragAndDrop (from: and to:, in
+// Midscene's two forms) drags the card onto the bin in Chromium: the page
+// sees the press on the card and the release over the bin; the second run
+// replays both ends from the cache.
+func TestRunMidsceneDragAndDrop(t *testing.T) {
+	testenv.NeedChromium(t)
+	var mu sync.Mutex
+	var drops []string
+	hit := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		drops = append(drops, r.URL.Path+"?"+r.URL.RawQuery)
+		mu.Unlock()
+	}))
+	defer hit.Close()
+	dir := t.TempDir()
+	site := filepath.Join(dir, "site")
+	os.Mkdir(site, 0o755)
+	os.WriteFile(filepath.Join(site, "index.html"), []byte(strings.ReplaceAll(dragPage, "HIT", hit.URL)), 0o600)
+	script := filepath.Join(dir, "sort.yaml")
+	os.WriteFile(script, []byte(fmt.Sprintf(`web:
+  serve: %s
+  url: /index.html
+  viewportWidth: 800
+  viewportHeight: 600
+
+tasks:
+  - name: sort the card
+    flow:
+      - aiDragAndDrop:
+          from: the red card
+          to:
+            prompt: the green bin
+`, site)), 0o600)
+	vision := fakellm.VisionBrain([]fakellm.Widget{
+		{Name: "the red card", Word: "card", Color: color.RGBA{220, 40, 40, 255}},
+		{Name: "the green bin", Word: "bin", Color: color.RGBA{40, 180, 60, 255}},
+	})
+	model := fakellm.NewChatServer(vision, fakellm.ChatOptions{})
+	defer model.Close()
+	env := baseEnv(t)
+	env["GUI_AGENT_PROVIDER"], env["GUI_AGENT_MODEL"], env["GUI_AGENT_BASE_URL"] = "openai", "gpt-4.1", model.URL
+	for run := 1; run <= 2; run++ {
+		code, stdout, stderr := runCmd(t, env, "run", script, "--json")
+		var res struct {
+			Status    string `json:"status"`
+			CacheHits int    `json:"cache_hits"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != 0 || res.Status != "passed" {
+			t.Fatalf("run %d: exit %d, %v\n%s\n%s", run, code, err, stdout, stderr)
+		}
+		want := strings.TrimSpace(strings.Repeat("/drop?inside=true ", run))
+		var got string
+		testenv.WaitUntil(5*time.Second, func() bool { // the page reports as it can
+			mu.Lock()
+			defer mu.Unlock()
+			got = strings.Join(drops, " ")
+			return got == want
+		})
+		if got != want {
+			t.Fatalf("run %d: the page reported %q, want %q (the card released over the bin)", run, got, want)
+		}
+		if run == 2 && res.CacheHits < 1 {
+			t.Errorf("the second run replayed %d steps from the cache, want the drag", res.CacheHits)
+		}
 	}
 }

@@ -82,17 +82,15 @@ type item struct {
 // player looks for them.
 var actionKeys = []string{"aiAct", "aiAction", "ai", "aiAssert", "aiQuery", "aiNumber", "aiString", "aiBoolean", "aiAsk", "aiLocate",
 	"aiWaitFor", "sleep", "javascript", "recordToReport", "logScreenshot", "aiInput", "aiKeyboardPress", "aiScroll", "aiTap",
-	"aiDoubleClick", "aiRightClick", "aiHover", "aiClearInput", "aiLongPress", "launch", "terminate"}
+	"aiDoubleClick", "aiRightClick", "aiHover", "aiClearInput", "aiLongPress", "aiDragAndDrop", "launch", "terminate"}
 
 // refusedItems are flow items Midscene knows that guiagent does not run.
 var refusedItems = map[string]string{
 	"runGherkinScenario":        "guiagent does not run Gherkin scenarios: write their steps as flow items",
-	"aiDragAndDrop":             "not translated yet: use ai: drag ... to ...",
 	"aiPinch":                   "guiagent's backends have no pinch gesture",
 	"runAdbShell":               "guiagent does not run shell commands on the phone",
 	"runWdaRequest":             "guiagent does not send WebDriverAgent requests",
-	"runHdcShell":               "guiagent has no HarmonyOS backend",
-	"terminate":                 "not translated yet: use ai: close the app",
+	"runHdcShell":               "guiagent does not run shell commands on the phone",
 	"Finalize":                  "a planning marker of Midscene's cache",
 	"registerFileChooserAccept": "guiagent uploads files with gui_upload, not from a script",
 }
@@ -160,6 +158,8 @@ func (p *parser) item(n *yaml.Node) {
 		p.pointer(it, kind, flow.RightClick)
 	case "aiHover":
 		p.pointer(it, kind, flow.Hover)
+	case "aiDragAndDrop":
+		p.dragAndDrop(it)
 	case "aiClearInput":
 		p.pointer(it, kind, flow.Clear)
 	case "aiLongPress":
@@ -322,6 +322,42 @@ func (p *parser) pointer(it *item, kind string, k flow.Kind) {
 	if kind != "aiLocate" {
 		it.take("name") // an action's result is nothing Midscene writes
 	}
+	p.options(it, &st)
+	p.add(st)
+}
+
+// dragAndDrop reads `aiDragAndDrop: {from: ..., to: ...}` (each end text
+// or {prompt: ...}), or from: and to: beside the item's key, as the
+// player passes either to the DragAndDrop action.
+func (p *parser) dragAndDrop(it *item) {
+	const kind = "aiDragAndDrop"
+	ends := map[string]*yaml.Node{}
+	switch v := it.keys[kind]; {
+	case v.Kind == yaml.MappingNode:
+		for _, kv := range pairs(v) {
+			switch kv[0].Value {
+			case "from", "to":
+				ends[kv[0].Value] = kv[1]
+			default:
+				p.refuseKey(kind, kv[0], kv[1])
+			}
+		}
+	case !isNull(v) && v.Value != "":
+		p.errf(v, "%s takes from: and to:, each an element, e.g. %s: {from: the report icon, to: the upload area}", kind, kind)
+		return
+	}
+	for _, end := range []string{"from", "to"} {
+		if n := it.take(end); n != nil && ends[end] == nil {
+			ends[end] = n
+		}
+	}
+	from, to := p.prompt(it, ends["from"], kind+".from"), p.prompt(it, ends["to"], kind+".to")
+	if strings.TrimSpace(from) == "" || strings.TrimSpace(to) == "" {
+		p.errf(it.key, "%s needs from: and to:, each an element, e.g. %s: {from: the report icon, to: the upload area}", kind, kind)
+		return
+	}
+	it.take("name")
+	st := flow.Step{Kind: flow.Drag, Target: from, To: to}
 	p.options(it, &st)
 	p.add(st)
 }

@@ -288,6 +288,10 @@ tasks:
       - aiRightClick: the file icon
       - aiHover:
           prompt: the Products menu
+      - aiDragAndDrop:
+          from: the file icon
+          to:
+            prompt: the Trash
       - aiAction: add it to the cart
       - aiWaitFor: the cart shows 1 item
         timeout: 20000
@@ -314,6 +318,7 @@ tasks:
 		"scroll the results list", "scroll_to_edge ",
 		"click the Buy button", "click the Buy button",
 		"double_click the file icon", "right_click the file icon", "hover the Products menu",
+		"drag the file icon",
 		"act Background: Close any cookie banner first.\n\nadd it to the cart",
 		"wait_for the cart shows 1 item",
 		"query How many items are in the cart?", "query Is the cart empty?", "query What colour is the cart icon?",
@@ -336,7 +341,10 @@ tasks:
 	if s[14].Extra == nil || !s[14].Extra.NoCache || s[15].Extra != nil {
 		t.Fatalf("cacheable: %+v %+v", s[14].Extra, s[15].Extra)
 	}
-	if s[20].Timeout != 20*time.Second {
+	if s[19].Kind != flow.Drag || s[19].Target != "the file icon" || s[19].To != "the Trash" {
+		t.Fatalf("drag and drop %+v", s[19])
+	}
+	if s[21].Timeout != 20*time.Second {
 		t.Fatalf("wait timeout %v", s[20].Timeout)
 	}
 	for _, st := range s[2:] {
@@ -373,6 +381,9 @@ func TestErrors(t *testing.T) {
 		{"ios:\n  wdaPort: 8100\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n", "line 1, column 1: ios: this guiagent has no iOS backend"},
 		{"harmony: {}\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n", "harmony: this guiagent has no HarmonyOS backend"},
 		{"web:\n  url: https://a\ntasks:\n  - name: a\n    flow:\n  - aiTap: [\n", "line 6, column"},
+		{"web:\n  url: https://a\ntasks:\n  - name: a\n    flow:\n      - aiDragAndDrop: the icon\n", "line 6, column 24: aiDragAndDrop takes from: and to:"},
+		{"web:\n  url: https://a\ntasks:\n  - name: a\n    flow:\n      - aiDragAndDrop:\n          from: the icon\n", "line 6, column 9: aiDragAndDrop needs from: and to:"},
+		{"web:\n  url: https://a\ntasks:\n  - name: a\n    flow:\n      - aiDragAndDrop:\n          from: the icon\n          to: the bin\n          speed: 3\n", `line 9, column 11: aiDragAndDrop: unknown key "speed"`},
 		{"web:\n  url: https://a\nagent:\n  cache:\n    strategy: sometimes\ntasks:\n  - name: a\n    flow:\n      - aiTap: x\n", `line 5, column 15: cache.strategy "sometimes"`},
 	} {
 		_, err := Parse([]byte(tc.src), opts())
