@@ -280,6 +280,11 @@ func (in *Input) Click(ctx context.Context, p *geom.GlobalPoint, b Button, count
 
 // MouseDown moves to p (when not nil) and presses b, leaving it held.
 func (in *Input) MouseDown(ctx context.Context, p *geom.GlobalPoint, b Button) error {
+	if h, ok := CapabilityOf[Holder](in.screen); ok {
+		if err := h.CanHold(ctx); err != nil {
+			return err
+		}
+	}
 	return in.do(ctx, true, false, func(ctx context.Context) error {
 		if p != nil {
 			if err := in.moveTo(ctx, *p); err != nil {

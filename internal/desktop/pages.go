@@ -131,6 +131,14 @@ type MultiTapper interface {
 	MultiTap(ctx context.Context, p geom.GlobalPoint, count int) error
 }
 
+// Holder is a backend that cannot hold every press down across calls (a
+// phone without a touch-down command): MouseDown asks CanHold first, and a
+// press it cannot hold is an error before anything is sent. A click or a
+// drag, pressed and released in one call, needs no hold.
+type Holder interface {
+	CanHold(ctx context.Context) error
+}
+
 // Touch marks a backend whose pointer is a finger (the phones): a click is
 // a tap, a right click a long press, a scroll a swipe. The agent's system
 // prompt says so; DeviceKind names it ("phone").

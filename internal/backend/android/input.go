@@ -46,7 +46,7 @@ func (f finger) CanTouch() bool { return f.b.sdk >= 30 }
 
 func (f finger) Touch(ctx context.Context, action string, p geom.GlobalPoint) error {
 	if !f.CanTouch() {
-		return fmt.Errorf("android device %s runs Android %s (API %d): holding a finger down across calls needs `input motionevent` (Android 11): %w", f.b.dev.Serial(), f.b.release, f.b.sdk, desktop.ErrUnsupported)
+		return fmt.Errorf("android device %s runs Android %s (API %d): holding a finger down across calls (mouse down, then mouse up) needs `input motionevent`, which came with Android 11: %w", f.b.dev.Serial(), f.b.release, f.b.sdk, desktop.ErrUnsupported)
 	}
 	d := f.b.toDevice(p)
 	_, err := f.b.dev.Run(ctx, fmt.Sprintf("input motionevent %s %d %d", strings.ToUpper(action), d.X, d.Y))

@@ -24,8 +24,9 @@ type Finger interface {
 	// long d is a long press).
 	Swipe(ctx context.Context, from, to geom.GlobalPoint, d time.Duration) error
 	// Touch sends one touch event ("down", "move", "up") and leaves the
-	// finger as it says, for a press that spans separate calls. It returns
-	// an error wrapping desktop.ErrUnsupported where the device cannot.
+	// finger as it says, for a press that spans separate calls. Where the
+	// device cannot (CanTouch is false) it sends nothing and returns why,
+	// wrapping desktop.ErrUnsupported.
 	Touch(ctx context.Context, action string, p geom.GlobalPoint) error
 	// CanTouch reports whether Touch works on this device.
 	CanTouch() bool
@@ -98,6 +99,22 @@ func (g *Gesture) MoveTo(ctx context.Context, p geom.GlobalPoint) error {
 		return g.F.Touch(ctx, "move", p)
 	}
 	return nil
+}
+
+// CanHold implements desktop.Holder: a press held across calls (a
+// mouse_down, then a mouse_up) needs the device's touch events; without
+// them it is refused with the device's reason, and the tools that press
+// and release in one call (click, drag, a long press as a right click)
+// still work.
+func (g *Gesture) CanHold(ctx context.Context) error {
+	if g.F.CanTouch() {
+		return nil
+	}
+	why := g.F.Touch(ctx, "down", g.Position()) // it sends nothing here: it says why
+	if why == nil {
+		why = fmt.Errorf("this phone cannot hold a finger down across calls: %w", desktop.ErrUnsupported)
+	}
+	return fmt.Errorf("%w; use gui_drag for a swipe, or a right click (gui_click with button right) for a long press", why)
 }
 
 // ButtonDown starts a press at the pointer's position.

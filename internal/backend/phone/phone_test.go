@@ -123,3 +123,28 @@ func TestSnapshotOfADump(t *testing.T) {
 		t.Error("ParseBounds")
 	}
 }
+
+// still is a Finger with no touch events, as on Android 10, WebDriverAgent
+// and uitest.
+type still struct{ log }
+
+func (s *still) Touch(context.Context, string, geom.GlobalPoint) error {
+	return fmt.Errorf("this test phone has no touch-down command: %w", desktop.ErrUnsupported)
+}
+
+// TestGestureCanHold: a phone with touch events can hold a press across
+// calls; one without says why and what to use instead, and sends nothing.
+func TestGestureCanHold(t *testing.T) {
+	ctx := context.Background()
+	if err := (&phone.Gesture{F: &log{touch: true}}).CanHold(ctx); err != nil {
+		t.Errorf("with touch events: %v", err)
+	}
+	f := &still{}
+	err := (&phone.Gesture{F: f}).CanHold(ctx)
+	if !errors.Is(err, desktop.ErrUnsupported) || !strings.Contains(err.Error(), "no touch-down command") || !strings.Contains(err.Error(), "gui_drag") {
+		t.Errorf("without touch events: %v, want the phone's reason and the tools to use instead", err)
+	}
+	if calls := f.get(); len(calls) != 0 {
+		t.Errorf("asking sent %q", calls)
+	}
+}
