@@ -86,6 +86,15 @@ func TestAndroidOverMCP(t *testing.T) {
 	if got := phone.FieldText("name"); got != "שלום 世界 🙂" {
 		t.Errorf("the name field holds %q after gui_type by ref", got)
 	}
+	// Into the focused field, no ref: replace selects all (Home would be
+	// the phone's Home button) and the app stays in front.
+	call(t, cs, "gui_type", map[string]any{"text": "Ada", "mode": "replace"})
+	if got := phone.FieldText("name"); got != "Ada" {
+		t.Errorf("the name field holds %q after gui_type mode replace into the focused field, want Ada", got)
+	}
+	if fg, _ := phone.Foreground(); fg != androidtest.CounterApp {
+		t.Errorf("in front after typing: %s, want the app typed into", fg)
+	}
 
 	// The phone turns to landscape: the next screenshot has its new shape
 	// (the image is wider than tall), and a tap placed in it lands.
@@ -128,8 +137,11 @@ func TestAndroidOverMCP(t *testing.T) {
 	if fg, _ := phone.Foreground(); fg != androidtest.SettingsApp {
 		t.Errorf("in front after launching %s: %s", androidtest.SettingsApp, fg)
 	}
-	call(t, cs, "gui_press_key", map[string]any{"key": "home_screen"})
-	if fg, _ := phone.Foreground(); fg != androidtest.LauncherApp {
-		t.Errorf("in front after the home key: %s, want the launcher", fg)
+	for _, home := range []string{"home", "home_screen"} {
+		call(t, cs, "gui_apps", map[string]any{"action": "launch", "package": androidtest.SettingsApp})
+		call(t, cs, "gui_press_key", map[string]any{"key": home})
+		if fg, _ := phone.Foreground(); fg != androidtest.LauncherApp {
+			t.Errorf("in front after the key %q: %s, want the launcher", home, fg)
+		}
 	}
 }

@@ -33,8 +33,11 @@ func ParseTypeMode(s string) (TypeMode, error) {
 	return "", fmt.Errorf("unknown mode %q: use replace, append or type", s)
 }
 
+// PlatformPhone is Options.Platform on a touch backend (desktop.Touch).
+const PlatformPhone = "phone"
+
 // FieldKeys are the combinations pressed, in order, before typing in mode
-// on platform ("darwin", "windows", "linux"...).
+// on platform ("darwin", "windows", "linux"..., PlatformPhone).
 //
 // Replace does not press ctrl+a: in Tk entries and in Emacs-style key themes
 // (GTK's, Qt's emacs scheme) ctrl+a moves to the line start, so typing
@@ -48,9 +51,18 @@ func ParseTypeMode(s string) (TypeMode, error) {
 // Tk and Chromium alike.
 //
 // Append goes to the end the same way: End, then ctrl+End (cmd+Down on macOS).
+//
+// On a phone (PlatformPhone) Home is the phone's Home button, so replace
+// selects all with ctrl+a (Android 13 and later, HarmonyOS) and append
+// presses End alone (a text field's on Android and HarmonyOS; ctrl+End
+// needs Android 13).
 func FieldKeys(mode TypeMode, platform string) [][]desktop.Key {
 	var combos []string
 	switch {
+	case mode == Replace && platform == PlatformPhone:
+		combos = []string{"ctrl+a"}
+	case mode == Append && platform == PlatformPhone:
+		combos = []string{"End"}
 	case mode == Replace && platform == "darwin":
 		combos = []string{"cmd+a"}
 	case mode == Replace:

@@ -100,7 +100,8 @@ type Options struct {
 	KillSwitch KillSwitch
 	// MaxWait caps one wait or hold_key action; zero = DefaultMaxWait.
 	MaxWait time.Duration
-	// Platform chooses the type modes' keys ("darwin": cmd); "" = runtime.GOOS.
+	// Platform chooses the type modes' keys ("darwin": cmd); "" =
+	// runtime.GOOS, or PlatformPhone on a touch backend.
 	Platform string
 	// Logger receives diagnostics; nil = slog.Default().
 	Logger *slog.Logger
@@ -127,6 +128,9 @@ func New(in *desktop.Input, o Options) *Executor {
 	}
 	if o.Platform == "" {
 		o.Platform = runtime.GOOS
+		if _, ok := desktop.CapabilityOf[desktop.Touch](in.Screen()); ok {
+			o.Platform = PlatformPhone
+		}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -206,6 +207,13 @@ func TestFieldKeys(t *testing.T) {
 		for _, combo := range operate.FieldKeys(operate.Replace, platform) {
 			if desktop.ComboString(combo) == "ctrl+a" {
 				t.Errorf("%s: replace presses ctrl+a", platform)
+			}
+		}
+	}
+	for _, mode := range []operate.TypeMode{operate.Replace, operate.Append} {
+		for _, combo := range operate.FieldKeys(mode, operate.PlatformPhone) {
+			if slices.Contains(combo, "Home") {
+				t.Errorf("on a phone %s presses %s: Home is the phone's Home button", mode, desktop.ComboString(combo))
 			}
 		}
 	}

@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guiagent/guiagent/internal/action"
 	"github.com/guiagent/guiagent/internal/backend/android"
 	"github.com/guiagent/guiagent/internal/backend/android/androidtest"
 	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
+	"github.com/guiagent/guiagent/internal/operate"
 	"github.com/guiagent/guiagent/internal/testenv"
 )
 
@@ -596,5 +598,31 @@ func TestUnauthorizedExplained(t *testing.T) {
 	r := android.Check(testCtx(t), android.Options{ADB: d.Server})
 	if r.OK() || len(r.Devices) != 1 || r.Devices[0].State != "unauthorized" || !strings.Contains(r.Problem, "Allow USB debugging") {
 		t.Errorf("Check = %+v", r)
+	}
+}
+
+// TestTypeModesByKeys: the executor's replace and append into the focused
+// field with keys (no element actor) keep the app in front and do what
+// they say: on a phone Home is the Home button, so replace selects all
+// with ctrl+a, and append goes to the field's end.
+func TestTypeModesByKeys(t *testing.T) {
+	d := androidtest.Start(t)
+	b := open(t, d)
+	ex := operate.New(desktop.NewInput(b), operate.Options{})
+	defer ex.Close()
+	d.Phone.SetField("name", "old text")
+	for _, c := range []struct {
+		mode       operate.TypeMode
+		text, want string
+	}{{operate.Replace, "new", "new"}, {operate.Append, "!", "new!"}} {
+		if _, err := ex.Do(testCtx(t), operate.Op{Action: action.Action{Kind: action.TypeText, Text: c.text}, Mode: c.mode}); err != nil {
+			t.Fatalf("%s: %v", c.mode, err)
+		}
+		if got := d.Phone.FieldText("name"); got != c.want {
+			t.Errorf("%s %q: the field holds %q, want %q", c.mode, c.text, got, c.want)
+		}
+		if fg, _ := d.Phone.Foreground(); fg != androidtest.CounterApp {
+			t.Fatalf("%s: %s is in front, want the app typed into", c.mode, fg)
+		}
 	}
 }

@@ -64,7 +64,7 @@ func (f finger) Screen(ctx context.Context) (geom.Rect, error) {
 // keycodes maps named keys to Android KEYCODE_ names.
 var keycodes = map[desktop.Key]string{
 	"Return": "ENTER", "KP_Enter": "ENTER", "BackSpace": "DEL", "Delete": "FORWARD_DEL", "Tab": "TAB",
-	"Escape": "ESCAPE", "space": "SPACE", "Home": "MOVE_HOME", "End": "MOVE_END", "Page_Up": "PAGE_UP",
+	"Escape": "ESCAPE", "space": "SPACE", "End": "MOVE_END", "Page_Up": "PAGE_UP",
 	"Page_Down": "PAGE_DOWN", "Left": "DPAD_LEFT", "Right": "DPAD_RIGHT", "Up": "DPAD_UP", "Down": "DPAD_DOWN",
 	"Insert": "INSERT", "Menu": "MENU", "Caps_Lock": "CAPS_LOCK", "Num_Lock": "NUM_LOCK", "Scroll_Lock": "SCROLL_LOCK",
 	"Print": "SYSRQ", "Pause": "BREAK",
@@ -73,7 +73,9 @@ var keycodes = map[desktop.Key]string{
 	"Alt_L": "ALT_LEFT", "Alt_R": "ALT_RIGHT", "ISO_Level3_Shift": "ALT_RIGHT", "Super_L": "META_LEFT", "Super_R": "META_RIGHT", "Meta_L": "META_LEFT",
 	// The phone's own keys, by keysym and by plain name.
 	"XF86Back": "BACK", "Back": "BACK", "back": "BACK",
-	"XF86HomePage": "HOME", "home_screen": "HOME", "HomeScreen": "HOME",
+	// Home is the phone's Home, as Midscene and adb users name it (End
+	// stays a text field's, MOVE_END, as in Midscene).
+	"XF86HomePage": "HOME", "Home": "HOME", "home_screen": "HOME", "HomeScreen": "HOME",
 	"XF86TaskPane": "APP_SWITCH", "app_switch": "APP_SWITCH", "AppSwitch": "APP_SWITCH", "recents": "APP_SWITCH",
 	"XF86PowerOff": "POWER", "power": "POWER", "volume_up": "VOLUME_UP", "volume_down": "VOLUME_DOWN",
 	"XF86Search": "SEARCH", "XF86Camera": "CAMERA",

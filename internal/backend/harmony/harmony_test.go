@@ -126,8 +126,12 @@ func TestGesturesAndKeys(t *testing.T) {
 	if len(ev) != 2 || ev[0].Kind != "longClick" || ev[1].Kind != "swipe" || ev[1].Y != 900 || ev[1].Y2 != 300 || ev[1].Velocity < 200 {
 		t.Errorf("a right click and a drag reached the phone as %+v, want longClick and a swipe from y 900 to 300", ev)
 	}
-	for _, k := range []string{"back", "home_screen"} {
-		if err := in.Hotkey(ctx, []desktop.Key{desktop.Key(k)}); err != nil {
+	for _, k := range []string{"back", "home_screen", "home"} {
+		key, err := desktop.ParseKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Hotkey(ctx, []desktop.Key{key}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,7 +142,7 @@ func TestGesturesAndKeys(t *testing.T) {
 	for _, e := range p.Events() {
 		got = append(got, fmt.Sprintf("%s %s%d", e.Kind, e.KeyByName, e.Key))
 	}
-	want := "key_down Back0|key_up Back0|key_down Home0|key_up Home0|key_down 2072|key_down 2038|key_up 2072|key_up 2038"
+	want := "key_down Back0|key_up Back0|key_down Home0|key_up Home0|key_down Home0|key_up Home0|key_down 2072|key_down 2038|key_up 2072|key_up 2038"
 	if strings.Join(got, "|") != want {
 		t.Errorf("keys arrived as %q, want %q", strings.Join(got, "|"), want)
 	}

@@ -84,7 +84,7 @@ func (f finger) Screen(ctx context.Context) (geom.Rect, error) {
 // @ohos.multimodalInput.keyCode).
 var keycodes = map[desktop.Key]int{
 	"Return": 2054, "KP_Enter": 2119, "BackSpace": 2055, "Delete": 2071, "Tab": 2049, "Escape": 2070, "space": 2050,
-	"Home": 2081, "End": 2082, "Page_Up": 2068, "Page_Down": 2069, "Left": 2014, "Right": 2015, "Up": 2012, "Down": 2013,
+	"End": 2082, "Page_Up": 2068, "Page_Down": 2069, "Left": 2014, "Right": 2015, "Up": 2012, "Down": 2013,
 	"Insert": 2083, "Menu": 2067, "Caps_Lock": 2074, "Num_Lock": 2102, "Scroll_Lock": 2075, "Print": 2079, "Pause": 2080,
 	"Control_L": 2072, "Control_R": 2073, "Shift_L": 2047, "Shift_R": 2048, "Alt_L": 2045, "Alt_R": 2046,
 	"ISO_Level3_Shift": 2046, "Super_L": 2076, "Super_R": 2077, "Meta_L": 2076,
@@ -95,7 +95,7 @@ var keycodes = map[desktop.Key]int{
 // named are the keys uitest's keyEvent takes by name.
 var named = map[desktop.Key]string{
 	"XF86Back": "Back", "Back": "Back", "back": "Back",
-	"XF86HomePage": "Home", "home_screen": "Home", "HomeScreen": "Home",
+	"XF86HomePage": "Home", "Home": "Home", "home_screen": "Home", "HomeScreen": "Home",
 	"XF86PowerOff": "Power", "power": "Power",
 }
 

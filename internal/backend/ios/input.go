@@ -95,7 +95,7 @@ var buttons = map[desktop.Key]string{
 }
 
 // home names the home button, pressed through /wda/homescreen.
-var home = map[desktop.Key]bool{"XF86HomePage": true, "home_screen": true, "HomeScreen": true}
+var home = map[desktop.Key]bool{"XF86HomePage": true, "Home": true, "home_screen": true, "HomeScreen": true}
 
 // keyText is what /wda/keys types for k, if anything.
 func keyText(k desktop.Key) (string, bool) {

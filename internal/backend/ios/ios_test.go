@@ -171,16 +171,20 @@ func TestKeys(t *testing.T) {
 	in := desktop.NewInput(b)
 	ctx := testCtx(t)
 	w.SetField("abc")
-	for _, k := range []string{"BackSpace", "x", "volume_up", "XF86AudioLowerVolume", "home_screen"} {
-		if err := in.Hotkey(ctx, []desktop.Key{desktop.Key(k)}); err != nil {
+	for _, k := range []string{"BackSpace", "x", "volume_up", "XF86AudioLowerVolume", "home_screen", "home"} {
+		key, err := desktop.ParseKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Hotkey(ctx, []desktop.Key{key}); err != nil {
 			t.Fatalf("key %s: %v", k, err)
 		}
 	}
 	if got := w.Field(); got != "abx" {
 		t.Errorf("BackSpace and x left the field %q, want abx", got)
 	}
-	if got := fmt.Sprint(w.Buttons()); got != "[volumeUp volumeDown home]" {
-		t.Errorf("buttons pressed %s, want volumeUp, volumeDown, home", got)
+	if got := fmt.Sprint(w.Buttons()); got != "[volumeUp volumeDown home home]" {
+		t.Errorf("buttons pressed %s, want volumeUp, volumeDown, home (home_screen), home (home)", got)
 	}
 	err := in.Hotkey(ctx, []desktop.Key{desktop.Ctrl, "a"})
 	if !errors.Is(err, desktop.ErrUnsupported) {
