@@ -123,8 +123,8 @@ func TestGesturesAndKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := p.Events()
-	if len(ev) != 2 || ev[0].Kind != "longClick" || ev[1].Kind != "swipe" || ev[1].Y != 900 || ev[1].Y2 != 300 || ev[1].Velocity < 200 {
-		t.Errorf("a right click and a drag reached the phone as %+v, want longClick and a swipe from y 900 to 300", ev)
+	if len(ev) != 2 || ev[0].Kind != "longClick" || ev[1].Kind != "drag" || ev[1].Y != 900 || ev[1].Y2 != 300 || ev[1].Velocity < 200 {
+		t.Errorf("a right click and a drag reached the phone as %+v, want longClick and a drag from y 900 to 300", ev)
 	}
 	for _, k := range []string{"back", "home_screen", "home"} {
 		key, err := desktop.ParseKey(k)

@@ -56,13 +56,23 @@ func (b *Backend) MultiTap(ctx context.Context, p geom.GlobalPoint, count int) e
 // Swipe is a swipe at the speed that covers the path in d (uitest takes a
 // speed, 200-40000 px/s); in place it is a long click.
 func (f finger) Swipe(ctx context.Context, from, to geom.GlobalPoint, d time.Duration) error {
+	return f.move(ctx, "swipe", from, to, d)
+}
+
+// Drag implements phone.Dragger: uitest's drag presses long enough to
+// pick the item up before it moves (Midscene drags with it too).
+func (f finger) Drag(ctx context.Context, from, to geom.GlobalPoint, d time.Duration) error {
+	return f.move(ctx, "drag", from, to, d)
+}
+
+func (f finger) move(ctx context.Context, op string, from, to geom.GlobalPoint, d time.Duration) error {
 	if from == to {
 		return f.b.uiInput(ctx, "longClick", xy(from))
 	}
 	dist := math.Hypot(float64(to.X-from.X), float64(to.Y-from.Y))
 	v := int(dist / max(d.Seconds(), 0.001))
 	v = min(max(v, 200), 40000)
-	return f.b.uiInput(ctx, "swipe", xy(from), xy(to), strconv.Itoa(v))
+	return f.b.uiInput(ctx, op, xy(from), xy(to), strconv.Itoa(v))
 }
 
 // CanTouch is false: uitest sends whole gestures.

@@ -34,6 +34,15 @@ type Finger interface {
 	Screen(ctx context.Context) (geom.Rect, error)
 }
 
+// Dragger is a Finger whose device tells a drag (press, hold, then move:
+// an item picked up and carried) from a swipe (a fling, which scrolls):
+// Gesture drags a press moved and released with Drag, and scrolls with
+// Swipe. A Finger without it swipes for both (Android's `input swipe` over
+// a duration is both).
+type Dragger interface {
+	Drag(ctx context.Context, from, to geom.GlobalPoint, d time.Duration) error
+}
+
 // Gesture turns ButtonDown, MoveTo and ButtonUp into touch gestures: a
 // press and release in place is one tap; a press, moves and a release is
 // a swipe along the path's ends over the time it took; a press held long
@@ -172,7 +181,11 @@ func (g *Gesture) ButtonUp(ctx context.Context, b desktop.Button) error {
 	}
 	switch {
 	case g.pos != g.start:
-		return g.F.Swipe(ctx, g.start, g.pos, min(max(held, 300*time.Millisecond), 10*time.Second))
+		d := min(max(held, 300*time.Millisecond), 10*time.Second)
+		if dr, ok := g.F.(Dragger); ok {
+			return dr.Drag(ctx, g.start, g.pos, d)
+		}
+		return g.F.Swipe(ctx, g.start, g.pos, d)
 	case g.button == desktop.Right || held >= g.longPress():
 		return g.F.Swipe(ctx, g.start, g.start, min(max(held, g.longHold()), 10*time.Second))
 	case g.button == desktop.Middle:

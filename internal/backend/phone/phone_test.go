@@ -148,3 +148,27 @@ func TestGestureCanHold(t *testing.T) {
 		t.Errorf("asking sent %q", calls)
 	}
 }
+
+// carrier is a Finger that tells a drag from a swipe, as uitest does.
+type carrier struct{ log }
+
+func (c *carrier) Drag(_ context.Context, a, b geom.GlobalPoint, d time.Duration) error {
+	return c.add(fmt.Sprintf("drag %v %v %v", a, b, d.Round(100*time.Millisecond)))
+}
+
+// TestGestureDragsWithADragger: a press moved and released is the
+// device's drag where it has one; a scroll stays a swipe.
+func TestGestureDragsWithADragger(t *testing.T) {
+	ctx := context.Background()
+	f := &carrier{}
+	g := &phone.Gesture{F: f}
+	_ = g.MoveTo(ctx, geom.GlobalPoint{X: 10, Y: 20})
+	_ = g.ButtonDown(ctx, desktop.Left)
+	_ = g.MoveTo(ctx, geom.GlobalPoint{X: 100, Y: 300})
+	_ = g.ButtonUp(ctx, desktop.Left)
+	_ = g.Scroll(ctx, desktop.Down, 1)
+	want := "drag (10,20) (100,300) 300ms|swipe (100,360) (100,240) 300ms"
+	if got := strings.Join(f.get(), "|"); got != want {
+		t.Errorf("gestures %q, want %q", got, want)
+	}
+}
