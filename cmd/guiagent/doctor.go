@@ -55,6 +55,7 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		cs.print(stdout, all)
 		return 1
 	}
+	args, script := doctorScript(args)
 	c, _, err := config.Load("doctor", args, getenv)
 	if err != nil {
 		cs.add("FAIL", "configuration", err.Error(), "correct the variable or flag named above")
@@ -62,6 +63,9 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		return 1
 	}
 	cs.add("ok", "platform", runtime.GOOS+"/"+runtime.GOARCH+", guiagent "+versionString(), "")
+	if script != "" {
+		checkMidsceneScript(script, &c, getenv, &cs)
+	}
 
 	// Desktop.
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -103,6 +107,7 @@ func cmdDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	checkAccessibility(ctx, c, cs.add)
 
 	checkModel(c, cs.add)
+	checkMidsceneEnv(getenv, script != "", cs.add)
 	tc := toolsCheck(c)
 	cs.add(tc.level, tc.name, tc.detail, tc.fix)
 	checkSettings(c, &cs)

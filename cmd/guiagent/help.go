@@ -78,7 +78,7 @@ func zeroDefault(f *flag.Flag) bool {
 var commands = []command{
 	{"serve", "[--http] [flags]", "serve MCP over stdio (the default command), or over Streamable HTTP on 127.0.0.1:60008 (/mcp) with the dashboard at / (--http)", configFlags("serve")},
 	{"demo", "[flags] [TASK]", "run the sample form task in a private virtual desktop; offline with the built-in scripted model, or TASK with a configured model", configFlags("demo")},
-	{"doctor", "[flags]", "check the display, input, clipboard, model configuration and run folder; exit 1 when something required fails", configFlags("doctor")},
+	{"doctor", "[flags] [SCRIPT.yaml]", "check the display, input, clipboard, model configuration and run folder; exit 1 when something required fails. With a Midscene script: whether guiagent runs it, on the platform it names, and which GUI_AGENT_ settings replace its MIDSCENE_ ones", configFlags("doctor")},
 	{"release", "[--display :N]", "release keys and buttons a killed guiagent left held", configFlags("release")},
 	{"bench", "capture [flags] | soak [-n N]", "capture: time N screenshots through the capture pipeline and print the medians as JSON; soak: N mixed atomic calls over stdio and HTTP on private Xvfbs, printing memory, goroutines and open files at start, middle and end as JSON", flagSetFlags(func() *flag.FlagSet { fs, _ := benchFlags(func(string) string { return "" }); return fs })},
 	{"run", "FLOW.yaml [--var name=value ...] [--cache read-write|read-only|write-only|off] [--json] [--format flow|midscene] [--allow-javascript] [flags]", "run a YAML flow, or a Midscene script (recognised by its tasks with flow; docs/midscene.md); located elements replay from its cache (FLOW.cache.yaml) after their pixels are verified on the screen", configFlags("run")},
