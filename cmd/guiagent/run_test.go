@@ -89,3 +89,55 @@ steps:
 		t.Errorf("runs --kind flow: exit %d, want both flow runs listed:\n%s", code, stdout)
 	}
 }
+
+// TestRunMidsceneComputerScript: a Midscene script for the computer
+// (`computer: {}`) runs on this desktop (Xvfb here): its aiInput and aiTap
+// items fill in and submit the sample app's form, and the second run
+// replays them from the cache without asking the model.
+func TestRunMidsceneComputerScript(t *testing.T) {
+	vd := xvfbtest.Start(t, 1280, 800)
+	seer := &flowtest.ColorSeer{}
+	runSeer = seer
+	t.Cleanup(func() { runSeer = nil })
+	dir := t.TempDir()
+	path := filepath.Join(dir, "form.yaml")
+	os.WriteFile(path, []byte(`computer: {}
+
+tasks:
+  - name: fill the form
+    flow:
+      - aiInput: the Name field
+        value: Ada
+      - aiInput: Oslo
+        locate: the City field
+      - aiTap: the Submit button
+`), 0o600)
+	env := baseEnv(t)
+	for run := 1; run <= 2; run++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		app, err := sampleapp.Start(ctx, sampleapp.Options{Display: vd.Display})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runCmd(t, env, "run", path, "--display", vd.Display)
+		hist := app.History()
+		app.Close()
+		if code != 0 {
+			t.Fatalf("run %d: exit %d\n%s\n%s", run, code, stdout, stderr)
+		}
+		submitted := false
+		for _, ev := range hist {
+			submitted = submitted || (ev.Event == "submit" && ev.Fields["name"] == "Ada" && ev.Fields["city"] == "Oslo")
+		}
+		if !submitted {
+			t.Errorf("run %d: the app got no submit of Ada/Oslo: %+v", run, hist)
+		}
+		if run == 1 && len(seer.Locates()) != 3 {
+			t.Errorf("the first run asked the model %d times, want 3 (one a located item)", len(seer.Locates()))
+		}
+	}
+	if n := len(seer.Locates()); n != 3 {
+		t.Errorf("the model was asked %d times over both runs, want 3: the second run replays from the cache", n)
+	}
+}
