@@ -55,7 +55,7 @@ func checkMidsceneScript(path string, c *config.Config, getenv func(string) stri
 		return
 	}
 	if err := configureFor(plan, c); err != nil {
-		cs.add("FAIL", "script", err.Error(), "leave --backend and GUI_AGENT_BACKEND unset: the script chooses its platform")
+		cs.add("FAIL", "script", err.Error(), "leave --backend and "+config.Var("Backend")+" unset: the script chooses its platform")
 		return
 	}
 	tasks, steps, js := 0, 0, false
@@ -115,27 +115,27 @@ func modelVars(suffix string) []string {
 // midsceneSettings follows Midscene's own list (packages/shared/src/env/
 // types.ts at the commit internal/midscene names).
 var midsceneSettings = []midsceneSetting{
-	{names: modelVars("NAME"), instead: "GUI_AGENT_MODEL=%s (and GUI_AGENT_PROVIDER)", show: true, replaces: "GUI_AGENT_MODEL"},
-	{names: modelVars("API_KEY"), instead: "GUI_AGENT_API_KEY, or GUI_AGENT_<PROVIDER>_API_KEY (guiagent doctor names the one each model uses)", replaces: "GUI_AGENT_API_KEY"},
-	{names: modelVars("BASE_URL"), instead: "GUI_AGENT_BASE_URL, or GUI_AGENT_<PROVIDER>_BASE_URL", replaces: "GUI_AGENT_BASE_URL"},
-	{names: append(modelVars("FAMILY"), "MIDSCENE_INSIGHT_MODEL_FAMILY"), instead: "GUI_AGENT_PROVIDER and GUI_AGENT_MODEL: guiagent knows a model's coordinates by its name (%s here; GUI_AGENT_MODEL_COORDINATES for one it does not know)", show: true},
+	{names: modelVars("NAME"), instead: config.Var("Model") + "=%s (and " + config.Var("Provider") + ")", show: true, replaces: config.Var("Model")},
+	{names: modelVars("API_KEY"), instead: config.Var("APIKey") + ", or " + config.EnvPrefix + "<PROVIDER>_API_KEY (guiagent doctor names the one each model uses)", replaces: config.Var("APIKey")},
+	{names: modelVars("BASE_URL"), instead: config.Var("BaseURL") + ", or " + config.EnvPrefix + "<PROVIDER>_BASE_URL", replaces: config.Var("BaseURL")},
+	{names: append(modelVars("FAMILY"), "MIDSCENE_INSIGHT_MODEL_FAMILY"), instead: config.Var("Provider") + " and " + config.Var("Model") + ": guiagent knows a model's coordinates by its name (%s here; " + config.Var("ModelCoordinates") + " for one it does not know)", show: true},
 	{names: []string{"MIDSCENE_USE_QWEN_VL", "MIDSCENE_USE_QWEN3_VL", "MIDSCENE_USE_VLM_UI_TARS", "MIDSCENE_USE_DOUBAO_VISION", "MIDSCENE_USE_GEMINI", "MIDSCENE_USE_VL_MODEL"},
-		instead: "GUI_AGENT_PROVIDER and GUI_AGENT_MODEL: guiagent knows a model's coordinates by its name (GUI_AGENT_ADAPTER=ui-tars for UI-TARS, GUI_AGENT_MODEL_COORDINATES for a model it does not know)"},
-	{names: []string{"OPENAI_API_KEY"}, instead: "nothing while GUI_AGENT_PROVIDER=openai: it is that provider's key here too; GUI_AGENT_API_KEY for another provider", replaces: "GUI_AGENT_API_KEY"},
-	{names: []string{"OPENAI_BASE_URL"}, instead: "nothing while GUI_AGENT_PROVIDER=openai: it is that provider's address here too; GUI_AGENT_BASE_URL for another provider", replaces: "GUI_AGENT_BASE_URL"},
-	{names: []string{"MIDSCENE_INSIGHT_MODEL_NAME"}, instead: "GUI_AGENT_GROUNDING_MODEL=%s: the model that turns a named target into a point (questions go to GUI_AGENT_MODEL)", show: true, replaces: "GUI_AGENT_GROUNDING_MODEL"},
-	{names: []string{"MIDSCENE_INSIGHT_MODEL_API_KEY"}, instead: "GUI_AGENT_GROUNDING_API_KEY", replaces: "GUI_AGENT_GROUNDING_API_KEY"},
-	{names: []string{"MIDSCENE_INSIGHT_MODEL_BASE_URL"}, instead: "GUI_AGENT_GROUNDING_BASE_URL", replaces: "GUI_AGENT_GROUNDING_BASE_URL"},
-	{names: append(modelVars("TIMEOUT"), "MIDSCENE_INSIGHT_MODEL_TIMEOUT"), instead: "GUI_AGENT_MODEL_TIMEOUT_S=%s (seconds)", show: true, ms: true, replaces: "GUI_AGENT_MODEL_TIMEOUT_S"},
+		instead: config.Var("Provider") + " and " + config.Var("Model") + ": guiagent knows a model's coordinates by its name (" + config.Var("Adapter") + "=ui-tars for UI-TARS, " + config.Var("ModelCoordinates") + " for a model it does not know)"},
+	{names: []string{"OPENAI_API_KEY"}, instead: "nothing while " + config.Var("Provider") + "=openai: it is that provider's key here too; " + config.Var("APIKey") + " for another provider", replaces: config.Var("APIKey")},
+	{names: []string{"OPENAI_BASE_URL"}, instead: "nothing while " + config.Var("Provider") + "=openai: it is that provider's address here too; " + config.Var("BaseURL") + " for another provider", replaces: config.Var("BaseURL")},
+	{names: []string{"MIDSCENE_INSIGHT_MODEL_NAME"}, instead: config.Var("GroundingModel") + "=%s: the model that turns a named target into a point (questions go to " + config.Var("Model") + ")", show: true, replaces: config.Var("GroundingModel")},
+	{names: []string{"MIDSCENE_INSIGHT_MODEL_API_KEY"}, instead: config.Var("GroundingAPIKey"), replaces: config.Var("GroundingAPIKey")},
+	{names: []string{"MIDSCENE_INSIGHT_MODEL_BASE_URL"}, instead: config.Var("GroundingBaseURL"), replaces: config.Var("GroundingBaseURL")},
+	{names: append(modelVars("TIMEOUT"), "MIDSCENE_INSIGHT_MODEL_TIMEOUT"), instead: config.Var("ModelTimeout") + "=%s (seconds)", show: true, ms: true, replaces: config.Var("ModelTimeout")},
 	{names: append(append(modelVars("HTTP_PROXY"), modelVars("SOCKS_PROXY")...), "MIDSCENE_INSIGHT_MODEL_HTTP_PROXY", "MIDSCENE_INSIGHT_MODEL_SOCKS_PROXY", "MIDSCENE_OPENAI_HTTP_PROXY", "MIDSCENE_OPENAI_SOCKS_PROXY"),
 		instead: "HTTPS_PROXY (guiagent's model clients read it, http:// or socks5://)"},
-	{names: []string{"MIDSCENE_CHROME_PATH", "MIDSCENE_MCP_CHROME_PATH"}, instead: "GUI_AGENT_BROWSER_PATH=%s", show: true, replaces: "GUI_AGENT_BROWSER_PATH"},
-	{names: []string{"MIDSCENE_ADB_REMOTE_HOST", "MIDSCENE_ADB_REMOTE_PORT"}, instead: "GUI_AGENT_ADB=HOST:PORT (or the script's remoteAdbHost and remoteAdbPort)", replaces: "GUI_AGENT_ADB"},
+	{names: []string{"MIDSCENE_CHROME_PATH", "MIDSCENE_MCP_CHROME_PATH"}, instead: config.Var("BrowserPath") + "=%s", show: true, replaces: config.Var("BrowserPath")},
+	{names: []string{"MIDSCENE_ADB_REMOTE_HOST", "MIDSCENE_ADB_REMOTE_PORT"}, instead: config.Var("ADB") + "=HOST:PORT (or the script's remoteAdbHost and remoteAdbPort)", replaces: config.Var("ADB")},
 	{names: []string{"MIDSCENE_ADB_PATH"}, instead: "nothing: guiagent speaks the adb server's protocol itself, and starts the adb on PATH when no server answers"},
-	{names: []string{"MIDSCENE_RUN_DIR"}, instead: "GUI_AGENT_RUNS_DIR=%s", show: true, replaces: "GUI_AGENT_RUNS_DIR"},
-	{names: []string{"MIDSCENE_REPLANNING_CYCLE_LIMIT"}, instead: "GUI_AGENT_MAX_STEPS=%s (or the script's agent.replanningCycleLimit)", show: true, replaces: "GUI_AGENT_MAX_STEPS"},
+	{names: []string{"MIDSCENE_RUN_DIR"}, instead: config.Var("RunsDir") + "=%s", show: true, replaces: config.Var("RunsDir")},
+	{names: []string{"MIDSCENE_REPLANNING_CYCLE_LIMIT"}, instead: config.Var("MaxSteps") + "=%s (or the script's agent.replanningCycleLimit)", show: true, replaces: config.Var("MaxSteps")},
 	{names: []string{"MIDSCENE_CACHE"}, instead: "nothing: guiagent run caches by default (--cache read-write, read-only, write-only or off; the script's agent.cache)"},
-	{names: []string{"MIDSCENE_DEBUG_MODE", "MIDSCENE_DEBUG_MODEL_PROFILE", "MIDSCENE_DEBUG_MODEL_RESPONSE", "MIDSCENE_RECORD_MODEL_CALL"}, instead: "GUI_AGENT_LOG_LEVEL=debug; every run's record keeps its model calls", replaces: "GUI_AGENT_LOG_LEVEL"},
+	{names: []string{"MIDSCENE_DEBUG_MODE", "MIDSCENE_DEBUG_MODEL_PROFILE", "MIDSCENE_DEBUG_MODEL_RESPONSE", "MIDSCENE_RECORD_MODEL_CALL"}, instead: config.Var("LogLevel") + "=debug; every run's record keeps its model calls", replaces: config.Var("LogLevel")},
 }
 
 // midsceneUnmatched are Midscene's other variables: nothing here takes
@@ -184,7 +184,7 @@ func checkMidsceneEnv(getenv func(string) string, script bool, add func(level, n
 				continue
 			}
 			if strings.HasPrefix(n, "OPENAI_") {
-				add("info", "Midscene setting", n+" is read here only for GUI_AGENT_PROVIDER=openai", "set "+instead)
+				add("info", "Midscene setting", n+" is read here only for "+config.Var("Provider")+"=openai", "set "+instead)
 				continue
 			}
 			add("warn", "Midscene setting", n+" is Midscene's and is not read here", "set "+instead)
@@ -197,6 +197,6 @@ func checkMidsceneEnv(getenv func(string) string, script bool, add func(level, n
 		}
 	}
 	if !found && script {
-		add("info", "Midscene setting", "none set: guiagent reads GUI_AGENT_PROVIDER, GUI_AGENT_MODEL, GUI_AGENT_API_KEY and GUI_AGENT_BASE_URL, never MIDSCENE_MODEL_*", "")
+		add("info", "Midscene setting", "none set: guiagent reads "+config.Var("Provider")+", "+config.Var("Model")+", "+config.Var("APIKey")+" and "+config.Var("BaseURL")+", never MIDSCENE_MODEL_*", "")
 	}
 }
