@@ -43,6 +43,32 @@ document.getElementById('submit').addEventListener('click', function () {
 </body></html>
 `
 
+// pageReports is the server test pages report to (new Image().src =
+// HIT/...): the paths and queries it was asked for, in order.
+type pageReports struct {
+	*httptest.Server
+	mu  sync.Mutex
+	got []string
+}
+
+func newPageReports(t *testing.T) *pageReports {
+	p := &pageReports{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.got = append(p.got, r.URL.Path+"?"+r.URL.RawQuery)
+		p.mu.Unlock()
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+// joined is every report so far, separated by spaces.
+func (p *pageReports) joined() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.got, " ")
+}
+
 // shopScript is a Midscene script (the format of its documentation) on
 // that page, served from a local folder.
 const shopScript = `web:
@@ -100,13 +126,7 @@ tasks:
 func TestRunMidsceneWebScript(t *testing.T) {
 	testenv.NeedChromium(t)
 	var mu sync.Mutex
-	var hits []string
-	hit := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		hits = append(hits, r.URL.Path+"?"+r.URL.RawQuery)
-		mu.Unlock()
-	}))
-	defer hit.Close()
+	hit := newPageReports(t)
 
 	dir := t.TempDir()
 	site := filepath.Join(dir, "site")
@@ -157,9 +177,7 @@ func TestRunMidsceneWebScript(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("stdout is not the JSON result: %v\n%s", err, stdout)
 	}
-	mu.Lock()
-	got := strings.Join(hits, " ")
-	mu.Unlock()
+	got := hit.joined()
 	if !strings.Contains(got, "/submit?name=Ada") || strings.Count(got, "/submit?") != 1 {
 		t.Fatalf("the page reported %q, want one submit of Ada (the skipped tap must not click)", got)
 	}
@@ -246,9 +264,7 @@ func TestRunMidsceneWebScript(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "shop.cache.yaml")); err != nil {
 		t.Errorf("no cache beside the script: %v", err)
 	}
-	mu.Lock()
-	got = strings.Join(hits, " ")
-	mu.Unlock()
+	got = hit.joined()
 	if strings.Count(got, "/submit?name=Ada") != 2 {
 		t.Errorf("after two runs the page reported %q, want two submits of Ada", got)
 	}
@@ -417,14 +433,7 @@ document.addEventListener('mouseup', function (e) {
 // replays both ends from the cache.
 func TestRunMidsceneDragAndDrop(t *testing.T) {
 	testenv.NeedChromium(t)
-	var mu sync.Mutex
-	var drops []string
-	hit := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		drops = append(drops, r.URL.Path+"?"+r.URL.RawQuery)
-		mu.Unlock()
-	}))
-	defer hit.Close()
+	hit := newPageReports(t)
 	dir := t.TempDir()
 	site := filepath.Join(dir, "site")
 	os.Mkdir(site, 0o755)
@@ -464,9 +473,7 @@ tasks:
 		want := strings.TrimSpace(strings.Repeat("/drop?inside=true ", run))
 		var got string
 		testenv.WaitUntil(5*time.Second, func() bool { // the page reports as it can
-			mu.Lock()
-			defer mu.Unlock()
-			got = strings.Join(drops, " ")
+			got = hit.joined()
 			return got == want
 		})
 		if got != want {

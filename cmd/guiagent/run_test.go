@@ -41,9 +41,7 @@ func TestRunRejectsABadFlowBeforeTouchingTheDesktop(t *testing.T) {
 // every located element from FLOW.cache.yaml without the model.
 func TestRunFlowTwice(t *testing.T) {
 	vd := xvfbtest.Start(t, 1280, 800)
-	seer := &flowtest.ColorSeer{}
-	runSeer = seer
-	t.Cleanup(func() { runSeer = nil })
+	seer := useColorSeer(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "form.yaml")
 	os.WriteFile(path, []byte(`name: fill the form
@@ -96,9 +94,7 @@ steps:
 // replays them from the cache without asking the model.
 func TestRunMidsceneComputerScript(t *testing.T) {
 	vd := xvfbtest.Start(t, 1280, 800)
-	seer := &flowtest.ColorSeer{}
-	runSeer = seer
-	t.Cleanup(func() { runSeer = nil })
+	seer := useColorSeer(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "form.yaml")
 	os.WriteFile(path, []byte(`computer: {}
@@ -140,4 +136,13 @@ tasks:
 	if n := len(seer.Locates()); n != 3 {
 		t.Errorf("the model was asked %d times over both runs, want 3: the second run replays from the cache", n)
 	}
+}
+
+// useColorSeer has guiagent run find targets by their colours, as a
+// vision model would by sight, for the test.
+func useColorSeer(t *testing.T) *flowtest.ColorSeer {
+	seer := &flowtest.ColorSeer{}
+	runSeer = seer
+	t.Cleanup(func() { runSeer = nil })
+	return seer
 }
