@@ -5,12 +5,10 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"image/draw"
 	"image/png"
 	"io"
-	"math"
 
-	"github.com/guiagent/guiagent/internal/desktop"
+	"github.com/guiagent/guiagent/internal/backend/phone"
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
@@ -82,21 +80,10 @@ func (b *Backend) Capture(ctx context.Context, region geom.Rect, dst *image.RGBA
 	if err != nil {
 		return nil, err
 	}
-	s := b.scale
-	r := image.Rect(int(math.Round(float64(region.X)*s)), int(math.Round(float64(region.Y)*s)),
-		int(math.Round(float64(region.X+region.W)*s)), int(math.Round(float64(region.Y+region.H)*s)))
 	full := b.logical(img.Bounds().Size())
-	if full == region || (known != (image.Point{}) && region == b.logical(known)) {
-		// The whole screen, as it is now: a phone that turned since its
-		// size was read comes back in its new shape, which the
-		// screenshot's frame then describes.
-		r = img.Bounds()
-	}
-	r = r.Intersect(img.Bounds())
-	if r.Empty() {
-		return nil, fmt.Errorf("capture region %v is outside the screen %v", region, full)
-	}
-	out := desktop.ReuseRGBA(dst, r.Dx(), r.Dy())
-	draw.Draw(out, out.Rect, img, r.Min, draw.Src)
-	return out, nil
+	// The whole screen, as it is now: a phone that turned since its size
+	// was read comes back in its new shape, which the screenshot's frame
+	// then describes.
+	whole := full == region || (known != (image.Point{}) && region == b.logical(known))
+	return phone.Crop(img, region, full, b.scale, b.scale, whole, dst)
 }

@@ -92,21 +92,12 @@ func (b *Backend) find(ctx context.Context, handle string) (*phone.Node, error) 
 	return phone.Lookup(roots, handle)
 }
 
-func handleBounds(handle string) (image.Rectangle, error) {
-	r, ok := phone.HandleBounds(handle)
-	if !ok {
-		return r, fmt.Errorf("not an android element handle: %q", handle)
-	}
-	return r, nil
-}
-
 // Press taps the element's centre.
 func (b *Backend) Press(ctx context.Context, handle string) error {
-	r, err := handleBounds(handle)
+	c, err := phone.HandleCentre(handle, "an android")
 	if err != nil {
 		return err
 	}
-	c := image.Pt((r.Min.X+r.Max.X)/2, (r.Min.Y+r.Max.Y)/2)
 	_, err = b.dev.Run(ctx, tapCommand(c))
 	return err
 }
@@ -118,17 +109,14 @@ func (b *Backend) Text(ctx context.Context, handle string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if n.Password {
-		return "", fmt.Errorf("a password field's text is not read: %w", desktop.ErrUnsupported)
-	}
-	return n.Text, nil
+	return phone.TextOf(n)
 }
 
 // SetText replaces a text field's text: it taps the field, selects all
 // and deletes it (ctrl+a on Android 13+, else the end and one delete a
 // character), types text, and reads the field back from a new dump.
 func (b *Backend) SetText(ctx context.Context, handle, text string) error {
-	r, err := handleBounds(handle)
+	c, err := phone.HandleCentre(handle, "an android")
 	if err != nil {
 		return err
 	}
@@ -147,7 +135,6 @@ func (b *Backend) SetText(ctx context.Context, handle, text string) error {
 	if RoleOf(n) != desktop.RoleTextbox {
 		return fmt.Errorf("%s is not a text field: %w", n.Class, desktop.ErrUnsupported)
 	}
-	c := image.Pt((r.Min.X+r.Max.X)/2, (r.Min.Y+r.Max.Y)/2)
 	clear := tapCommand(c) + " && "
 	if b.sdk >= 33 {
 		clear += "input keycombination KEYCODE_CTRL_LEFT KEYCODE_A && input keyevent KEYCODE_DEL"
@@ -167,14 +154,7 @@ func (b *Backend) SetText(ctx context.Context, handle, text string) error {
 	if n.Password {
 		return nil // its text cannot be read back
 	}
-	after, err := b.find(ctx, handle)
-	if err != nil {
-		return fmt.Errorf("reading the field back: %w", err)
-	}
-	if after.Text != text {
-		return fmt.Errorf("the field holds %q after setting %q", after.Text, text)
-	}
-	return nil
+	return phone.ReadBack(ctx, b.find, handle, text)
 }
 
 // RoleOf is the role of a node (phone.RoleOf).

@@ -49,7 +49,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/draw"
 	_ "image/jpeg" // snapshot_display writes JPEG
 	"log/slog"
 	"os"
@@ -60,7 +59,6 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/backend/phone"
-	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
@@ -328,11 +326,5 @@ func (b *Backend) Capture(ctx context.Context, region geom.Rect, dst *image.RGBA
 		return nil, err
 	}
 	ib := img.Bounds()
-	r := image.Rect(region.X, region.Y, region.X+region.W, region.Y+region.H).Add(ib.Min).Intersect(ib)
-	if r.Empty() {
-		return nil, fmt.Errorf("capture region %v is outside the screen %v", region, ib)
-	}
-	out := desktop.ReuseRGBA(dst, r.Dx(), r.Dy())
-	draw.Draw(out, out.Rect, img, r.Min, draw.Src)
-	return out, nil
+	return phone.Crop(img, region, geom.Rect{W: ib.Dx(), H: ib.Dy()}, 1, 1, false, dst)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"image"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -141,12 +140,11 @@ func systemBundle(b string) bool {
 	return b == "" || b == "com.ohos.systemui" || b == "com.ohos.sceneboard"
 }
 
-func handleRect(handle string) (image.Rectangle, error) {
-	r, ok := phone.HandleBounds(handle)
-	if !ok {
-		return r, fmt.Errorf("not a harmony element handle: %q", handle)
-	}
-	return r, nil
+// handleCentre is the centre of an element a handle names (device pixels
+// are global pixels here: scale 1).
+func handleCentre(handle string) (geom.GlobalPoint, error) {
+	c, err := phone.HandleCentre(handle, "a harmony")
+	return geom.GlobalPoint{X: c.X, Y: c.Y}, err
 }
 
 func (b *Backend) find(ctx context.Context, handle string) (*phone.Node, error) {
@@ -159,27 +157,28 @@ func (b *Backend) find(ctx context.Context, handle string) (*phone.Node, error) 
 
 // Press clicks the element's centre.
 func (b *Backend) Press(ctx context.Context, handle string) error {
-	r, err := handleRect(handle)
+	c, err := handleCentre(handle)
 	if err != nil {
 		return err
 	}
-	return finger{b}.Tap(ctx, geom.GlobalPoint{X: (r.Min.X + r.Max.X) / 2, Y: (r.Min.Y + r.Max.Y) / 2})
+	return finger{b}.Tap(ctx, c)
 }
 
-// Text reads an element's text from a new dump.
+// Text reads an element's text from a new dump (uitest's dump marks no
+// field as a password's: see phone.TextOf).
 func (b *Backend) Text(ctx context.Context, handle string) (string, error) {
 	n, err := b.find(ctx, handle)
 	if err != nil {
 		return "", err
 	}
-	return n.Text, nil
+	return phone.TextOf(n)
 }
 
 // SetText replaces a text field's text: it clicks the field, moves to the
 // end and deletes what it holds (a BackSpace a character), types text,
 // and reads the field back.
 func (b *Backend) SetText(ctx context.Context, handle, text string) error {
-	r, err := handleRect(handle)
+	c, err := handleCentre(handle)
 	if err != nil {
 		return err
 	}
@@ -190,7 +189,6 @@ func (b *Backend) SetText(ctx context.Context, handle, text string) error {
 	if RoleOf(n) != desktop.RoleTextbox {
 		return fmt.Errorf("%s is not a text field: %w", n.Class, desktop.ErrUnsupported)
 	}
-	c := geom.GlobalPoint{X: (r.Min.X + r.Max.X) / 2, Y: (r.Min.Y + r.Max.Y) / 2}
 	if err := (finger{b}).Tap(ctx, c); err != nil {
 		return err
 	}
@@ -206,12 +204,5 @@ func (b *Backend) SetText(ctx context.Context, handle, text string) error {
 	if err := b.TypeText(ctx, text); err != nil {
 		return err
 	}
-	after, err := b.find(ctx, handle)
-	if err != nil {
-		return fmt.Errorf("reading the field back: %w", err)
-	}
-	if after.Text != text {
-		return fmt.Errorf("the field holds %q after setting %q", after.Text, text)
-	}
-	return nil
+	return phone.ReadBack(ctx, b.find, handle, text)
 }

@@ -46,7 +46,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"image"
-	"image/draw"
 	"image/png"
 	"log/slog"
 	"math"
@@ -57,7 +56,6 @@ import (
 	"time"
 
 	"github.com/guiagent/guiagent/internal/backend/phone"
-	"github.com/guiagent/guiagent/internal/desktop"
 	"github.com/guiagent/guiagent/internal/geom"
 )
 
@@ -306,16 +304,5 @@ func (b *Backend) Capture(ctx context.Context, region geom.Rect, dst *image.RGBA
 	// Pixels per point from the image itself: a screenshot taken as the
 	// screen turned is still mapped whole.
 	kx, ky := float64(ib.Dx())/float64(full.W), float64(ib.Dy())/float64(full.H)
-	r := image.Rect(int(math.Round(float64(region.X)*kx)), int(math.Round(float64(region.Y)*ky)),
-		int(math.Round(float64(region.X+region.W)*kx)), int(math.Round(float64(region.Y+region.H)*ky))).Add(ib.Min)
-	if region == full {
-		r = ib
-	}
-	r = r.Intersect(ib)
-	if r.Empty() {
-		return nil, fmt.Errorf("capture region %v is outside the screen %v", region, full)
-	}
-	out := desktop.ReuseRGBA(dst, r.Dx(), r.Dy())
-	draw.Draw(out, out.Rect, img, r.Min, draw.Src)
-	return out, nil
+	return phone.Crop(img, region, full, kx, ky, region == full, dst)
 }

@@ -167,11 +167,8 @@ func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*deskto
 }
 
 func handleCentre(handle string) (geom.GlobalPoint, error) {
-	r, ok := phone.HandleBounds(handle)
-	if !ok {
-		return geom.GlobalPoint{}, fmt.Errorf("not an ios element handle: %q", handle)
-	}
-	return geom.GlobalPoint{X: (r.Min.X + r.Max.X) / 2, Y: (r.Min.Y + r.Max.Y) / 2}, nil
+	c, err := phone.HandleCentre(handle, "an ios")
+	return geom.GlobalPoint{X: c.X, Y: c.Y}, err
 }
 
 func (b *Backend) find(ctx context.Context, handle string) (*phone.Node, error) {
@@ -197,10 +194,7 @@ func (b *Backend) Text(ctx context.Context, handle string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if n.Password {
-		return "", fmt.Errorf("a secure text field's text is not read: %w", desktop.ErrUnsupported)
-	}
-	return n.Text, nil
+	return phone.TextOf(n)
 }
 
 // SetText replaces a text field's text: it taps the field, deletes what it
@@ -233,14 +227,7 @@ func (b *Backend) SetText(ctx context.Context, handle, text string) error {
 		return err
 	}
 	if n.Password {
-		return nil
+		return nil // its text cannot be read back
 	}
-	after, err := b.find(ctx, handle)
-	if err != nil {
-		return fmt.Errorf("reading the field back: %w", err)
-	}
-	if after.Text != text {
-		return fmt.Errorf("the field holds %q after setting %q", after.Text, text)
-	}
-	return nil
+	return phone.ReadBack(ctx, b.find, handle, text)
 }

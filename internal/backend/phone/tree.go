@@ -201,6 +201,39 @@ func HandleBounds(handle string) (image.Rectangle, bool) {
 	return r, true
 }
 
+// HandleCentre returns the centre of the bounds a Handle names (device
+// pixels); system names the backend in the error of a string that is not
+// a Handle.
+func HandleCentre(handle, system string) (image.Point, error) {
+	r, ok := HandleBounds(handle)
+	if !ok {
+		return image.Point{}, fmt.Errorf("not %s element handle: %q", system, handle)
+	}
+	return image.Pt((r.Min.X+r.Max.X)/2, (r.Min.Y+r.Max.Y)/2), nil
+}
+
+// TextOf is what an element actor's Text gives for n: its text, never a
+// password field's.
+func TextOf(n *Node) (string, error) {
+	if n.Password {
+		return "", fmt.Errorf("a password field's text is not read: %w", desktop.ErrUnsupported)
+	}
+	return n.Text, nil
+}
+
+// ReadBack checks, in a new tree read by find, that the field handle names
+// holds text after a SetText.
+func ReadBack(ctx context.Context, find func(context.Context, string) (*Node, error), handle, text string) error {
+	after, err := find(ctx, handle)
+	if err != nil {
+		return fmt.Errorf("reading the field back: %w", err)
+	}
+	if after.Text != text {
+		return fmt.Errorf("the field holds %q after setting %q", after.Text, text)
+	}
+	return nil
+}
+
 func abs(v int) int {
 	if v < 0 {
 		return -v
