@@ -84,40 +84,34 @@ func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*deskto
 }
 
 // find dumps the screen and returns the node handle names.
-func (b *Backend) find(ctx context.Context, handle string) (*phone.Node, error) {
-	roots, err := b.Dump(ctx, desktop.DefaultBudget)
-	if err != nil {
-		return nil, err
-	}
-	return phone.Lookup(roots, handle)
+// actor is the backend's element actor: its dumps, and input's taps and
+// keys.
+func (b *Backend) actor() phone.Actor {
+	return phone.Actor{System: "an android", Role: RoleOf, Replace: b.replace,
+		Read: func(ctx context.Context) ([]*phone.Node, error) { return b.Dump(ctx, desktop.DefaultBudget) },
+		Tap: func(ctx context.Context, p image.Point) error {
+			_, err := b.dev.Run(ctx, tapCommand(p))
+			return err
+		}}
 }
 
 // Press taps the element's centre.
 func (b *Backend) Press(ctx context.Context, handle string) error {
-	c, err := phone.HandleCentre(handle, "an android")
-	if err != nil {
-		return err
-	}
-	_, err = b.dev.Run(ctx, tapCommand(c))
-	return err
+	return b.actor().Press(ctx, handle)
 }
 
 // Text reads an element's text from a new dump; a password field's is
 // never read.
 func (b *Backend) Text(ctx context.Context, handle string) (string, error) {
-	n, err := b.find(ctx, handle)
-	if err != nil {
-		return "", err
-	}
-	return phone.TextOf(n)
+	return b.actor().Text(ctx, handle)
 }
 
 // SetText replaces a text field's text: it taps the field, selects all
 // and deletes it (ctrl+a on Android 13+, else the end and one delete a
-// character), types text, and reads the field back from a new dump.
+// character), types text, and reads the field back from a new dump. A
+// text that needs a Unicode keyboard the phone lacks is refused first.
 func (b *Backend) SetText(ctx context.Context, handle, text string) error {
-	c, err := phone.HandleCentre(handle, "an android")
-	if err != nil {
+	if _, err := phone.HandleCentre(handle, "an android"); err != nil {
 		return err
 	}
 	for _, c := range text {
@@ -128,13 +122,12 @@ func (b *Backend) SetText(ctx context.Context, handle, text string) error {
 			break
 		}
 	}
-	n, err := b.find(ctx, handle)
-	if err != nil {
-		return err
-	}
-	if RoleOf(n) != desktop.RoleTextbox {
-		return fmt.Errorf("%s is not a text field: %w", n.Class, desktop.ErrUnsupported)
-	}
+	return b.actor().SetText(ctx, handle, text)
+}
+
+// replace is the actor's Replace: the tap and the clearing in one shell
+// command.
+func (b *Backend) replace(ctx context.Context, c image.Point, n *phone.Node, text string) error {
 	clear := tapCommand(c) + " && "
 	if b.sdk >= 33 {
 		clear += "input keycombination KEYCODE_CTRL_LEFT KEYCODE_A && input keyevent KEYCODE_DEL"
@@ -148,13 +141,7 @@ func (b *Backend) SetText(ctx context.Context, handle, text string) error {
 	if _, err := b.dev.Run(ctx, clear); err != nil {
 		return err
 	}
-	if err := b.TypeText(ctx, text); err != nil {
-		return err
-	}
-	if n.Password {
-		return nil // its text cannot be read back
-	}
-	return phone.ReadBack(ctx, b.find, handle, text)
+	return b.TypeText(ctx, text)
 }
 
 // RoleOf is the role of a node (phone.RoleOf).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -140,55 +141,37 @@ func systemBundle(b string) bool {
 	return b == "" || b == "com.ohos.systemui" || b == "com.ohos.sceneboard"
 }
 
-// handleCentre is the centre of an element a handle names (device pixels
-// are global pixels here: scale 1).
-func handleCentre(handle string) (geom.GlobalPoint, error) {
-	c, err := phone.HandleCentre(handle, "a harmony")
-	return geom.GlobalPoint{X: c.X, Y: c.Y}, err
-}
-
-func (b *Backend) find(ctx context.Context, handle string) (*phone.Node, error) {
-	roots, err := b.Dump(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return phone.Lookup(roots, handle)
+// actor is the backend's element actor: its layout dumps, and uitest's
+// clicks and keys (device pixels are global pixels here: scale 1).
+func (b *Backend) actor() phone.Actor {
+	return phone.Actor{System: "a harmony", Read: b.Dump, Role: RoleOf,
+		Tap: func(ctx context.Context, p image.Point) error {
+			return finger{b}.Tap(ctx, geom.GlobalPoint{X: p.X, Y: p.Y})
+		},
+		Replace: b.replace}
 }
 
 // Press clicks the element's centre.
 func (b *Backend) Press(ctx context.Context, handle string) error {
-	c, err := handleCentre(handle)
-	if err != nil {
-		return err
-	}
-	return finger{b}.Tap(ctx, c)
+	return b.actor().Press(ctx, handle)
 }
 
 // Text reads an element's text from a new dump (uitest's dump marks no
-// field as a password's: see phone.TextOf).
+// field as a password's: see phone.Actor).
 func (b *Backend) Text(ctx context.Context, handle string) (string, error) {
-	n, err := b.find(ctx, handle)
-	if err != nil {
-		return "", err
-	}
-	return phone.TextOf(n)
+	return b.actor().Text(ctx, handle)
 }
 
 // SetText replaces a text field's text: it clicks the field, moves to the
 // end and deletes what it holds (a BackSpace a character), types text,
 // and reads the field back.
 func (b *Backend) SetText(ctx context.Context, handle, text string) error {
-	c, err := handleCentre(handle)
-	if err != nil {
-		return err
-	}
-	n, err := b.find(ctx, handle)
-	if err != nil {
-		return err
-	}
-	if RoleOf(n) != desktop.RoleTextbox {
-		return fmt.Errorf("%s is not a text field: %w", n.Class, desktop.ErrUnsupported)
-	}
+	return b.actor().SetText(ctx, handle, text)
+}
+
+// replace is the actor's Replace.
+func (b *Backend) replace(ctx context.Context, at image.Point, n *phone.Node, text string) error {
+	c := geom.GlobalPoint{X: at.X, Y: at.Y}
 	if err := (finger{b}).Tap(ctx, c); err != nil {
 		return err
 	}
@@ -201,8 +184,5 @@ func (b *Backend) SetText(ctx context.Context, handle, text string) error {
 			return err
 		}
 	}
-	if err := b.TypeText(ctx, text); err != nil {
-		return err
-	}
-	return phone.ReadBack(ctx, b.find, handle, text)
+	return b.TypeText(ctx, text)
 }

@@ -3,7 +3,6 @@ package ios
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"image"
 	"math"
 	"net/http"
@@ -166,51 +165,35 @@ func (b *Backend) Elements(ctx context.Context, q desktop.ElementQuery) (*deskto
 	return phone.Snapshot(ctx, phone.Tree{Source: "webdriveragent", Roots: roots, Scale: 1, Role: RoleOf}, q)
 }
 
-func handleCentre(handle string) (geom.GlobalPoint, error) {
-	c, err := phone.HandleCentre(handle, "an ios")
-	return geom.GlobalPoint{X: c.X, Y: c.Y}, err
-}
-
-func (b *Backend) find(ctx context.Context, handle string) (*phone.Node, error) {
-	roots, err := b.source(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return phone.Lookup(roots, handle)
+// actor is the backend's element actor: its source, and its taps and keys.
+func (b *Backend) actor() phone.Actor {
+	return phone.Actor{System: "an ios", Read: b.source, Role: RoleOf,
+		Tap: func(ctx context.Context, p image.Point) error {
+			return finger{b}.Tap(ctx, geom.GlobalPoint{X: p.X, Y: p.Y})
+		},
+		Replace: b.replace}
 }
 
 // Press taps the element's centre.
 func (b *Backend) Press(ctx context.Context, handle string) error {
-	c, err := handleCentre(handle)
-	if err != nil {
-		return err
-	}
-	return finger{b}.Tap(ctx, c)
+	return b.actor().Press(ctx, handle)
 }
 
 // Text reads an element's text from a new tree; a secure field's is never read.
 func (b *Backend) Text(ctx context.Context, handle string) (string, error) {
-	n, err := b.find(ctx, handle)
-	if err != nil {
-		return "", err
-	}
-	return phone.TextOf(n)
+	return b.actor().Text(ctx, handle)
 }
 
 // SetText replaces a text field's text: it taps the field, deletes what it
 // holds (a BackSpace a character), types text, and reads the field back.
 func (b *Backend) SetText(ctx context.Context, handle, text string) error {
-	c, err := handleCentre(handle)
-	if err != nil {
-		return err
-	}
-	n, err := b.find(ctx, handle)
-	if err != nil {
-		return err
-	}
-	if RoleOf(n) != desktop.RoleTextbox {
-		return fmt.Errorf("%s is not a text field: %w", n.Class, desktop.ErrUnsupported)
-	}
+	return b.actor().SetText(ctx, handle, text)
+}
+
+// replace is the actor's Replace: a tap, a BackSpace a character (128 for
+// a secure field, whose text is hidden), and the text through /wda/keys.
+func (b *Backend) replace(ctx context.Context, at image.Point, n *phone.Node, text string) error {
+	c := geom.GlobalPoint{X: at.X, Y: at.Y}
 	if err := (finger{b}).Tap(ctx, c); err != nil {
 		return err
 	}
@@ -223,11 +206,5 @@ func (b *Backend) SetText(ctx context.Context, handle, text string) error {
 			return err
 		}
 	}
-	if err := b.keys(ctx, text); err != nil {
-		return err
-	}
-	if n.Password {
-		return nil // its text cannot be read back
-	}
-	return phone.ReadBack(ctx, b.find, handle, text)
+	return b.keys(ctx, text)
 }

@@ -212,18 +212,18 @@ func HandleCentre(handle, system string) (image.Point, error) {
 	return image.Pt((r.Min.X+r.Max.X)/2, (r.Min.Y+r.Max.Y)/2), nil
 }
 
-// TextOf is what an element actor's Text gives for n: its text, never a
+// textOf is what an element actor's Text gives for n: its text, never a
 // password field's.
-func TextOf(n *Node) (string, error) {
+func textOf(n *Node) (string, error) {
 	if n.Password {
 		return "", fmt.Errorf("a password field's text is not read: %w", desktop.ErrUnsupported)
 	}
 	return n.Text, nil
 }
 
-// ReadBack checks, in a new tree read by find, that the field handle names
+// readBack checks, in a new tree read by find, that the field handle names
 // holds text after a SetText.
-func ReadBack(ctx context.Context, find func(context.Context, string) (*Node, error), handle, text string) error {
+func readBack(ctx context.Context, find func(context.Context, string) (*Node, error), handle, text string) error {
 	after, err := find(ctx, handle)
 	if err != nil {
 		return fmt.Errorf("reading the field back: %w", err)
